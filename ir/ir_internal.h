@@ -1,0 +1,16 @@
+/* ir_internal.h - IR entry points shared by graph.c, onnx_load.c and
+ * onnx_save.c only.  They borrow strings instead of copying them (the loader
+ * points into the unpacked protobuf), so they are not part of the public API. */
+#ifndef GRAFT_IR_INTERNAL_H
+#define GRAFT_IR_INTERNAL_H
+
+#include "ir.h"
+
+ValueId ir_new_value_borrowed(IrModel *m, GraphId g, const char *name);
+NodeId ir_node_alloc(IrModel *m, GraphId g, NodeId before, const char *domain,
+                     const char *op_type, const char *name, uint32_t ninputs, uint32_t noutputs);
+bool ir_node_define_output(IrModel *m, NodeId n, uint32_t slot, const char *name);
+void ir_node_add_use(IrModel *m, NodeId n, uint32_t slot);
+TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char *where, Diag *d);
+
+#endif

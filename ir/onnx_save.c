@@ -1,0 +1,681 @@
+/* onnx_save.c - IR -> ONNX file, with protobuf-c.
+ *
+ * The IR is the source of truth: the saved graph is emitted from it, node by
+ * node.  Each emitted message starts as a shallow copy of the message it was
+ * loaded from (so doc strings, metadata, value_info, functions and unknown
+ * fields ride along) and the modeled fields are then set from the IR.  An
+ * unchanged model therefore comes out byte-identical.  Emitted messages live
+ * in an arena and point into the IR and the loaded proto; nothing is deep-
+ * copied, so saving costs about one protobuf pack.
+ *
+ * Files are written to a temporary file beside the target and renamed over
+ * it, so a failed save never leaves a half-written model; external data files
+ * are written the same way, before the model that refers to them. */
+#include "ir.h"
+#include "arena.h"
+#include "onnx.pb-c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROTOBUF_LIMIT ((size_t)2 << 30)  /* protobuf messages must stay below 2 GB */
+
+/* An external data file being planned: which tensors go where. */
+typedef struct ExtWrite {
+	const uint8_t *data;
+	size_t len;
+	int64_t offset;
+} ExtWrite;
+
+typedef struct ExtFile {
+	const char *location;
+	ExtWrite *writes;
+	size_t nwrites, cap;
+	int64_t end;
+} ExtFile;
+
+typedef struct Emit {
+	IrModel *m;
+	Arena *a;
+	Diag *d;
+	bool externalize;       /* move inline tensors >= threshold to new_location */
+	size_t threshold;
+	const char *new_location;
+	ExtFile *files;
+	size_t nfiles;
+} Emit;
+
+static const char *str(const char *s) { return s ? s : ""; }
+
+/* The loaded string if it still says the same (keeps "absent" distinct from
+ * "empty", as in the file), else the IR's (NULL for an empty new string). */
+static char *keep_str(const char *orig, const char *ir, bool has_orig)
+{
+	if (has_orig && strcmp(str(orig), str(ir)) == 0)
+		return (char *)orig;
+	return ir && *ir ? (char *)ir : NULL;
+}
+
+/* ---- external data planning -------------------------------------------- */
+
+static ExtFile *ext_file(Emit *e, const char *location)
+{
+	for (size_t i = 0; i < e->nfiles; i++)
+		if (strcmp(e->files[i].location, location) == 0)
+			return &e->files[i];
+	ExtFile *f = realloc(e->files, sizeof *f * (e->nfiles + 1));
+	if (!f)
+		abort();
+	e->files = f;
+	f = &e->files[e->nfiles++];
+	memset(f, 0, sizeof *f);
+	f->location = location;
+	return f;
+}
+
+/* Place data in the file: at `want` if that is past everything written so far
+ * (a round trip keeps every offset), else appended. Returns the offset. */
+static int64_t ext_place(ExtFile *f, const uint8_t *data, size_t len, int64_t want)
+{
+	int64_t off = want >= f->end ? want : f->end;
+	if (f->nwrites == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->writes = realloc(f->writes, sizeof *f->writes * f->cap);
+		if (!f->writes)
+			abort();
+	}
+	f->writes[f->nwrites++] = (ExtWrite){data, len, off};
+	f->end = off + (int64_t)len;
+	return off;
+}
+
+static Onnx__StringStringEntryProto *kv(Emit *e, const char *k, const char *v)
+{
+	Onnx__StringStringEntryProto *p = arena_alloc(e->a, sizeof *p);
+	onnx__string_string_entry_proto__init(p);
+	p->key = (char *)k;
+	p->value = (char *)v;
+	return p;
+}
+
+/* Turn tp (a copy we own) into a reference to external data. */
+static void make_external(Emit *e, Onnx__TensorProto *tp, const char *location, int64_t offset, size_t len)
+{
+	tp->has_raw_data = 0;
+	tp->raw_data.len = 0;
+	tp->raw_data.data = NULL;
+	tp->n_float_data = tp->n_int32_data = tp->n_int64_data = 0;
+	tp->n_double_data = tp->n_uint64_data = 0;
+	tp->has_data_location = 1;
+	tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	tp->n_external_data = 3;
+	tp->external_data = arena_alloc(e->a, sizeof *tp->external_data * 3);
+	tp->external_data[0] = kv(e, "location", location);
+	tp->external_data[1] = kv(e, "offset", arena_printf(e->a, "%lld", (long long)offset));
+	tp->external_data[2] = kv(e, "length", arena_printf(e->a, "%zu", len));
+}
+
+/* ---- emitting messages ------------------------------------------------- */
+
+static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
+{
+	IrModel *m = e->m;
+	IrTensor *t = ir_tensor(m, id);
+	const Onnx__TensorProto *orig = t->proto;
+	Onnx__TensorProto *tp;
+	if (orig && !t->dirty) {
+		bool same_name = !name || strcmp(str(orig->name), name) == 0;
+		if (t->external) {
+			/* the bytes go back to their file, at their offset if possible */
+			ExtFile *f = ext_file(e, t->ext_location);
+			int64_t off = ext_place(f, t->data, t->nbytes, t->ext_offset);
+			if (off == t->ext_offset && same_name)
+				return (Onnx__TensorProto *)orig;
+			tp = arena_dup(e->a, orig, sizeof *tp);
+			make_external(e, tp, t->ext_location, off, t->nbytes);
+		} else if (same_name && !(e->externalize && t->nbytes >= e->threshold && t->dtype != DT_STRING)) {
+			return (Onnx__TensorProto *)orig;
+		} else {
+			tp = arena_dup(e->a, orig, sizeof *tp);
+		}
+		if (name)
+			tp->name = keep_str(orig->name, name, true);
+	} else {
+		tp = arena_alloc(e->a, sizeof *tp);
+		onnx__tensor_proto__init(tp);
+		tp->n_dims = (size_t)t->rank;
+		tp->dims = (int64_t *)t->dims;
+		tp->has_data_type = 1;
+		tp->data_type = t->dtype;
+		tp->name = name && *name ? (char *)name : NULL;
+		size_t n;
+		const uint8_t *bytes = ir_tensor_bytes(m, id, &n);
+		tp->has_raw_data = 1;
+		tp->raw_data.data = (uint8_t *)bytes;
+		tp->raw_data.len = n;
+	}
+	if (e->externalize && tp->has_raw_data && tp->raw_data.len >= e->threshold) {
+		ExtFile *f = ext_file(e, e->new_location);
+		size_t len = tp->raw_data.len;
+		int64_t off = ext_place(f, tp->raw_data.data, len, 0);
+		if (tp == orig)
+			tp = arena_dup(e->a, orig, sizeof *tp);
+		make_external(e, tp, e->new_location, off, len);
+	}
+	return tp;
+}
+
+static Onnx__GraphProto *emit_graph(Emit *e, GraphId g);
+
+static Onnx__AttributeProto *emit_attr(Emit *e, const IrAttr *a)
+{
+	const Onnx__AttributeProto *o = a->orig;
+	Onnx__AttributeProto *ap = arena_alloc(e->a, sizeof *ap);
+	if (o)
+		*ap = *o;
+	else
+		onnx__attribute_proto__init(ap);
+	ap->name = keep_str(o ? o->name : NULL, a->name, o != NULL);
+	/* Same type as loaded: keep the presence bits of the file (old files may
+	 * omit `type`, or set a zero explicitly).  Else start clean. */
+	bool same = o && (o->has_type ? (int)o->type == a->type : true);
+	if (!same) {
+		Onnx__AttributeProto clean;
+		onnx__attribute_proto__init(&clean);
+		clean.name = ap->name;
+		clean.doc_string = ap->doc_string;
+		clean.ref_attr_name = ap->ref_attr_name;
+		*ap = clean;
+		ap->has_type = 1;
+		ap->type = (Onnx__AttributeProto__AttributeType)a->type;
+	}
+	switch (a->type) {
+	case ATTR_FLOAT:
+		ap->has_f = same ? (ap->has_f || memcmp(&ap->f, &a->f, sizeof a->f) != 0) : 1;
+		ap->f = a->f;
+		break;
+	case ATTR_INT:
+		ap->has_i = same ? (ap->has_i || ap->i != a->i) : 1;
+		ap->i = a->i;
+		break;
+	case ATTR_STRING:
+		ap->has_s = same ? (ap->has_s || ap->s.len != a->s.len ||
+		                    (a->s.len && memcmp(ap->s.data, a->s.data, a->s.len) != 0)) : 1;
+		ap->s.data = (uint8_t *)a->s.data;
+		ap->s.len = a->s.len;
+		break;
+	case ATTR_TENSOR:
+		ap->t = a->t ? emit_tensor(e, a->t, NULL) : NULL;
+		break;
+	case ATTR_GRAPH:
+		ap->g = a->g ? emit_graph(e, a->g) : NULL;
+		break;
+	case ATTR_FLOATS:
+		ap->n_floats = a->n;
+		ap->floats = (float *)a->floats;
+		break;
+	case ATTR_INTS:
+		ap->n_ints = a->n;
+		ap->ints = (int64_t *)a->ints;
+		break;
+	case ATTR_STRINGS:
+		ap->n_strings = a->n;
+		ap->strings = arena_alloc(e->a, sizeof *ap->strings * (a->n ? a->n : 1));
+		for (size_t i = 0; i < a->n; i++)
+			ap->strings[i] = (ProtobufCBinaryData){a->strings[i].len, (uint8_t *)a->strings[i].data};
+		break;
+	case ATTR_TENSORS:
+		ap->n_tensors = a->n;
+		ap->tensors = arena_alloc(e->a, sizeof *ap->tensors * (a->n ? a->n : 1));
+		for (size_t i = 0; i < a->n; i++)
+			ap->tensors[i] = emit_tensor(e, a->tensors[i], NULL);
+		break;
+	case ATTR_GRAPHS:
+		ap->n_graphs = a->n;
+		ap->graphs = arena_alloc(e->a, sizeof *ap->graphs * (a->n ? a->n : 1));
+		for (size_t i = 0; i < a->n; i++)
+			ap->graphs[i] = emit_graph(e, a->graphs[i]);
+		break;
+	default: /* sparse tensors and type protos ride along in orig */
+		break;
+	}
+	return ap;
+}
+
+static char **value_names(Emit *e, const ValueId *ids, uint32_t n)
+{
+	char **names = arena_alloc(e->a, sizeof *names * (n ? n : 1));
+	for (uint32_t i = 0; i < n; i++)
+		names[i] = ids[i] ? (char *)ir_value(e->m, ids[i])->name : (char *)"";
+	return names;
+}
+
+static Onnx__NodeProto *emit_node(Emit *e, NodeId n)
+{
+	IrNode *node = ir_node(e->m, n);
+	const Onnx__NodeProto *o = node->orig;
+	Onnx__NodeProto *np = arena_alloc(e->a, sizeof *np);
+	if (o)
+		*np = *o;
+	else
+		onnx__node_proto__init(np);
+	np->n_input = node->ninputs;
+	np->input = value_names(e, node->inputs, node->ninputs);
+	np->n_output = node->noutputs;
+	np->output = value_names(e, node->outputs, node->noutputs);
+	np->name = keep_str(o ? o->name : NULL, node->name, o != NULL);
+	np->op_type = keep_str(o ? o->op_type : NULL, node->op_type, o != NULL);
+	np->domain = keep_str(o ? o->domain : NULL, node->domain, o != NULL);
+	np->n_attribute = node->nattrs;
+	np->attribute = arena_alloc(e->a, sizeof *np->attribute * (node->nattrs ? node->nattrs : 1));
+	for (uint32_t i = 0; i < node->nattrs; i++)
+		np->attribute[i] = emit_attr(e, &node->attrs[i]);
+	return np;
+}
+
+/* A TypeProto for a tensor value from the IR's dtype and shape. */
+static Onnx__TypeProto *emit_type(Emit *e, const IrValue *val)
+{
+	Onnx__TypeProto *tp = arena_alloc(e->a, sizeof *tp);
+	onnx__type_proto__init(tp);
+	Onnx__TypeProto__Tensor *tt = arena_alloc(e->a, sizeof *tt);
+	onnx__type_proto__tensor__init(tt);
+	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp->tensor_type = tt;
+	if (val->dtype) {
+		tt->has_elem_type = 1;
+		tt->elem_type = val->dtype;
+	}
+	if (val->shape.rank >= 0) {
+		Onnx__TensorShapeProto *sp = arena_alloc(e->a, sizeof *sp);
+		onnx__tensor_shape_proto__init(sp);
+		sp->n_dim = (size_t)val->shape.rank;
+		sp->dim = arena_alloc(e->a, sizeof *sp->dim * (sp->n_dim ? sp->n_dim : 1));
+		for (size_t i = 0; i < sp->n_dim; i++) {
+			Onnx__TensorShapeProto__Dimension *dp = arena_alloc(e->a, sizeof *dp);
+			onnx__tensor_shape_proto__dimension__init(dp);
+			const Dim *dim = &val->shape.dims[i];
+			if (dim->size >= 0) {
+				dp->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+				dp->dim_value = dim->size;
+			} else if (dim->param) {
+				dp->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+				dp->dim_param = (char *)dim->param;
+			}
+			sp->dim[i] = dp;
+		}
+		tt->shape = sp;
+	}
+	return tp;
+}
+
+static Onnx__ValueInfoProto *emit_value_info(Emit *e, ValueId v, const Onnx__ValueInfoProto *orig)
+{
+	const IrValue *val = ir_value(e->m, v);
+	if (orig && !val->type_dirty && strcmp(str(orig->name), val->name) == 0)
+		return (Onnx__ValueInfoProto *)orig;
+	Onnx__ValueInfoProto *vi = arena_alloc(e->a, sizeof *vi);
+	if (orig)
+		*vi = *orig;
+	else
+		onnx__value_info_proto__init(vi);
+	vi->name = (char *)val->name;
+	if (!orig || val->type_dirty)
+		vi->type = emit_type(e, val);
+	return vi;
+}
+
+static Onnx__GraphProto *emit_graph(Emit *e, GraphId g)
+{
+	IrModel *m = e->m;
+	IrGraph *gr = ir_graph(m, g);
+	const Onnx__GraphProto *o = gr->orig;
+	Onnx__GraphProto *gp = arena_alloc(e->a, sizeof *gp);
+	if (o)
+		*gp = *o;
+	else
+		onnx__graph_proto__init(gp);
+	gp->name = keep_str(o ? o->name : NULL, gr->name, o != NULL);
+
+	uint32_t count;
+	NodeId *order = ir_topo_order(m, g, &count, e->d);
+	if (!order)
+		return NULL;
+	gp->n_node = count;
+	gp->node = arena_alloc(e->a, sizeof *gp->node * (count ? count : 1));
+	for (uint32_t i = 0; i < count; i++)
+		gp->node[i] = emit_node(e, order[i]);
+	free(order);
+
+	gp->initializer = arena_alloc(e->a, sizeof *gp->initializer * (gr->ninits ? gr->ninits : 1));
+	gp->n_initializer = 0;
+	for (uint32_t i = 0; i < gr->ninits; i++) {
+		IrValue *val = ir_value(m, gr->inits[i]);
+		if (!val->dead && val->tensor)
+			gp->initializer[gp->n_initializer++] = emit_tensor(e, val->tensor, val->name);
+	}
+	gp->sparse_initializer = arena_alloc(e->a, sizeof *gp->sparse_initializer * (gr->nsparse ? gr->nsparse : 1));
+	gp->n_sparse_initializer = 0;
+	for (uint32_t i = 0; i < gr->nsparse; i++) {
+		IrValue *val = ir_value(m, gr->sparse_inits[i]);
+		if (!val->dead && val->sparse)
+			gp->sparse_initializer[gp->n_sparse_initializer++] = (Onnx__SparseTensorProto *)val->sparse;
+	}
+	gp->n_input = gr->ninputs;
+	gp->input = arena_alloc(e->a, sizeof *gp->input * (gr->ninputs ? gr->ninputs : 1));
+	for (uint32_t i = 0; i < gr->ninputs; i++)
+		gp->input[i] = emit_value_info(e, gr->inputs[i], ir_value(m, gr->inputs[i])->info);
+	gp->n_output = gr->noutputs;
+	gp->output = arena_alloc(e->a, sizeof *gp->output * (gr->noutputs ? gr->noutputs : 1));
+	for (uint32_t i = 0; i < gr->noutputs; i++)
+		gp->output[i] = emit_value_info(e, gr->outputs[i], gr->output_info[i]);
+	/* value_info entries ride along while their value lives */
+	if (o && o->n_value_info) {
+		gp->value_info = arena_alloc(e->a, sizeof *gp->value_info * o->n_value_info);
+		gp->n_value_info = 0;
+		for (size_t i = 0; i < o->n_value_info; i++) {
+			ValueId v = ir_lookup(m, g, str(o->value_info[i]->name));
+			if (v && ir_value(m, v)->graph == g)
+				gp->value_info[gp->n_value_info++] = o->value_info[i];
+		}
+	}
+	return gp;
+}
+
+static Onnx__ModelProto *emit_model(Emit *e)
+{
+	IrModel *m = e->m;
+	Onnx__ModelProto *mp = arena_alloc(e->a, sizeof *mp);
+	const Onnx__ModelProto *o = m->proto;
+	if (o)
+		*mp = *o;
+	else
+		onnx__model_proto__init(mp);
+	if (!o || mp->ir_version != m->ir_version) {
+		mp->has_ir_version = 1;
+		mp->ir_version = m->ir_version;
+	}
+	if (!o || m->opsets_dirty) {
+		mp->n_opset_import = m->nopsets;
+		mp->opset_import = arena_alloc(e->a, sizeof *mp->opset_import * (m->nopsets ? m->nopsets : 1));
+		for (uint32_t i = 0; i < m->nopsets; i++) {
+			Onnx__OperatorSetIdProto *op = arena_alloc(e->a, sizeof *op);
+			onnx__operator_set_id_proto__init(op);
+			op->domain = (char *)m->opsets[i].domain;
+			op->has_version = 1;
+			op->version = m->opsets[i].version;
+			mp->opset_import[i] = op;
+		}
+	}
+	mp->graph = emit_graph(e, IR_MAIN_GRAPH);
+	return mp->graph ? mp : NULL;
+}
+
+Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d)
+{
+	Emit e = {.m = m, .a = a, .d = d};
+	Onnx__ModelProto *mp = emit_model(&e);
+	free(e.files);
+	return mp;
+}
+
+bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+{
+	Arena *a = arena_new();
+	Emit e = {.m = m, .a = a, .d = d};
+	Onnx__ModelProto *mp = emit_model(&e);
+	bool ok = false;
+	if (mp) {
+		*len = onnx__model_proto__get_packed_size(mp);
+		*out = malloc(*len ? *len : 1);
+		if (!*out)
+			abort();
+		onnx__model_proto__pack(mp, *out);
+		ok = true;
+	}
+	for (size_t i = 0; i < e.nfiles; i++)
+		free(e.files[i].writes);
+	free(e.files);
+	arena_free(a);
+	return ok;
+}
+
+/* ---- writing files ----------------------------------------------------- */
+
+/* A ProtobufCBuffer that streams the packed bytes to a file descriptor. */
+typedef struct FdBuffer {
+	ProtobufCBuffer base;
+	int fd;
+	bool failed;
+	int err;
+	size_t used;
+	uint8_t buf[1 << 20];
+} FdBuffer;
+
+static void fd_flush(FdBuffer *b)
+{
+	size_t off = 0;
+	while (!b->failed && off < b->used) {
+		ssize_t w = write(b->fd, b->buf + off, b->used - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			b->failed = true;
+			b->err = w < 0 ? errno : ENOSPC;
+		} else {
+			off += (size_t)w;
+		}
+	}
+	b->used = 0;
+}
+
+static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
+{
+	FdBuffer *b = (FdBuffer *)base;
+	if (b->used + len > sizeof b->buf)
+		fd_flush(b);
+	if (len >= sizeof b->buf) {
+		size_t off = 0;
+		while (!b->failed && off < len) {
+			ssize_t w = write(b->fd, data + off, len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				b->failed = true;
+				b->err = w < 0 ? errno : ENOSPC;
+			} else {
+				off += (size_t)w;
+			}
+		}
+		return;
+	}
+	memcpy(b->buf + b->used, data, len);
+	b->used += len;
+}
+
+/* Create a temporary file beside `path`; returns its fd and name. */
+static int temp_beside(const char *path, char **tmp_name)
+{
+	size_t n = strlen(path);
+	char *t = malloc(n + 16);
+	if (!t)
+		abort();
+	memcpy(t, path, n);
+	memcpy(t + n, ".tmp.XXXXXX", 12);
+	int fd = mkstemp(t);
+	if (fd < 0) {
+		free(t);
+		return -1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	*tmp_name = t;
+	return fd;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static bool write_ext_file(ExtFile *f, const char *dir, char **tmp_out, char **final_out, Diag *d, const char *path)
+{
+	char *final = malloc(strlen(dir) + strlen(f->location) + 2);
+	if (!final)
+		abort();
+	sprintf(final, "%s/%s", dir, f->location);
+	char *tmp;
+	int fd = temp_beside(final, &tmp);
+	if (fd < 0) {
+		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
+		free(final);
+		return false;
+	}
+	bool ok = true;
+	for (size_t i = 0; i < f->nwrites && ok; i++) {
+		const ExtWrite *w = &f->writes[i];
+		size_t off = 0;
+		while (off < w->len) {
+			ssize_t r = pwrite(fd, w->data + off, w->len - off, w->offset + (off_t)off);
+			if (r <= 0) {
+				diag_error(d, path, "cannot write external data '%s': %s", final,
+				           r < 0 ? strerror(errno) : "short write");
+				ok = false;
+				break;
+			}
+			off += (size_t)r;
+		}
+	}
+	if (ok && ftruncate(fd, f->end) != 0) {
+		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
+		ok = false;
+	}
+	if (close(fd) != 0 && ok) {
+		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
+		ok = false;
+	}
+	if (!ok) {
+		unlink(tmp);
+		free(tmp);
+		free(final);
+		return false;
+	}
+	*tmp_out = tmp;
+	*final_out = final;
+	return true;
+}
+
+/* Inline bytes of every live tensor: decides when the 2 GB limit forces
+ * external data. */
+static size_t inline_bytes(IrModel *m)
+{
+	size_t total = 0;
+	for (TensorId t = 1; t < m->ntensors; t++)
+		if (!m->tensors[t].external)
+			total += m->tensors[t].nbytes;
+	return total;
+}
+
+bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
+{
+	SaveOptions defaults = {0};
+	if (!opt)
+		opt = &defaults;
+	if (m->path && same_file(m->path, path) && !opt->overwrite_input) {
+		diag_error(d, path, "refusing to overwrite the input model (use --overwrite to allow it)");
+		return false;
+	}
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	const char *base = slash ? slash + 1 : path;
+
+	Arena *a = arena_new();
+	Emit e = {.m = m, .a = a, .d = d};
+	e.threshold = opt->ext_threshold ? opt->ext_threshold : 1024;
+	e.new_location = opt->ext_file ? opt->ext_file : arena_printf(a, "%s.data", base);
+	e.externalize = opt->external == EXT_ALL || inline_bytes(m) > PROTOBUF_LIMIT - (64u << 20);
+
+	bool ok = false;
+	char **tmps = NULL, **finals = NULL;
+	size_t nwritten = 0;
+	char *tmp = NULL;
+	Onnx__ModelProto *mp = emit_model(&e);
+	if (!mp)
+		goto done;
+	if (onnx__model_proto__get_packed_size(mp) >= PROTOBUF_LIMIT) {
+		diag_error(d, path, "the model is over 2 GB even with its large tensors as external data");
+		goto done;
+	}
+	/* External data first, so the model never refers to a missing file. */
+	tmps = calloc(e.nfiles + 1, sizeof *tmps);
+	finals = calloc(e.nfiles + 1, sizeof *finals);
+	for (size_t i = 0; i < e.nfiles; i++, nwritten++)
+		if (!write_ext_file(&e.files[i], dir, &tmps[i], &finals[i], d, path))
+			goto done;
+	int fd = temp_beside(path, &tmp);
+	if (fd < 0) {
+		diag_error(d, path, "cannot write: %s", strerror(errno));
+		goto done;
+	}
+	FdBuffer *fb = malloc(sizeof *fb);
+	if (!fb)
+		abort();
+	fb->base.append = fd_append;
+	fb->fd = fd;
+	fb->failed = false;
+	fb->used = 0;
+	onnx__model_proto__pack_to_buffer(mp, &fb->base);
+	fd_flush(fb);
+	bool wrote = !fb->failed;
+	int err = fb->err;
+	free(fb);
+	if (close(fd) != 0 && wrote) {
+		wrote = false;
+		err = errno;
+	}
+	if (!wrote) {
+		diag_error(d, path, "cannot write: %s", strerror(err));
+		goto done;
+	}
+	for (size_t i = 0; i < nwritten; i++) {
+		if (rename(tmps[i], finals[i]) != 0) {
+			diag_error(d, path, "cannot write external data '%s': %s", finals[i], strerror(errno));
+			goto done;
+		}
+		free(tmps[i]);
+		tmps[i] = NULL;
+	}
+	if (rename(tmp, path) != 0) {
+		diag_error(d, path, "cannot write: %s", strerror(errno));
+		goto done;
+	}
+	free(tmp);
+	tmp = NULL;
+	ok = true;
+done:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	for (size_t i = 0; i < nwritten; i++) {
+		if (tmps[i]) {
+			unlink(tmps[i]);
+			free(tmps[i]);
+		}
+		free(finals[i]);
+	}
+	free(tmps);
+	free(finals);
+	for (size_t i = 0; i < e.nfiles; i++)
+		free(e.files[i].writes);
+	free(e.files);
+	arena_free(a);
+	free(dir);
+	return ok;
+}

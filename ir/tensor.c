@@ -1,0 +1,231 @@
+/* tensor.c - tensor constants of the IR: data types, element counts, and
+ * access to a tensor's bytes whatever field of the TensorProto holds them.
+ *
+ * Bytes are shared, not copied: a tensor loaded with raw_data points into the
+ * unpacked protobuf.  Typed fields (float_data, int64_data, ...) are decoded
+ * to raw little-endian bytes on first use and the buffer is owned. */
+#include "ir.h"
+#include "ir_internal.h"
+#include "arena.h"
+#include "onnx.pb-c.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; int bits; } dtypes[DT_COUNT] = {
+	[DT_UNDEFINED] = {"undefined", 0},
+	[DT_FLOAT] = {"float", 32},     [DT_UINT8] = {"uint8", 8},
+	[DT_INT8] = {"int8", 8},        [DT_UINT16] = {"uint16", 16},
+	[DT_INT16] = {"int16", 16},     [DT_INT32] = {"int32", 32},
+	[DT_INT64] = {"int64", 64},     [DT_STRING] = {"string", 0},
+	[DT_BOOL] = {"bool", 8},        [DT_FLOAT16] = {"float16", 16},
+	[DT_DOUBLE] = {"double", 64},   [DT_UINT32] = {"uint32", 32},
+	[DT_UINT64] = {"uint64", 64},   [DT_COMPLEX64] = {"complex64", 64},
+	[DT_COMPLEX128] = {"complex128", 128}, [DT_BFLOAT16] = {"bfloat16", 16},
+	[DT_FLOAT8E4M3FN] = {"float8e4m3fn", 8}, [DT_FLOAT8E4M3FNUZ] = {"float8e4m3fnuz", 8},
+	[DT_FLOAT8E5M2] = {"float8e5m2", 8}, [DT_FLOAT8E5M2FNUZ] = {"float8e5m2fnuz", 8},
+	[DT_UINT4] = {"uint4", 4},      [DT_INT4] = {"int4", 4},
+	[DT_FLOAT4E2M1] = {"float4e2m1", 4},
+};
+
+const char *dtype_name(int dt)
+{
+	return dt > 0 && dt < DT_COUNT ? dtypes[dt].name : "?";
+}
+
+int dtype_from_name(const char *name)
+{
+	for (int dt = 1; dt < DT_COUNT; dt++)
+		if (strcmp(dtypes[dt].name, name) == 0)
+			return dt;
+	return DT_UNDEFINED;
+}
+
+int dtype_bits(int dt)
+{
+	return dt > 0 && dt < DT_COUNT ? dtypes[dt].bits : 0;
+}
+
+int64_t ir_numel(const int64_t *dims, int rank)
+{
+	int64_t n = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n))
+			return -1;
+	}
+	return n;
+}
+
+/* Bytes needed for numel elements of dt (sub-byte types round up), or -1. */
+static int64_t data_bytes(int dt, int64_t numel)
+{
+	int bits = dtype_bits(dt);
+	int64_t b;
+	if (numel < 0 || __builtin_mul_overflow(numel, (int64_t)bits, &b))
+		return -1;
+	return (b + 7) / 8;
+}
+
+static TensorId tensor_alloc(IrModel *m)
+{
+	if (m->ntensors + 1 > m->captensors) {
+		uint32_t cap = m->captensors * 2;
+		IrTensor *t = realloc(m->tensors, cap * sizeof *t);
+		if (!t)
+			abort();
+		memset(t + m->captensors, 0, (cap - m->captensors) * sizeof *t);
+		m->tensors = t;
+		m->captensors = cap;
+	}
+	TensorId id = m->ntensors++;
+	memset(&m->tensors[id], 0, sizeof m->tensors[id]);
+	return id;
+}
+
+TensorId ir_tensor_new(IrModel *m, int dtype, const int64_t *dims, int rank, const void *data, size_t nbytes)
+{
+	TensorId id = tensor_alloc(m);
+	IrTensor *t = &m->tensors[id];
+	t->dtype = dtype;
+	t->rank = rank;
+	t->dims = arena_dup(m->arena, dims, sizeof *dims * (size_t)rank);
+	t->numel = ir_numel(dims, rank);
+	if (nbytes) {
+		uint8_t *copy = malloc(nbytes);
+		if (!copy)
+			abort();
+		memcpy(copy, data, nbytes);
+		t->data = copy;
+		t->owns_data = true;
+	}
+	t->nbytes = nbytes;
+	t->dirty = true;
+	return id;
+}
+
+/* Wrap a loaded TensorProto.  Checks that dims and data agree, so every
+ * later reader can trust nbytes.  External data is resolved by the loader. */
+TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char *where, Diag *d)
+{
+	const char *tname = p->name ? p->name : "";
+	if (p->n_dims > 64) {
+		diag_error(d, where, "tensor '%s': rank %zu is too large", tname, p->n_dims);
+		return 0;
+	}
+	int64_t numel = ir_numel(p->dims, (int)p->n_dims);
+	if (numel < 0) {
+		for (size_t i = 0; i < p->n_dims; i++)
+			if (p->dims[i] < 0) {
+				diag_error(d, where, "tensor '%s': negative dimension %lld",
+				           tname, (long long)p->dims[i]);
+				return 0;
+			}
+		diag_error(d, where, "tensor '%s': element count overflows int64", tname);
+		return 0;
+	}
+	int dt = p->data_type;
+	if (dt <= 0 || dt >= DT_COUNT) {
+		diag_error(d, where, "tensor '%s': unknown data type %d", tname, dt);
+		return 0;
+	}
+	int64_t need = data_bytes(dt, numel);
+	if (dt != DT_STRING && need < 0) {
+		diag_error(d, where, "tensor '%s': byte size overflows int64", tname);
+		return 0;
+	}
+	bool external = p->has_data_location &&
+	                p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	if (!external && dt != DT_STRING) {
+		size_t have;
+		const char *field = "raw_data";
+		if (p->has_raw_data) {
+			have = p->raw_data.len;
+		} else {
+			/* count the elements of whichever typed field is in use */
+			size_t elems = p->n_float_data + p->n_int32_data + p->n_int64_data +
+			               p->n_double_data + p->n_uint64_data;
+			int per = dt == DT_COMPLEX64 || dt == DT_COMPLEX128 ? 2 : 1;
+			have = elems / (size_t)per;
+			/* 4-bit types keep one packed byte (two values) per int32 entry */
+			need = dtype_bits(dt) == 4 ? (numel + 1) / 2 : numel;
+			field = "typed data";
+		}
+		if ((int64_t)have != need) {
+			diag_error(d, where, "tensor '%s': %s holds %zu %s, dims need %lld",
+			           tname, field, have, p->has_raw_data ? "bytes" : "elements", (long long)need);
+			return 0;
+		}
+	} else if (!external && (int64_t)p->n_string_data != numel) {
+		diag_error(d, where, "tensor '%s': string_data holds %zu strings, dims need %lld",
+		           tname, p->n_string_data, (long long)numel);
+		return 0;
+	}
+	TensorId id = tensor_alloc(m);
+	IrTensor *t = &m->tensors[id];
+	t->proto = p;
+	t->dtype = dt;
+	t->rank = (int)p->n_dims;
+	t->dims = p->dims;
+	t->numel = numel;
+	t->external = external;
+	if (!external && p->has_raw_data) {
+		t->data = p->raw_data.data;
+		t->nbytes = p->raw_data.len;
+	} else if (dt != DT_STRING) {
+		t->nbytes = (size_t)need;
+	}
+	return id;
+}
+
+/* Decode typed fields into little-endian raw bytes (x86 and ARM are little-endian;
+ * a big-endian port would byte-swap here). */
+static uint8_t *decode_typed(const Onnx__TensorProto *p, int dt, int64_t numel, size_t nbytes)
+{
+	uint8_t *out = calloc(1, nbytes ? nbytes : 1);
+	if (!out)
+		abort();
+	for (int64_t i = 0; i < numel; i++) {
+		switch (dt) {
+		case DT_FLOAT: ((float *)out)[i] = p->float_data[i]; break;
+		case DT_COMPLEX64: memcpy(out, p->float_data, nbytes); return out;
+		case DT_DOUBLE: ((double *)out)[i] = p->double_data[i]; break;
+		case DT_COMPLEX128: memcpy(out, p->double_data, nbytes); return out;
+		case DT_INT64: ((int64_t *)out)[i] = p->int64_data[i]; break;
+		case DT_UINT32: ((uint32_t *)out)[i] = (uint32_t)p->uint64_data[i]; break;
+		case DT_UINT64: ((uint64_t *)out)[i] = p->uint64_data[i]; break;
+		case DT_INT32: ((int32_t *)out)[i] = p->int32_data[i]; break;
+		case DT_INT16: case DT_UINT16: case DT_FLOAT16: case DT_BFLOAT16:
+			((uint16_t *)out)[i] = (uint16_t)p->int32_data[i]; break;
+		case DT_UINT4: case DT_INT4: case DT_FLOAT4E2M1:
+			/* int32_data holds one packed byte (two values) per entry */
+			for (size_t b = 0; b < nbytes; b++)
+				out[b] = (uint8_t)p->int32_data[b];
+			return out;
+		default: /* 8-bit types and bool */
+			out[i] = (uint8_t)p->int32_data[i]; break;
+		}
+	}
+	return out;
+}
+
+const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
+{
+	IrTensor *t = &m->tensors[id];
+	if (t->dtype == DT_STRING) {
+		*nbytes = 0;
+		return NULL;
+	}
+	if (!t->data && t->proto) {
+		t->data = decode_typed(t->proto, t->dtype, t->numel, t->nbytes);
+		t->owns_data = true;
+	}
+	*nbytes = t->nbytes;
+	return t->data;
+}
+
+void ir_tensors_free(IrModel *m)
+{
+	for (uint32_t i = 1; i < m->ntensors; i++)
+		if (m->tensors[i].owns_data)
+			free((void *)m->tensors[i].data);
+}

@@ -1,0 +1,29 @@
+/* testutil.h - helpers shared by the Check suites: finding the conformance
+ * and corpus models, reading files, loading models with errors captured. */
+#ifndef GRAFT_TESTUTIL_H
+#define GRAFT_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+#define ONNX_TESTDATA "/usr/include/onnx/backend/test/data"
+#define CORPUS_DIR "../shared/corpus"
+
+/* Paths of every *.onnx under dir (following symlinks), sorted; NULL-terminated.
+ * Free with paths_free.  *count gets the number (0 if dir is missing). */
+char **find_models(const char *dir, size_t *count);
+void paths_free(char **paths);
+/* Whole file into memory (caller frees), or NULL. */
+uint8_t *read_file(const char *path, size_t *len);
+bool write_file(const char *path, const void *data, size_t len);
+/* The corpus directory if it exists (env GRAFT_CORPUS overrides), else NULL. */
+const char *corpus_dir(void);
+/* A fresh temporary directory (removed by the caller with rm_rf). */
+char *temp_dir(void);
+void rm_rf(const char *path);
+/* Load, expecting failure: returns the first error message (static buffer). */
+const char *load_error(const char *path);
+
+#endif
