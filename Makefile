@@ -109,9 +109,9 @@ fuzz-load:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-load
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS)
-	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 build/fuzz/corpus-load tests/fuzz/load-seeds
+	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
 
-bench: $(BUILD)/graft $(BUILD)/bench-load
+bench: $(BUILD)/bench-load
 	$(BUILD)/bench-load
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)

@@ -14,6 +14,9 @@
 #
 # Both outputs are checked in, so a build needs no Python.  Regenerate with
 #   /usr/bin/python3 ir/gen_opschema.py
+# `--json FILE` also writes every record (after the merge) as JSON, for
+# ir/verify_opschema_ort.mjs, which checks the opset 18..23 and vendor records
+# against the schemas ONNX Runtime embeds.
 # The output is deterministic: the same inputs give byte-identical files.
 
 import os
@@ -621,7 +624,35 @@ const OpAttrDef *op_schema_attr(const OpSchema *s, const char *name)
 '''
 
 
+def write_json(path, recs):
+	import json
+	attr_names = {v: k for k, v in ATTR_TYPES.items()}
+	out = []
+	for r in recs:
+		out.append({
+			"domain": r["domain"], "name": r["name"], "since": r["since"], "src": r["src"],
+			"deprecated": r["deprecated"], "function": r["function"],
+			"inputs": [{"name": f[0], "type": f[1], "option": ["single", "optional", "variadic"][f[2]],
+				    "homogeneous": f[3]} for f in r["inputs"]],
+			"outputs": [{"name": f[0], "type": f[1], "option": ["single", "optional", "variadic"][f[2]],
+				     "homogeneous": f[3]} for f in r["outputs"]],
+			"min_in": r["min_in"], "max_in": r["max_in"], "min_out": r["min_out"], "max_out": r["max_out"],
+			"attrs": [{"name": a[0], "type": attr_names[a[1]], "required": a[2], "default": a[3]}
+				  for a in r["attrs"]],
+			"types": [{"param": p, "allowed": ts} for p, ts in r["types"]],
+		})
+	with open(path, "w") as fp:
+		json.dump({"max_opset": MAX_OPSET, "schemas": out}, fp, indent=1, sort_keys=True)
+		fp.write("\n")
+
+
 def main():
+	json_path = None
+	args = sys.argv[1:]
+	if args[:1] == ["--json"] and len(args) == 2:
+		json_path = args[1]
+	elif args:
+		sys.exit("usage: gen_opschema.py [--json FILE]")
 	base = from_onnx()
 	delta = resolve_delta(base, opschema_delta.DELTA)
 	std = base + delta
@@ -636,6 +667,8 @@ def main():
 	names = sorted({r["name"] for r in recs if r["domain"] == ""})
 	write_ops_def(os.path.join(HERE, "ops.def"), names)
 	write_table(os.path.join(HERE, "opschema_table.c"), recs, names, len(vendor))
+	if json_path:
+		write_json(json_path, recs)
 	print("gen_opschema: %d ops, %d schemas (%d from onnx 1.12, %d from the delta), %d vendor ops"
 	      % (len(names), len(recs), len(base), len(delta), len(vendor)))
 

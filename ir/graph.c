@@ -664,7 +664,8 @@ IrAttr *ir_attr_set(IrModel *m, NodeId n, const char *name, AttrType type)
 	IrAttr *a = (IrAttr *)ir_attr(m, n, name);
 	if (!a) {
 		IrAttr *attrs = arena_alloc(m->arena, sizeof *attrs * (node->nattrs + 1));
-		memcpy(attrs, node->attrs, sizeof *attrs * node->nattrs);
+		if (node->nattrs)
+			memcpy(attrs, node->attrs, sizeof *attrs * node->nattrs);
 		node->attrs = attrs;
 		a = &attrs[node->nattrs++];
 		a->name = arena_strdup(m->arena, name);

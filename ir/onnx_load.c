@@ -443,7 +443,7 @@ static bool check_cycles(Loader *L)
 		diag_init(&quiet, NULL);
 		NodeId *order = ir_topo_order(L->m, g, &count, &quiet);
 		if (!order) {
-			diag_error(L->d, L->where, "%s", quiet.first);
+			diag_error(L->d, NULL, "%s", quiet.first); /* already names the file */
 			return false;
 		}
 		free(order);

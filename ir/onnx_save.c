@@ -493,7 +493,8 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 		}
 		return;
 	}
-	memcpy(b->buf + b->used, data, len);
+	if (len)
+		memcpy(b->buf + b->used, data, len);
 	b->used += len;
 }
 

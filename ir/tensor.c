@@ -147,12 +147,14 @@ TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char
 			int per = dt == DT_COMPLEX64 || dt == DT_COMPLEX128 ? 2 : 1;
 			have = elems / (size_t)per;
 			/* 4-bit types keep one packed byte (two values) per int32 entry */
-			need = dtype_bits(dt) == 4 ? (numel + 1) / 2 : numel;
 			field = "typed data";
 		}
-		if ((int64_t)have != need) {
+		/* typed fields count elements (4-bit types: one packed byte, two
+		 * values, per int32 entry); raw_data counts bytes */
+		int64_t want = p->has_raw_data ? need : dtype_bits(dt) == 4 ? (numel + 1) / 2 : numel;
+		if ((int64_t)have != want) {
 			diag_error(d, where, "tensor '%s': %s holds %zu %s, dims need %lld",
-			           tname, field, have, p->has_raw_data ? "bytes" : "elements", (long long)need);
+			           tname, field, have, p->has_raw_data ? "bytes" : "elements", (long long)want);
 			return 0;
 		}
 	} else if (!external && (int64_t)p->n_string_data != numel) {

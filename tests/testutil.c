@@ -2,11 +2,14 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "onnx.pb-c.h"
 
 static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
 {
@@ -142,4 +145,219 @@ const char *load_error(const char *path)
 	}
 	snprintf(msg, sizeof msg, "%s", d.first);
 	return msg;
+}
+
+/* ---- comparing models ------------------------------------------------------ */
+
+
+static char diff_msg[1024];
+
+static const char *differ(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(diff_msg, sizeof diff_msg, fmt, ap);
+	va_end(ap);
+	return diff_msg;
+}
+
+static const char *vname(IrModel *m, ValueId v)
+{
+	return v ? ir_value(m, v)->name : "";
+}
+
+static bool same_type(IrModel *a, ValueId va, IrModel *b, ValueId vb)
+{
+	IrValue *x = ir_value(a, va), *y = ir_value(b, vb);
+	if (x->dtype != y->dtype)
+		return false;
+	if (!x->dtype)
+		return true;   /* untyped: the shape means nothing */
+	if (x->shape.rank != y->shape.rank)
+		return false;
+	for (int i = 0; i < x->shape.rank; i++) {
+		Dim p = x->shape.dims[i], q = y->shape.dims[i];
+		if (p.size != q.size || !p.param != !q.param || (p.param && strcmp(p.param, q.param) != 0))
+			return false;
+	}
+	return true;
+}
+
+static const char *tensor_diff(IrModel *a, TensorId ta, IrModel *b, TensorId tb)
+{
+	IrTensor *x = ir_tensor(a, ta), *y = ir_tensor(b, tb);
+	if (x->dtype != y->dtype)
+		return differ("dtype %d vs %d", x->dtype, y->dtype);
+	if (x->rank != y->rank || memcmp(x->dims, y->dims, sizeof *x->dims * (size_t)x->rank) != 0)
+		return differ("dims differ");
+	if (x->dtype == DT_STRING) {
+		const Onnx__TensorProto *p = x->proto, *q = y->proto;
+		size_t n = p ? p->n_string_data : 0;
+		if (n != (q ? q->n_string_data : 0))
+			return differ("string count differs");
+		for (size_t i = 0; i < n; i++)
+			if (p->string_data[i].len != q->string_data[i].len ||
+			    memcmp(p->string_data[i].data, q->string_data[i].data, p->string_data[i].len) != 0)
+				return differ("string %zu differs", i);
+		return NULL;
+	}
+	size_t nx, ny;
+	const uint8_t *bx = ir_tensor_bytes(a, ta, &nx), *by = ir_tensor_bytes(b, tb, &ny);
+	if (nx != ny)
+		return differ("%zu bytes vs %zu", nx, ny);
+	if (nx && memcmp(bx, by, nx) != 0) {
+		size_t i = 0;
+		while (bx[i] == by[i])
+			i++;
+		return differ("bytes differ at %zu", i);
+	}
+	return NULL;
+}
+
+static const char *graph_diff(IrModel *a, GraphId ga, IrModel *b, GraphId gb);
+
+static const char *attr_diff(IrModel *a, const IrAttr *x, IrModel *b, const IrAttr *y)
+{
+	if (strcmp(x->name, y->name) != 0)
+		return differ("attribute '%s' vs '%s'", x->name, y->name);
+	if (x->type != y->type)
+		return differ("attribute '%s': type %d vs %d", x->name, x->type, y->type);
+	const char *why = NULL;
+	switch (x->type) {
+	case ATTR_FLOAT:
+		if (memcmp(&x->f, &y->f, sizeof x->f) != 0)
+			why = differ("%.9g vs %.9g", x->f, y->f);
+		break;
+	case ATTR_INT:
+		if (x->i != y->i)
+			why = differ("%lld vs %lld", (long long)x->i, (long long)y->i);
+		break;
+	case ATTR_STRING:
+		if (x->s.len != y->s.len || (x->s.len && memcmp(x->s.data, y->s.data, x->s.len) != 0))
+			why = differ("strings differ");
+		break;
+	case ATTR_TENSOR:
+		why = tensor_diff(a, x->t, b, y->t);
+		break;
+	case ATTR_GRAPH:
+		why = graph_diff(a, x->g, b, y->g);
+		break;
+	default:
+		if (x->n != y->n) {
+			why = differ("%zu vs %zu elements", x->n, y->n);
+			break;
+		}
+		for (size_t i = 0; i < x->n && !why; i++) {
+			switch (x->type) {
+			case ATTR_FLOATS:
+				if (memcmp(&x->floats[i], &y->floats[i], sizeof(float)) != 0)
+					why = differ("element %zu: %.9g vs %.9g", i, x->floats[i], y->floats[i]);
+				break;
+			case ATTR_INTS:
+				if (x->ints[i] != y->ints[i])
+					why = differ("element %zu differs", i);
+				break;
+			case ATTR_STRINGS:
+				if (x->strings[i].len != y->strings[i].len ||
+				    (x->strings[i].len && memcmp(x->strings[i].data, y->strings[i].data, x->strings[i].len) != 0))
+					why = differ("element %zu differs", i);
+				break;
+			case ATTR_TENSORS:
+				why = tensor_diff(a, x->tensors[i], b, y->tensors[i]);
+				break;
+			case ATTR_GRAPHS:
+				why = graph_diff(a, x->graphs[i], b, y->graphs[i]);
+				break;
+			default:
+				why = differ("type %d not compared", x->type);
+				break;
+			}
+		}
+	}
+	if (why && strncmp(why, "attribute '", 11) != 0) {
+		char tmp[sizeof diff_msg];
+		snprintf(tmp, sizeof tmp, "%s", why);
+		return differ("attribute '%s': %s", x->name, tmp);
+	}
+	return why;
+}
+
+/* Prefix the current difference with where it is. */
+static const char *within(const char *fmt, const char *what, const char *why)
+{
+	char tmp[sizeof diff_msg];
+	snprintf(tmp, sizeof tmp, "%s", why);
+	char where[256];
+	snprintf(where, sizeof where, fmt, what);
+	return differ("%s: %s", where, tmp);
+}
+
+static const char *values_diff(IrModel *a, const ValueId *x, uint32_t nx, IrModel *b, const ValueId *y,
+                               uint32_t ny, const char *what, bool types)
+{
+	if (nx != ny)
+		return differ("%u vs %u %s", nx, ny, what);
+	for (uint32_t i = 0; i < nx; i++) {
+		if (!x[i] != !y[i] || strcmp(vname(a, x[i]), vname(b, y[i])) != 0)
+			return differ("%s %u: '%s' vs '%s'", what, i, vname(a, x[i]), vname(b, y[i]));
+		if (types && x[i] && !same_type(a, x[i], b, y[i]))
+			return differ("%s '%s': types differ", what, vname(a, x[i]));
+	}
+	return NULL;
+}
+
+static const char *graph_diff(IrModel *a, GraphId ga, IrModel *b, GraphId gb)
+{
+	IrGraph *x = ir_graph(a, ga), *y = ir_graph(b, gb);
+	const char *gname = x->name ? x->name : "";
+	const char *why;
+	if (strcmp(gname, y->name ? y->name : "") != 0)
+		return differ("graph '%s' vs '%s'", gname, y->name);
+	if ((why = values_diff(a, x->inputs, x->ninputs, b, y->inputs, y->ninputs, "inputs", true)) ||
+	    (why = values_diff(a, x->outputs, x->noutputs, b, y->outputs, y->noutputs, "outputs", true)) ||
+	    (why = values_diff(a, x->inits, x->ninits, b, y->inits, y->ninits, "initializers", true)))
+		return within("graph '%s'", gname, why);
+	if (x->nsparse != y->nsparse)
+		return differ("graph '%s': %u vs %u sparse initializers", gname, x->nsparse, y->nsparse);
+	for (uint32_t i = 0; i < x->ninits; i++) {
+		IrValue *p = ir_value(a, x->inits[i]), *q = ir_value(b, y->inits[i]);
+		if ((why = tensor_diff(a, p->tensor, b, q->tensor)))
+			return within("initializer '%s'", p->name, why);
+	}
+	if (x->nnodes != y->nnodes)
+		return differ("graph '%s': %u vs %u nodes", gname, x->nnodes, y->nnodes);
+	for (NodeId n = ir_first(a, ga), k = ir_first(b, gb); n && k; n = ir_next(a, n), k = ir_next(b, k)) {
+		IrNode *p = ir_node(a, n), *q = ir_node(b, k);
+		char label[160];
+		snprintf(label, sizeof label, "graph '%s': node %s#%u '%s'", gname, p->op_type, p->orig_index, p->name);
+		if (strcmp(p->op_type, q->op_type) != 0 || strcmp(p->domain, q->domain) != 0 ||
+		    strcmp(p->name, q->name) != 0)
+			return within("%s", label, differ("is %s.%s '%s'", q->domain, q->op_type, q->name));
+		if ((why = values_diff(a, p->inputs, p->ninputs, b, q->inputs, q->ninputs, "inputs", false)) ||
+		    (why = values_diff(a, p->outputs, p->noutputs, b, q->outputs, q->noutputs, "outputs", true)))
+			return within("%s", label, why);
+		if (p->nattrs != q->nattrs)
+			return within("%s", label, differ("%u vs %u attributes", p->nattrs, q->nattrs));
+		for (uint32_t i = 0; i < p->nattrs; i++)
+			if ((why = attr_diff(a, &p->attrs[i], b, &q->attrs[i])))
+				return within("%s", label, why);
+	}
+	return NULL;
+}
+
+const char *model_diff(IrModel *a, IrModel *b)
+{
+	if (a->ir_version != b->ir_version)
+		return differ("ir_version %lld vs %lld", (long long)a->ir_version, (long long)b->ir_version);
+	if (a->nopsets != b->nopsets)
+		return differ("%u vs %u opset imports", a->nopsets, b->nopsets);
+	for (uint32_t i = 0; i < a->nopsets; i++)
+		if (strcmp(a->opsets[i].domain, b->opsets[i].domain) != 0 || a->opsets[i].version != b->opsets[i].version)
+			return differ("opset import %u: '%s' %lld vs '%s' %lld", i, a->opsets[i].domain,
+			              (long long)a->opsets[i].version, b->opsets[i].domain, (long long)b->opsets[i].version);
+	if ((a->ngraphs > IR_MAIN_GRAPH) != (b->ngraphs > IR_MAIN_GRAPH))
+		return differ("only one model has a graph");
+	if (a->ngraphs <= IR_MAIN_GRAPH)
+		return NULL;
+	return graph_diff(a, IR_MAIN_GRAPH, b, IR_MAIN_GRAPH);
 }

@@ -26,4 +26,13 @@ void rm_rf(const char *path);
 /* Load, expecting failure: returns the first error message (static buffer). */
 const char *load_error(const char *path);
 
+/* ---- comparing models (check_text.c) ---------------------------------------
+ * Structural equality of two IRs, independent of ids: ir_version, opsets,
+ * and the main graphs recursively (graph names; inputs and outputs by name,
+ * dtype and shape; initializers by name, dtype, dims and bytes; nodes in
+ * order by op, domain, name, input and output names, the types of their
+ * outputs, and attributes by value, bodies included).  Floats compare by
+ * bits.  Returns NULL if equal, else the first difference (static buffer). */
+const char *model_diff(IrModel *a, IrModel *b);
+
 #endif
