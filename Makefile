@@ -6,6 +6,7 @@
 #   make demo       run graft on the bundled example model
 #   make deps       apt-get the Debian packages graft needs (run as root)
 #   make sanitize   build with ASan+UBSan into build/san/ and run the tests
+#   make valgrind   run the tests under valgrind
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
 #   make bench      load/save benchmark on a generated ~100 MB model
 
@@ -25,7 +26,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests
-.PHONY: all test demo deps sanitize fuzz-load bench clean
+.PHONY: all test demo deps sanitize valgrind fuzz-load bench clean
 
 # --- generated sources -------------------------------------------------------
 # protoc-c bindings for the installed onnx.proto (never copied into the repo).
@@ -102,6 +103,11 @@ deps:
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 sanitize:
 	$(MAKE) BUILD=build/san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
+
+# valgrind: every suite in one process (CK_FORK=no), leaks and errors fatal.
+valgrind: $(BUILD)/graft-tests $(BUILD)/graft
+	CK_FORK=no GRAFT=$(abspath $(BUILD)/graft) valgrind -q --leak-check=full \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=9 $(BUILD)/graft-tests
 
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer

@@ -310,6 +310,8 @@ typedef struct SaveOptions {
 	const char *ext_file;   /* file name (in the output's folder) for new external data;
 	                           default "<output file name>.data" */
 	bool overwrite_input;   /* allow saving onto the path the model was loaded from */
+	size_t inline_limit;    /* inline tensor bytes above which EXT_KEEP acts as EXT_ALL
+	                           (0: 2 GB less 64 MB of headroom for the graph itself) */
 } SaveOptions;
 bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d);
 /* Serialize to memory (no external data).  The caller frees *out. */

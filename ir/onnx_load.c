@@ -419,6 +419,13 @@ static bool build_graph(Loader *L, GraphId g, const Onnx__GraphProto *gp)
 			ir_node_add_use(m, n, (uint32_t)k);
 		}
 	}
+	/* value_info gives types of intermediate values; the entries themselves
+	 * ride along in gp and are written back while their value lives */
+	for (size_t i = 0; i < gp->n_value_info; i++) {
+		ValueId v = ir_lookup(m, g, str(gp->value_info[i]->name));
+		if (v && ir_value(m, v)->graph == g && !ir_value(m, v)->dtype && ir_value(m, v)->shape.rank < 0)
+			parse_type(L, v, gp->value_info[i]->type);
+	}
 	for (size_t i = 0; i < gp->n_output; i++) {
 		const Onnx__ValueInfoProto *vi = gp->output[i];
 		ValueId v = ir_lookup(m, g, str(vi->name));

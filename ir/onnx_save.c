@@ -600,7 +600,8 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	Emit e = {.m = m, .a = a, .d = d};
 	e.threshold = opt->ext_threshold ? opt->ext_threshold : 1024;
 	e.new_location = opt->ext_file ? opt->ext_file : arena_printf(a, "%s.data", base);
-	e.externalize = opt->external == EXT_ALL || inline_bytes(m) > PROTOBUF_LIMIT - (64u << 20);
+	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
+	e.externalize = opt->external == EXT_ALL || inline_bytes(m) > limit;
 
 	bool ok = false;
 	char **tmps = NULL, **finals = NULL;

@@ -140,13 +140,6 @@ static const char *write_model(const char *name, Onnx__GraphProto *g, bool no_op
 	return path;
 }
 
-static const char *relu_model(const char *name)
-{
-	const char *in[] = {"x"}, *out[] = {"y"};
-	Onnx__NodeProto *n = node("Relu", "relu", 1, in, 1, out);
-	return write_model(name, graph("g", 1, &n, "x", "y"), false);
-}
-
 /* ---- files that are not models ----------------------------------------- */
 
 START_TEST(test_missing_file)
@@ -485,6 +478,37 @@ START_TEST(test_external_missing_and_short)
 }
 END_TEST
 
+/* ---- fuzz regressions: every seed and every crash input the fuzzer ever
+ * found (tests/fuzz/load-seeds/, crashes saved as crash-*.onnx) loads to a
+ * valid IR or fails with exactly one error line --------------------------- */
+
+START_TEST(test_fuzz_seeds)
+{
+	size_t n;
+	char **paths = find_models("tests/fuzz/load-seeds", &n);
+	ck_assert_uint_ge(n, 12);
+	for (char **p = paths; *p; p++) {
+		size_t len;
+		uint8_t *bytes = read_file(*p, &len);
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = ir_load_bytes(bytes, len, *p, NULL, NULL, &d);
+		if (m) {
+			ck_assert_msg(ir_validate(m, &d), "%s: %s", *p, d.first);
+			uint8_t *out;
+			size_t outlen;
+			ck_assert(ir_save_bytes(m, &out, &outlen, &d));
+			free(out);
+			ir_model_free(m);
+		} else {
+			ck_assert_int_eq(d.nerrors, 1);
+		}
+		free(bytes);
+	}
+	paths_free(paths);
+}
+END_TEST
+
 /* ---- the CLI: one line on stderr, exit 1, nothing written ------------------ */
 
 START_TEST(test_cli_bad_model)
@@ -548,6 +572,9 @@ Suite *suite_load_errors(void)
 	tcase_add_test(tc, test_external_outside_folder);
 	tcase_add_test(tc, test_external_symlink_escape);
 	tcase_add_test(tc, test_external_missing_and_short);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fuzz");
+	tcase_add_test(tc, test_fuzz_seeds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -467,6 +467,53 @@ START_TEST(test_save_to_external_and_back)
 }
 END_TEST
 
+START_TEST(test_save_over_limit_goes_external)
+{
+	/* Past the inline limit (2 GB in real use; 1 KB here) a plain save writes
+	 * large tensors to OUT.data by itself, and the result loads back equal. */
+	char *tmp = temp_dir();
+	char out[512], data[512];
+	snprintf(out, sizeof out, "%s/big.onnx", tmp);
+	snprintf(data, sizeof data, "%s/big.onnx.data", tmp);
+	IrModel *m = load_ok("examples/tiny_cnn.onnx");
+	Diag d;
+	diag_init(&d, stderr);
+	SaveOptions so = {.inline_limit = 1024};
+	ck_assert(ir_save_file(m, out, &so, &d));
+	struct stat st;
+	ck_assert_int_eq(stat(data, &st), 0);
+	/* the tensors of 1 KiB or more: conv1.w (864 B) stays, conv2.w (2304 B) goes */
+	ck_assert_int_eq(st.st_size, 8 * 8 * 9 * 4);
+	IrModel *back = load_ok(out);
+	const char *names[] = {"conv1.w", "conv2.w", "fc.w"};
+	for (int i = 0; i < 3; i++) {
+		size_t n1, n2;
+		const uint8_t *a = ir_tensor_bytes(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, names[i]))->tensor, &n1);
+		const uint8_t *b = ir_tensor_bytes(back, ir_value(back, ir_lookup(back, IR_MAIN_GRAPH, names[i]))->tensor, &n2);
+		ck_assert_uint_eq(n1, n2);
+		ck_assert_int_eq(memcmp(a, b, n1), 0);
+	}
+	ck_assert(ir_tensor(back, ir_value(back, ir_lookup(back, IR_MAIN_GRAPH, "conv2.w"))->tensor)->external);
+	ir_model_free(back);
+	ir_model_free(m);
+	rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
+START_TEST(test_value_info_types)
+{
+	/* value_info fills the type of intermediate values */
+	IrModel *m = load_ok("tests/data/meta.onnx");
+	IrValue *t = ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "t"));
+	ck_assert_int_eq(t->dtype, DT_FLOAT);
+	ck_assert_int_eq(t->shape.rank, 2);
+	ck_assert_str_eq(t->shape.dims[0].param, "N");
+	ck_assert_int_eq(t->shape.dims[1].size, 4);
+	ir_model_free(m);
+}
+END_TEST
+
 START_TEST(test_save_refuses_input_path)
 {
 	char *tmp = temp_dir();
@@ -554,6 +601,8 @@ Suite *suite_onnx(void)
 	tc = tcase_create("save");
 	tcase_add_test(tc, test_save_external_roundtrip);
 	tcase_add_test(tc, test_save_to_external_and_back);
+	tcase_add_test(tc, test_save_over_limit_goes_external);
+	tcase_add_test(tc, test_value_info_types);
 	tcase_add_test(tc, test_save_refuses_input_path);
 	tcase_add_test(tc, test_save_failure_leaves_nothing);
 	tcase_add_test(tc, test_save_replaces_atomically);
