@@ -14,9 +14,9 @@
 #
 # Both outputs are checked in, so a build needs no Python.  Regenerate with
 #   /usr/bin/python3 ir/gen_opschema.py
-# `--json FILE` also writes every record (after the merge) as JSON, for
-# ir/verify_opschema_ort.mjs, which checks the opset 18..23 and vendor records
-# against the schemas ONNX Runtime embeds.
+# `--json FILE` writes every record (after the merge) as JSON to FILE instead
+# of the C outputs, for ir/verify_opschema_ort.mjs, which checks the opset
+# 18..23 and vendor records against the schemas ONNX Runtime embeds.
 # The output is deterministic: the same inputs give byte-identical files.
 
 import os
@@ -665,10 +665,12 @@ def main():
 		assert r["since"] <= MAX_OPSET or r["domain"], r["name"]
 	recs.sort(key=lambda r: (r["domain"], r["name"], r["since"]))
 	names = sorted({r["name"] for r in recs if r["domain"] == ""})
-	write_ops_def(os.path.join(HERE, "ops.def"), names)
-	write_table(os.path.join(HERE, "opschema_table.c"), recs, names, len(vendor))
 	if json_path:
 		write_json(json_path, recs)
+		print("gen_opschema: wrote %d schemas to %s" % (len(recs), json_path))
+		return
+	write_ops_def(os.path.join(HERE, "ops.def"), names)
+	write_table(os.path.join(HERE, "opschema_table.c"), recs, names, len(vendor))
 	print("gen_opschema: %d ops, %d schemas (%d from onnx 1.12, %d from the delta), %d vendor ops"
 	      % (len(names), len(recs), len(base), len(delta), len(vendor)))
 

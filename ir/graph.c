@@ -234,7 +234,7 @@ GraphId ir_graph_new(IrModel *m, GraphId parent, const char *name)
 	GraphId g = m->ngraphs++;
 	IrGraph *gr = &m->graphs[g];
 	memset(gr, 0, sizeof *gr);
-	gr->name = name ? name : "";
+	gr->name = arena_strdup(m->arena, name ? name : "");
 	gr->parent = parent;
 	gr->names = namemap_new();
 	return g;

@@ -886,6 +886,7 @@ void text_node(TextParser *p, Lit name, LitList *outs, LitList *op, AttrList *a1
 		strncat(domain, op->v[i].tok.z, op->v[i].tok.n);
 	}
 
+	bool clash = false;
 	for (unsigned i = 0; i < nout; i++) {
 		Lit o = outs->v[i];
 		onames[i] = o.kind ? lit_str(p, o) : "";
@@ -896,6 +897,7 @@ void text_node(TextParser *p, Lit name, LitList *outs, LitList *op, AttrList *a1
 			dup = strcmp(onames[j], onames[i]) == 0;
 		if (dup)
 			text_error(p, o.tok, "duplicate value name '%s'", onames[i]);
+		clash |= dup;
 	}
 	for (unsigned i = 0; i < nin; i++) {
 		Lit in = ins->v[i];
@@ -922,16 +924,18 @@ void text_node(TextParser *p, Lit name, LitList *outs, LitList *op, AttrList *a1
 				set_attr(p, 0, a);   /* check now, set once the node exists */
 		}
 
-	if (p->nerrors == errors) {
+	/* After an error the model is thrown away, but the node is still made
+	 * (unless its outputs clash) so later uses of its outputs do not
+	 * report errors of their own. */
+	if (!clash) {
 		const char *nname = name.kind ? lit_str(p, name) : "";
 		NodeId n = ir_node_new(m, g, 0, domain, op_type, nname, inputs, nin, onames, nout);
-		if (!n) {
+		if (!n)
 			text_error(p, op->v[0].tok, "node outputs clash with existing names");
-		} else {
+		else if (p->nerrors == errors)
 			for (int k = 0; k < 2; k++)
 				for (unsigned i = 0; lists[k] && i < lists[k]->n; i++)
 					set_attr(p, n, &lists[k]->v[i]);
-		}
 	}
 	free(onames);
 	free(inputs);

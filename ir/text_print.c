@@ -319,7 +319,7 @@ static void print_attr(Printer *p, NodeId n, const IrAttr *a, int level)
 	case ATTR_INT: fprintf(p->out, "%" PRId64, a->i); break;
 	case ATTR_STRING: print_quoted(p, a->s.data, a->s.len); break;
 	case ATTR_TENSOR: print_tensor(p, a->t, NULL); break;
-	case ATTR_GRAPH: print_graph(p, a->g, level + 1); break;
+	case ATTR_GRAPH: print_graph(p, a->g, level); break;
 	case ATTR_FLOATS: case ATTR_INTS: case ATTR_STRINGS: case ATTR_TENSORS: case ATTR_GRAPHS:
 		fputc('[', p->out);
 		for (size_t i = 0; i < a->n; i++) {
@@ -330,7 +330,7 @@ static void print_attr(Printer *p, NodeId n, const IrAttr *a, int level)
 			case ATTR_INTS: fprintf(p->out, "%" PRId64, a->ints[i]); break;
 			case ATTR_STRINGS: print_quoted(p, a->strings[i].data, a->strings[i].len); break;
 			case ATTR_TENSORS: print_tensor(p, a->tensors[i], NULL); break;
-			case ATTR_GRAPHS: print_graph(p, a->graphs[i], level + 1); break;
+			case ATTR_GRAPHS: print_graph(p, a->graphs[i], level); break;
 			}
 		}
 		fputc(']', p->out);
@@ -394,12 +394,18 @@ static void print_node(Printer *p, NodeId n, int level)
 	fputc('\n', p->out);
 }
 
-/* Values of g whose type is known but that no input, output or initializer
- * shows: ONNX's value_info. */
+/* Node outputs of g whose type is known but that g's outputs do not show:
+ * ONNX's value_info. */
 static bool is_value_info(IrModel *m, GraphId g, ValueId v)
 {
 	IrValue *val = ir_value(m, v);
-	return !val->dead && val->graph == g && val->producer && !val->is_output && val->dtype;
+	if (val->dead || val->graph != g || !val->producer || !val->dtype)
+		return false;
+	IrGraph *gr = ir_graph(m, g);
+	for (uint32_t i = 0; val->is_output && i < gr->noutputs; i++)
+		if (gr->outputs[i] == v)
+			return false;
+	return true;
 }
 
 static void print_graph(Printer *p, GraphId g, int level)

@@ -188,7 +188,7 @@ static const char *tensor_diff(IrModel *a, TensorId ta, IrModel *b, TensorId tb)
 	IrTensor *x = ir_tensor(a, ta), *y = ir_tensor(b, tb);
 	if (x->dtype != y->dtype)
 		return differ("dtype %d vs %d", x->dtype, y->dtype);
-	if (x->rank != y->rank || memcmp(x->dims, y->dims, sizeof *x->dims * (size_t)x->rank) != 0)
+	if (x->rank != y->rank || (x->rank > 0 && memcmp(x->dims, y->dims, sizeof *x->dims * (size_t)x->rank) != 0))
 		return differ("dims differ");
 	if (x->dtype == DT_STRING) {
 		const Onnx__TensorProto *p = x->proto, *q = y->proto;
