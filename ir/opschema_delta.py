@@ -22,12 +22,36 @@
 #   R16  = ONNX 1.16 release notes (opset 21 op list), quoted in the "Integrate with
 #          ONNX 1.16.0 release branch" issues (e.g. microsoft/onnxruntime#19783)
 #   R17  = ONNX 1.17 release notes (opset 22: "update to support bfloat16"), quoted in
-#          onnx/onnx-mlir#3003 and the op list of onnx/onnx-mlir#3058; onnx/onnx#6502
-#          says GlobalLpPool was *not* re-versioned (bfloat16 went into its version 2)
+#          onnx/onnx-mlir#3003 and the op list of onnx/onnx-mlir#3058.  (onnx/onnx#6502
+#          was read as "GlobalLpPool was not re-versioned"; ORT shows GlobalLpPool-22.)
 #   R18  = ONNX 1.18 release notes (opset 23), Homebrew/homebrew-core#223395 and
 #          microsoft/onnxruntime#24449
 # Where an entry says "types assumed", the version's existence is sourced but its
 # exact type lists were derived from the release note's one-line summary.
+#
+# Verified against ONNX Runtime 1.30 (onnxruntime-node, which embeds ONNX's
+# real schemas) by ir/verify_opschema_ort.mjs; rerun it after any edit here:
+#   node ir/verify_opschema_ort.mjs        (exit 0 = no mismatch)
+# It builds one-node models at each record's opset and reads the errors of
+# ORT's node checker.  Verified that way, for every record of opsets 18..23:
+#   - versions: every default-domain op at every opset 18..23 resolves to the
+#     since_version this table picks (so no version is missing or extra);
+#   - input/output arity (min/max) and since_version, from "has input size N
+#     not in range [min=a, max=b]" errors;
+#   - the attribute names, their types and which are required (every attribute
+#     name used anywhere in the table is also tried on every record);
+#   - the type lists of every type parameter bound by an input, over all 23
+#     tensor element types and their seq()/optional() forms.
+# Not verified (ORT's checker does not reveal them): attribute defaults;
+# type parameters bound only to outputs (Cast T2, If V, ConstantOfShape T2,
+# QuantizeLinear/DequantizeLinear output types, Shape/Size T1, ...); the
+# function flag; Constant-19/21/23 (ORT turns Constant nodes into initializers
+# before checking them).  Corrections that check made (2026): GlobalLpPool-22
+# added; Cast/CastLike-19+ without complex types; GridSample-20 T1 and the
+# Optional*-18 types without bfloat16 (onnx's all_tensor_types()); Identity-19+
+# sequences/optionals without bfloat16; Loop-19+ (and If, by analogy) take
+# seq(tensor(X)) and optional(tensor(X)) of the new float8/int4/float4e2m1
+# types; Dropout-22 T/T1 take the float8 types.
 
 REQUIRED = object()
 
@@ -37,6 +61,10 @@ UINTS = ["uint8", "uint16", "uint32", "uint64"]
 SINTS = ["int8", "int16", "int32", "int64"]
 NUMERIC = UINTS + SINTS + FLOAT3
 ALL_IR4 = NUMERIC + ["bfloat16", "string", "bool", "complex64", "complex128"]
+# onnx's all_tensor_types(): ALL_IR4 without bfloat16.  Sequences and optionals
+# are built from this list (no seq/optional of bfloat16), and it is what
+# GridSample-20 and the Optional* ops take (checked against ONNX Runtime).
+ALL_TENSOR = NUMERIC + ["string", "bool", "complex64", "complex128"]
 FLOAT8 = ["float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"]
 INT4 = ["uint4", "int4"]
 FLOAT4E2M1 = ["float4e2m1"]
@@ -44,6 +72,8 @@ ALL_IR9 = ALL_IR4 + FLOAT8
 ALL_IR10 = ALL_IR9 + INT4
 ALL_IR11 = ALL_IR10 + FLOAT4E2M1
 BITWISE = UINTS + SINTS
+# Cast/CastLike: every type but complex (onnx never had complex casts)
+CAST_IR9 = NUMERIC + ["bfloat16", "string", "bool"] + FLOAT8
 # ReduceX-13 numeric list (kept by the -18 versions)
 REDUCE = ["uint32", "uint64", "int32", "int64", "float16", "float", "double", "bfloat16"]
 
@@ -56,9 +86,17 @@ def optionals(elems):
 	return ["optional(seq(tensor(%s)))" % e for e in elems] + ["optional(tensor(%s))" % e for e in elems]
 
 
-# Control-flow and Identity value types: tensors, sequences and optionals.
+# Identity value types: tensors, sequences and optionals (of all_tensor_types).
 def any_value(tensor_elems):
-	return tensor_elems + seqs(ALL_IR4) + optionals(ALL_IR4)
+	return tensor_elems + seqs(ALL_TENSOR) + optionals(ALL_TENSOR)
+
+
+# What If/Loop-19+ add to their V per new element type: the tensor, a
+# sequence of it and an optional tensor of it (ORT accepts seq(tensor(X)) and
+# optional(tensor(X)) but not optional(seq(tensor(X))) for the float8/int4/
+# float4e2m1 types X).
+def control_flow(elems):
+	return elems + seqs(elems) + ["optional(tensor(%s))" % e for e in elems]
 
 
 def op(name, since, src, inputs, outputs, attrs=(), types=(), function=False):
@@ -113,11 +151,11 @@ DELTA = [
 	   types=[("T", FLOAT3)], function=True),
 	op("OptionalGetElement", 18, "CL OptionalGetElement-18 (also accepts a plain tensor/seq); OS",
 	   [("input", "O")], [("output", "V")],
-	   types=[("O", optionals(ALL_IR4) + ALL_IR4 + seqs(ALL_IR4)),
-		  ("V", ALL_IR4 + seqs(ALL_IR4))]),
+	   types=[("O", optionals(ALL_TENSOR) + ALL_TENSOR + seqs(ALL_TENSOR)),
+		  ("V", ALL_TENSOR + seqs(ALL_TENSOR))]),
 	op("OptionalHasElement", 18, "CL OptionalHasElement-18 (input optional, may be a tensor/seq); OS",
 	   [("input", "O", "opt")], [("output", "B")],
-	   types=[("O", optionals(ALL_IR4) + ALL_IR4 + seqs(ALL_IR4)), ("B", ["bool"])]),
+	   types=[("O", optionals(ALL_TENSOR) + ALL_TENSOR + seqs(ALL_TENSOR)), ("B", ["bool"])]),
 	op("Pad", 18, "CL Pad-18 (adds axes input); OS",
 	   [("data", "T"), ("pads", "tensor(int64)"), ("constant_value", "T", "opt"),
 	    ("axes", "Tind", "opt")],
@@ -165,11 +203,11 @@ DELTA = [
 	op("Cast", 19, "CL Cast-19 (saturate, float8 types); OS",
 	   [("input", "T1")], [("output", "T2")],
 	   [("saturate", "int", 1), ("to", "int", REQUIRED)],
-	   [("T1", ALL_IR9 + []), ("T2", ALL_IR9)]),
+	   [("T1", CAST_IR9), ("T2", CAST_IR9)]),
 	op("CastLike", 19, "CL CastLike-19 (saturate, float8 types); OS",
 	   [("input", "T1"), ("target_type", "T2")], [("output", "T2")],
 	   [("saturate", "int", 1)],
-	   [("T1", ALL_IR9), ("T2", ALL_IR9)], function=True),
+	   [("T1", CAST_IR9), ("T2", CAST_IR9)], function=True),
 	op("Constant", 19, "CL Constant-19 (float8 types); OS",
 	   [], [("output", "T")],
 	   [("sparse_value", "sparse_tensor", None), ("value", "tensor", None),
@@ -191,8 +229,9 @@ DELTA = [
 	op("Identity", 19, "CL Identity-19 (float8 types); OS",
 	   [("input", "V")], [("output", "V")],
 	   types=[("V", any_value(ALL_IR9))]),
-	rev("If", 19, 16, "CL If-19 (float8 types); OS", add_types={"V": FLOAT8}),
-	rev("Loop", 19, 16, "CL Loop-19 (float8 types); OS", add_types={"V": FLOAT8}),
+	rev("If", 19, 16, "CL If-19 (float8 types); OS; V as Loop-19 (not probed: output only)",
+	    add_types={"V": control_flow(FLOAT8)}),
+	rev("Loop", 19, 16, "CL Loop-19 (float8 types); OS", add_types={"V": control_flow(FLOAT8)}),
 	rev("Pad", 19, 18, "CL Pad-19 (mode 'wrap'); OS"),
 	op("QuantizeLinear", 19, "CL QuantizeLinear-19 (saturate, float8); OS",
 	   [("x", "T1"), ("y_scale", "T1"), ("y_zero_point", "T2", "opt")], [("y", "T2")],
@@ -226,7 +265,7 @@ DELTA = [
 	   [("X", "T1"), ("grid", "T2")], [("Y", "T1")],
 	   [("align_corners", "int", 0), ("mode", "string", "linear"),
 	    ("padding_mode", "string", "zeros")],
-	   [("T1", ALL_IR4), ("T2", FLOAT3)]),
+	   [("T1", ALL_TENSOR), ("T2", FLOAT3)]),
 	op("ImageDecoder", 20, "CL ImageDecoder-20; OS",
 	   [("encoded_stream", "T1")], [("image", "T2")],
 	   [("pixel_format", "string", "RGB")],
@@ -266,8 +305,8 @@ DELTA = [
 	rev("GroupNormalization", 21, 18, "CL GroupNormalization-21 (stash_type; scale/bias per channel); R16",
 	    add_attrs=[("stash_type", "int", 1)]),
 	rev("Identity", 21, 19, "R16 (int4/uint4)", add_types={"V": INT4}),
-	rev("If", 21, 19, "R16 (int4/uint4)", add_types={"V": INT4}),
-	rev("Loop", 21, 19, "R16 (int4/uint4)", add_types={"V": INT4}),
+	rev("If", 21, 19, "R16 (int4/uint4)", add_types={"V": control_flow(INT4)}),
+	rev("Loop", 21, 19, "R16 (int4/uint4)", add_types={"V": control_flow(INT4)}),
 	rev("Pad", 21, 19, "R16 (float8, int4/uint4)", add_types={"T": FLOAT8 + INT4}),
 	op("QLinearMatMul", 21, "CL QLinearMatMul-21 (float8, scale types); R16",
 	   [("a", "T1"), ("a_scale", "TS"), ("a_zero_point", "T1"),
@@ -298,9 +337,9 @@ DELTA = [
 	for name, base in [
 		("Acos", 7), ("Acosh", 9), ("Asin", 7), ("Asinh", 9), ("Atan", 7), ("Atanh", 9),
 		("AveragePool", 19), ("Bernoulli", 15), ("Conv", 11), ("ConvTranspose", 11),
-		("Cos", 7), ("Cosh", 9), ("DeformConv", 19), ("Det", 11), ("Dropout", 13),
+		("Cos", 7), ("Cosh", 9), ("DeformConv", 19), ("Det", 11),
 		("Elu", 6), ("EyeLike", 9), ("GRU", 14), ("GlobalAveragePool", 1),
-		("GlobalMaxPool", 1), ("GridSample", 20), ("HardSigmoid", 6), ("HardSwish", 14),
+		("GlobalLpPool", 2), ("GlobalMaxPool", 1), ("GridSample", 20), ("HardSigmoid", 6), ("HardSwish", 14),
 		("InstanceNormalization", 6), ("LSTM", 14), ("LpNormalization", 1), ("LpPool", 18),
 		("MaxPool", 12), ("MaxRoiPool", 1), ("MaxUnpool", 11), ("Mish", 18),
 		("Multinomial", 7), ("NegativeLogLikelihoodLoss", 13), ("RNN", 14),
@@ -309,6 +348,10 @@ DELTA = [
 		("Sin", 7), ("Sinh", 9), ("Softplus", 1), ("Softsign", 1), ("Tan", 7),
 		("ThresholdedRelu", 10),
 	]
+] + [
+	# Dropout-22 also takes the float8 types for data and ratio (ORT 1.30).
+	rev("Dropout", 22, 13, "R17 (bfloat16, float8); types checked with ORT",
+	    add_types={"T": FLOAT8, "T1": ["bfloat16"] + FLOAT8}),
 ] + [
 	# ---------------------------------------------------------------- opset 23
 	op("Attention", 23, "CL Attention-23; R18",
@@ -343,8 +386,8 @@ DELTA = [
 	    ("T3", ["float", "float16", "bfloat16"])]),
 	rev("Flatten", 23, 21, "R18 (float4e2m1)", add_types={"T": FLOAT4E2M1}),
 	rev("Identity", 23, 21, "R18 (float4e2m1)", add_types={"V": FLOAT4E2M1}),
-	rev("If", 23, 21, "R18 (float4e2m1)", add_types={"V": FLOAT4E2M1}),
-	rev("Loop", 23, 21, "R18 (float4e2m1)", add_types={"V": FLOAT4E2M1}),
+	rev("If", 23, 21, "R18 (float4e2m1)", add_types={"V": control_flow(FLOAT4E2M1)}),
+	rev("Loop", 23, 21, "R18 (float4e2m1)", add_types={"V": control_flow(FLOAT4E2M1)}),
 	rev("Pad", 23, 21, "R18 (float4e2m1)", add_types={"T": FLOAT4E2M1}),
 	op("QuantizeLinear", 23, "CL QuantizeLinear-23 (precision, scale T2, float4e2m1); R18",
 	   [("x", "T1"), ("y_scale", "T2"), ("y_zero_point", "T3", "opt")], [("y", "T3")],

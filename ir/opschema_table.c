@@ -608,18 +608,18 @@ static const OpAttrDef Cast_19_attrs[] = {
 };
 
 static const OpTypeConstraint Cast_19_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
 };
 
 static const OpTypeConstraint Cast_21_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
 };
 
 static const OpTypeConstraint Cast_23_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
 };
 
 static const OpFormal CastLike_15_inputs[] = {
@@ -641,18 +641,18 @@ static const OpAttrDef CastLike_19_attrs[] = {
 };
 
 static const OpTypeConstraint CastLike_19_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
 };
 
 static const OpTypeConstraint CastLike_21_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4), false },
 };
 
 static const OpTypeConstraint CastLike_23_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
-	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
+	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
+	{ "T2", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ) | TY(UINT4) | TY(INT4) | TY(FLOAT4E2M1), false },
 };
 
 static const OpFormal Ceil_1_inputs[] = {
@@ -1310,8 +1310,8 @@ static const OpTypeConstraint Dropout_13_types[] = {
 };
 
 static const OpTypeConstraint Dropout_22_types[] = {
-	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
-	{ "T1", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
+	{ "T1", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16) | TY(FLOAT8E4M3FN) | TY(FLOAT8E4M3FNUZ) | TY(FLOAT8E5M2) | TY(FLOAT8E5M2FNUZ), false },
 	{ "T2", TY(BOOL), false },
 };
 
@@ -1766,6 +1766,10 @@ static const OpAttrDef GlobalLpPool_2_attrs[] = {
 	{ .name = "p", .type = ATTR_INT, .has_default = true, .i = INT64_C(2) },
 };
 
+static const OpTypeConstraint GlobalLpPool_22_types[] = {
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
+};
+
 static const OpFormal GlobalMaxPool_1_inputs[] = {
 	{ "X", "T", OPT_SINGLE, true },
 };
@@ -1863,11 +1867,6 @@ static const OpAttrDef GridSample_20_attrs[] = {
 	{ .name = "align_corners", .type = ATTR_INT, .has_default = true, .i = INT64_C(0) },
 	{ .name = "mode", .type = ATTR_STRING, .has_default = true, .s = "linear" },
 	{ .name = "padding_mode", .type = ATTR_STRING, .has_default = true, .s = "zeros" },
-};
-
-static const OpTypeConstraint GridSample_20_types[] = {
-	{ "T1", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16), false },
-	{ "T2", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE), false },
 };
 
 static const OpTypeConstraint GridSample_22_types[] = {
@@ -3011,8 +3010,8 @@ static const OpTypeConstraint OptionalGetElement_15_types[] = {
 };
 
 static const OpTypeConstraint OptionalGetElement_18_types[] = {
-	{ "O", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16), true },
-	{ "V", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16), true },
+	{ "O", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128), true },
+	{ "V", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128), true },
 };
 
 static const OpFormal OptionalHasElement_15_inputs[] = {
@@ -3033,7 +3032,7 @@ static const OpFormal OptionalHasElement_18_inputs[] = {
 };
 
 static const OpTypeConstraint OptionalHasElement_18_types[] = {
-	{ "O", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128) | TY(BFLOAT16), true },
+	{ "O", TY(FLOAT) | TY(UINT8) | TY(INT8) | TY(UINT16) | TY(INT16) | TY(INT32) | TY(INT64) | TY(STRING) | TY(BOOL) | TY(FLOAT16) | TY(DOUBLE) | TY(UINT32) | TY(UINT64) | TY(COMPLEX64) | TY(COMPLEX128), true },
 	{ "B", TY(BOOL), false },
 };
 
@@ -5244,7 +5243,7 @@ static const OpAttrDef com_microsoft_Attention_1_attrs[] = {
 };
 
 static const OpTypeConstraint com_microsoft_Attention_1_types[] = {
-	{ "T", TY(FLOAT) | TY(FLOAT16), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(BFLOAT16), false },
 	{ "M", TY(INT32), false },
 };
 
@@ -5285,7 +5284,7 @@ static const OpFormal com_microsoft_FastGelu_1_outputs[] = {
 };
 
 static const OpTypeConstraint com_microsoft_FastGelu_1_types[] = {
-	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(BFLOAT16), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
 };
 
 static const OpFormal com_microsoft_FusedConv_1_inputs[] = {
@@ -5424,7 +5423,7 @@ static const OpAttrDef com_microsoft_MultiHeadAttention_1_attrs[] = {
 };
 
 static const OpTypeConstraint com_microsoft_MultiHeadAttention_1_types[] = {
-	{ "T", TY(FLOAT) | TY(FLOAT16), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(BFLOAT16), false },
 	{ "M", TY(INT32), false },
 	{ "QK", TY(FLOAT) | TY(FLOAT16), false },
 };
@@ -5449,7 +5448,7 @@ static const OpAttrDef com_microsoft_NhwcConv_1_attrs[] = {
 };
 
 static const OpTypeConstraint com_microsoft_NhwcConv_1_types[] = {
-	{ "T", TY(FLOAT) | TY(FLOAT16), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE), false },
 };
 
 static const OpFormal com_microsoft_QuickGelu_1_inputs[] = {
@@ -6609,7 +6608,7 @@ static const OpSchema schemas[] = {
 		Dropout_12_attrs, 1,
 		Dropout_13_types, 3,
 	},
-	{ /* Dropout-22: R17 (bfloat16; types assumed) */
+	{ /* Dropout-22: R17 (bfloat16, float8); types checked with ORT */
 		"", "Dropout", OP_Dropout, 22, INT32_MAX,
 		0,
 		Dropout_12_inputs, 3, 1, 3,
@@ -7026,12 +7025,20 @@ static const OpSchema schemas[] = {
 		GlobalLpPool_1_types, 1,
 	},
 	{ /* GlobalLpPool-2: python3-onnx 1.12 */
-		"", "GlobalLpPool", OP_GlobalLpPool, 2, INT32_MAX,
+		"", "GlobalLpPool", OP_GlobalLpPool, 2, 21,
 		0,
 		GlobalLpPool_1_inputs, 1, 1, 1,
 		GlobalLpPool_1_outputs, 1, 1, 1,
 		GlobalLpPool_2_attrs, 1,
 		GlobalLpPool_1_types, 1,
+	},
+	{ /* GlobalLpPool-22: R17 (bfloat16; types assumed) */
+		"", "GlobalLpPool", OP_GlobalLpPool, 22, INT32_MAX,
+		0,
+		GlobalLpPool_1_inputs, 1, 1, 1,
+		GlobalLpPool_1_outputs, 1, 1, 1,
+		GlobalLpPool_2_attrs, 1,
+		GlobalLpPool_22_types, 1,
 	},
 	{ /* GlobalMaxPool-1: python3-onnx 1.12 */
 		"", "GlobalMaxPool", OP_GlobalMaxPool, 1, 21,
@@ -7111,7 +7118,7 @@ static const OpSchema schemas[] = {
 		GridSample_20_inputs, 2, 2, 2,
 		GridSample_20_outputs, 1, 1, 1,
 		GridSample_20_attrs, 3,
-		GridSample_20_types, 2,
+		GridSample_16_types, 2,
 	},
 	{ /* GridSample-22: R17 (bfloat16; types assumed) */
 		"", "GridSample", OP_GridSample, 22, INT32_MAX,
@@ -7305,7 +7312,7 @@ static const OpSchema schemas[] = {
 		If_1_attrs, 2,
 		If_16_types, 2,
 	},
-	{ /* If-19: CL If-19 (float8 types); OS */
+	{ /* If-19: CL If-19 (float8 types); OS; V as Loop-19 (not probed: output only) */
 		"", "If", OP_If, 19, 20,
 		0,
 		If_1_inputs, 1, 1, 1,
@@ -10190,7 +10197,7 @@ static const OpSchema schemas[] = {
 };
 
 #define NSCHEMAS (sizeof schemas / sizeof schemas[0])
-_Static_assert(sizeof schemas / sizeof schemas[0] == 578, "schema count");
+_Static_assert(sizeof schemas / sizeof schemas[0] == 579, "schema count");
 
 /* kind_first[k]..kind_first[k+1]-1: the versions of default-domain op k. */
 static const uint16_t kind_first[OP_COUNT + 1] = {
@@ -10260,138 +10267,138 @@ static const uint16_t kind_first[OP_COUNT + 1] = {
 	174, /* Gemm */
 	180, /* GlobalAveragePool */
 	182, /* GlobalLpPool */
-	184, /* GlobalMaxPool */
-	186, /* Greater */
-	190, /* GreaterOrEqual */
-	192, /* GridSample */
-	195, /* GroupNormalization */
-	197, /* HammingWindow */
-	198, /* HannWindow */
-	199, /* HardSigmoid */
-	202, /* HardSwish */
-	204, /* Hardmax */
-	207, /* Identity */
-	214, /* If */
-	221, /* ImageDecoder */
-	222, /* InstanceNormalization */
-	225, /* IsInf */
-	227, /* IsNaN */
-	230, /* LRN */
-	232, /* LSTM */
-	236, /* LayerNormalization */
-	237, /* LeakyRelu */
-	240, /* Less */
-	244, /* LessOrEqual */
-	246, /* Log */
-	249, /* LogSoftmax */
-	252, /* Loop */
-	259, /* LpNormalization */
-	261, /* LpPool */
-	266, /* MatMul */
-	269, /* MatMulInteger */
-	270, /* Max */
-	275, /* MaxPool */
-	281, /* MaxRoiPool */
-	283, /* MaxUnpool */
-	286, /* Mean */
-	290, /* MeanVarianceNormalization */
-	292, /* MelWeightMatrix */
-	293, /* Min */
-	298, /* Mish */
-	300, /* Mod */
-	302, /* Mul */
-	307, /* Multinomial */
-	309, /* Neg */
-	312, /* NegativeLogLikelihoodLoss */
-	315, /* NonMaxSuppression */
-	317, /* NonZero */
-	319, /* Not */
-	320, /* OneHot */
-	322, /* Optional */
-	323, /* OptionalGetElement */
-	325, /* OptionalHasElement */
-	327, /* Or */
-	329, /* PRelu */
-	334, /* Pad */
-	342, /* Pow */
-	347, /* QLinearConv */
-	348, /* QLinearMatMul */
-	350, /* QuantizeLinear */
-	355, /* RMSNormalization */
-	356, /* RNN */
-	360, /* RandomNormal */
-	362, /* RandomNormalLike */
-	364, /* RandomUniform */
-	366, /* RandomUniformLike */
-	368, /* Range */
-	369, /* Reciprocal */
-	372, /* ReduceL1 */
-	376, /* ReduceL2 */
-	380, /* ReduceLogSum */
-	384, /* ReduceLogSumExp */
-	388, /* ReduceMax */
-	394, /* ReduceMean */
-	398, /* ReduceMin */
-	404, /* ReduceProd */
-	408, /* ReduceSum */
-	411, /* ReduceSumSquare */
-	415, /* RegexFullMatch */
-	416, /* Relu */
-	420, /* Reshape */
-	427, /* Resize */
-	432, /* ReverseSequence */
-	433, /* RoiAlign */
-	436, /* RotaryEmbedding */
-	437, /* Round */
-	439, /* STFT */
-	440, /* Scan */
-	447, /* Scatter */
-	449, /* ScatterElements */
-	453, /* ScatterND */
-	457, /* Selu */
-	460, /* SequenceAt */
-	461, /* SequenceConstruct */
-	462, /* SequenceEmpty */
-	463, /* SequenceErase */
-	464, /* SequenceInsert */
-	465, /* SequenceLength */
-	466, /* SequenceMap */
-	467, /* Shape */
-	473, /* Shrink */
-	474, /* Sigmoid */
-	477, /* Sign */
-	479, /* Sin */
-	481, /* Sinh */
-	483, /* Size */
-	488, /* Slice */
-	492, /* Softmax */
-	495, /* SoftmaxCrossEntropyLoss */
-	497, /* Softplus */
-	499, /* Softsign */
-	501, /* SpaceToDepth */
-	503, /* Split */
-	508, /* SplitToSequence */
-	509, /* Sqrt */
-	512, /* Squeeze */
-	517, /* StringConcat */
-	518, /* StringNormalizer */
-	519, /* StringSplit */
-	520, /* Sub */
-	525, /* Sum */
-	529, /* Tan */
-	531, /* Tanh */
-	534, /* TfIdfVectorizer */
-	535, /* ThresholdedRelu */
-	537, /* Tile */
-	540, /* TopK */
-	543, /* Transpose */
-	547, /* Trilu */
-	548, /* Unique */
-	549, /* Unsqueeze */
-	554, /* Upsample */
-	558, /* Where */
-	560, /* Xor */
-	562, /* end of the default domain */
+	185, /* GlobalMaxPool */
+	187, /* Greater */
+	191, /* GreaterOrEqual */
+	193, /* GridSample */
+	196, /* GroupNormalization */
+	198, /* HammingWindow */
+	199, /* HannWindow */
+	200, /* HardSigmoid */
+	203, /* HardSwish */
+	205, /* Hardmax */
+	208, /* Identity */
+	215, /* If */
+	222, /* ImageDecoder */
+	223, /* InstanceNormalization */
+	226, /* IsInf */
+	228, /* IsNaN */
+	231, /* LRN */
+	233, /* LSTM */
+	237, /* LayerNormalization */
+	238, /* LeakyRelu */
+	241, /* Less */
+	245, /* LessOrEqual */
+	247, /* Log */
+	250, /* LogSoftmax */
+	253, /* Loop */
+	260, /* LpNormalization */
+	262, /* LpPool */
+	267, /* MatMul */
+	270, /* MatMulInteger */
+	271, /* Max */
+	276, /* MaxPool */
+	282, /* MaxRoiPool */
+	284, /* MaxUnpool */
+	287, /* Mean */
+	291, /* MeanVarianceNormalization */
+	293, /* MelWeightMatrix */
+	294, /* Min */
+	299, /* Mish */
+	301, /* Mod */
+	303, /* Mul */
+	308, /* Multinomial */
+	310, /* Neg */
+	313, /* NegativeLogLikelihoodLoss */
+	316, /* NonMaxSuppression */
+	318, /* NonZero */
+	320, /* Not */
+	321, /* OneHot */
+	323, /* Optional */
+	324, /* OptionalGetElement */
+	326, /* OptionalHasElement */
+	328, /* Or */
+	330, /* PRelu */
+	335, /* Pad */
+	343, /* Pow */
+	348, /* QLinearConv */
+	349, /* QLinearMatMul */
+	351, /* QuantizeLinear */
+	356, /* RMSNormalization */
+	357, /* RNN */
+	361, /* RandomNormal */
+	363, /* RandomNormalLike */
+	365, /* RandomUniform */
+	367, /* RandomUniformLike */
+	369, /* Range */
+	370, /* Reciprocal */
+	373, /* ReduceL1 */
+	377, /* ReduceL2 */
+	381, /* ReduceLogSum */
+	385, /* ReduceLogSumExp */
+	389, /* ReduceMax */
+	395, /* ReduceMean */
+	399, /* ReduceMin */
+	405, /* ReduceProd */
+	409, /* ReduceSum */
+	412, /* ReduceSumSquare */
+	416, /* RegexFullMatch */
+	417, /* Relu */
+	421, /* Reshape */
+	428, /* Resize */
+	433, /* ReverseSequence */
+	434, /* RoiAlign */
+	437, /* RotaryEmbedding */
+	438, /* Round */
+	440, /* STFT */
+	441, /* Scan */
+	448, /* Scatter */
+	450, /* ScatterElements */
+	454, /* ScatterND */
+	458, /* Selu */
+	461, /* SequenceAt */
+	462, /* SequenceConstruct */
+	463, /* SequenceEmpty */
+	464, /* SequenceErase */
+	465, /* SequenceInsert */
+	466, /* SequenceLength */
+	467, /* SequenceMap */
+	468, /* Shape */
+	474, /* Shrink */
+	475, /* Sigmoid */
+	478, /* Sign */
+	480, /* Sin */
+	482, /* Sinh */
+	484, /* Size */
+	489, /* Slice */
+	493, /* Softmax */
+	496, /* SoftmaxCrossEntropyLoss */
+	498, /* Softplus */
+	500, /* Softsign */
+	502, /* SpaceToDepth */
+	504, /* Split */
+	509, /* SplitToSequence */
+	510, /* Sqrt */
+	513, /* Squeeze */
+	518, /* StringConcat */
+	519, /* StringNormalizer */
+	520, /* StringSplit */
+	521, /* Sub */
+	526, /* Sum */
+	530, /* Tan */
+	532, /* Tanh */
+	535, /* TfIdfVectorizer */
+	536, /* ThresholdedRelu */
+	538, /* Tile */
+	541, /* TopK */
+	544, /* Transpose */
+	548, /* Trilu */
+	549, /* Unique */
+	550, /* Unsqueeze */
+	555, /* Upsample */
+	559, /* Where */
+	561, /* Xor */
+	563, /* end of the default domain */
 };
 
 static const char *const kind_names[OP_COUNT] = {

@@ -11,6 +11,11 @@
 # DmlOperatorAttention.cpp).  Only the inputs/attributes ORT documents at the
 # time of writing are listed; ORT adds optional trailing inputs over time.
 #
+# Checked against ONNX Runtime 1.30 by ir/verify_opschema_ort.mjs (arity,
+# attribute names/types/required, input type lists; not defaults or
+# output-only types).  That added bfloat16 to Attention and MultiHeadAttention
+# T and double to FastGelu and NhwcConv T (2026).
+#
 # Caveat, kept here so nobody is surprised: ONNX Runtime registers
 # LayerNormalization (contrib, versions 1..16) and SimplifiedLayerNormalization
 # in the *ONNX* domain "" at version 1, not in com.microsoft
@@ -44,7 +49,7 @@ VENDOR = [
 	     ("num_heads", "int", REQUIRED), ("past_present_share_buffer", "int", 0),
 	     ("qkv_hidden_sizes", "ints", None), ("rotary_embedding_dim", "int", 0),
 	     ("scale", "float", None), ("unidirectional", "int", 0)],
-	    [("T", ["float", "float16"]), ("M", ["int32"])]),
+	    [("T", ["float", "float16", "bfloat16"]), ("M", ["int32"])]),
 	vop("BiasAdd",
 	    [("X", "T"), ("bias", "T"), ("skip", "T")], [("Y", "T")],
 	    types=[("T", ["float16", "float"])]),
@@ -53,7 +58,7 @@ VENDOR = [
 	    types=[("T", FLOAT3 + ["bfloat16"])]),
 	vop("FastGelu",
 	    [("X", "T"), ("bias", "T", "opt")], [("Y", "T")],
-	    types=[("T", FLOAT_HB)], function=True),
+	    types=[("T", FLOAT_HB + ["double"])], function=True),
 	vop("FusedConv",
 	    [("X", "T"), ("W", "T"), ("B", "T", "opt"), ("Z", "T", "opt")], [("Y", "T")],
 	    [("activation", "string", None), ("activation_params", "floats", None),
@@ -90,12 +95,12 @@ VENDOR = [
 	     ("qk", "QK", "opt")],
 	    [("mask_filter_value", "float", None), ("num_heads", "int", REQUIRED),
 	     ("scale", "float", None), ("unidirectional", "int", 0)],
-	    [("T", ["float", "float16"]), ("M", ["int32"]), ("QK", ["float", "float16"])]),
+	    [("T", ["float", "float16", "bfloat16"]), ("M", ["int32"]), ("QK", ["float", "float16"])]),
 	vop("NhwcConv",
 	    [("X", "T"), ("W", "T"), ("B", "T", "opt")], [("Y", "T")],
 	    [("auto_pad", "string", "NOTSET"), ("dilations", "ints", None), ("group", "int", 1),
 	     ("kernel_shape", "ints", None), ("pads", "ints", None), ("strides", "ints", None)],
-	    [("T", ["float16", "float"])]),
+	    [("T", ["float16", "float", "double"])]),
 	vop("QuickGelu",
 	    [("X", "T")], [("Y", "T")],
 	    [("alpha", "float", 1.702)],

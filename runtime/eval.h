@@ -1,0 +1,155 @@
+/* eval.h - graft's reference evaluator: runtime values, kernels and the
+ * graph interpreter.
+ *
+ * Written for clarity and correctness first.  It proves that rewrites keep a
+ * model's meaning (graft run / graft compare), and the constant folder calls
+ * the same kernels, so graft has one arithmetic implementation, not two.
+ *
+ * A kernel computes one node: it reads its inputs (EvValue, NULL for an
+ * omitted optional input), reads attributes through the ev_attr_* helpers
+ * (which fall back to the schema's defaults), and allocates its outputs with
+ * ev_tensor_new.  On bad input (shapes that do not fit, unsupported dtype)
+ * it reports one line through ev_fail and returns false; it never exits. */
+#ifndef GRAFT_EVAL_H
+#define GRAFT_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+#define EV_MAX_RANK 16
+
+typedef enum EvKind {
+	EV_TENSOR = 0,
+	EV_SEQUENCE,     /* items[nitems], each a tensor */
+	EV_NONE,         /* an empty optional */
+} EvKind;
+
+/* A runtime value.  For tensors: dtype, rank, dims, numel and data (numel
+ * elements, row-major, little-endian; 4-bit types packed two per byte as in
+ * ONNX raw_data; bool one byte 0/1; strings: data is char *[numel], each a
+ * NUL-terminated malloc'd string owned by the tensor).
+ * Values are reference counted: ev_ref / ev_unref. */
+typedef struct EvValue {
+	EvKind kind;
+	int dtype;              /* tensors: DType; sequences: element dtype (may be 0) */
+	int rank;
+	int64_t dims[EV_MAX_RANK];
+	int64_t numel;
+	void *data;
+	size_t nbytes;
+	bool borrowed;          /* data belongs to someone else (an IR initializer) */
+	int refs;
+	struct EvValue **items; /* EV_SEQUENCE */
+	int nitems;
+} EvValue;
+
+/* ---- values (value.c) --------------------------------------------------- */
+/* A new tensor with zeroed data; NULL (and a message) if too big or rank > EV_MAX_RANK. */
+EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims);
+EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
+EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);
+EvValue *ev_sequence_new(int elem_dtype);
+void ev_sequence_push(EvValue *seq, EvValue *item);   /* takes the reference */
+EvValue *ev_none(void);
+EvValue *ev_ref(EvValue *v);
+void ev_unref(EvValue *v);
+EvValue *ev_copy(const EvValue *v);                  /* deep copy, owned data */
+/* Element size in bytes (0 for sub-byte and string types). */
+size_t ev_elem_size(int dtype);
+bool ev_is_float(int dtype);      /* float, double, float16, bfloat16, float8 kinds */
+bool ev_is_signed_int(int dtype);
+bool ev_is_unsigned_int(int dtype); /* includes bool */
+
+/* Element access as double / int64 / uint64 with ONNX conversion rules
+ * (float16/bfloat16 decoded; setting rounds to nearest even). */
+double ev_get_f(const EvValue *t, int64_t i);
+void ev_set_f(EvValue *t, int64_t i, double v);
+int64_t ev_get_i(const EvValue *t, int64_t i);
+void ev_set_i(EvValue *t, int64_t i, int64_t v);
+uint64_t ev_get_u(const EvValue *t, int64_t i);
+void ev_set_u(EvValue *t, int64_t i, uint64_t v);
+
+/* IEEE half and bfloat16 conversions (round to nearest even, NaN kept). */
+float ev_half_to_float(uint16_t h);
+uint16_t ev_float_to_half(float f);
+float ev_bf16_to_float(uint16_t b);
+uint16_t ev_float_to_bf16(float f);
+
+/* numpy-style broadcasting of shapes: false if they do not broadcast. */
+bool ev_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout, int64_t *out);
+/* Strides (in elements) to read a tensor of shape (r, dims) as if broadcast
+ * to (rout, out): 0 along broadcast dimensions. */
+void ev_broadcast_strides(int r, const int64_t *dims, int rout, const int64_t *out, int64_t *strides);
+/* Row-major strides of a shape. */
+void ev_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* TensorProto (.pb) files, as in ONNX's backend tests; sequences and
+ * optionals use onnx-data's SequenceProto / OptionalProto when needed. */
+EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId t);   /* borrows the bytes */
+/* kind: what the file holds (EV_TENSOR, EV_SEQUENCE, or EV_NONE for an
+ * OptionalProto), from the graph's declared type.  *name: malloc'd or NULL. */
+EvValue *ev_load_pb(const char *path, EvKind kind, char **name, Diag *d);
+/* The container kind of value v's declared type: EV_SEQUENCE, EV_NONE for
+ * optional, else EV_TENSOR. */
+EvKind ev_declared_kind(IrModel *m, ValueId v);
+bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d);
+
+/* ---- kernels (runtime/kernels/) ---------------------------------------------- */
+typedef struct EvCtx {
+	IrModel *m;
+	NodeId node;
+	int opset;              /* the default-domain opset of the model */
+	Diag *d;
+	const char *where;      /* model path for messages */
+	uint64_t seed;          /* for random ops */
+	struct EvEnv *env;      /* the interpreter, for ops with bodies */
+} EvCtx;
+
+typedef bool (*EvKernelFn)(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
+
+typedef struct EvKernel {
+	const char *op;         /* default-domain op name */
+	EvKernelFn fn;
+	uint32_t dtypes;        /* bit mask of DTypes the kernel computes (for graft ops) */
+} EvKernel;
+
+/* Each kernel family exports a table ending with {NULL}; registry.c lists them. */
+const EvKernel *ev_kernel_find(const char *domain, const char *op);
+/* Every kernel, for `graft ops`: count in *n. */
+const EvKernel *const *ev_kernels_all(size_t *n);
+
+/* One-line failure naming the node: "<model>: node 'Conv_3': <message>". Returns false. */
+bool ev_fail(EvCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Attributes with the schema's default when absent. */
+int64_t ev_attr_int(EvCtx *c, const char *name, int64_t def);
+float ev_attr_float(EvCtx *c, const char *name, float def);
+/* Ints list; *n = -1 (and NULL) when absent. */
+const int64_t *ev_attr_ints(EvCtx *c, const char *name, int *n);
+const float *ev_attr_floats(EvCtx *c, const char *name, int *n);
+/* String attribute as a NUL-terminated copy in a per-call buffer, or def. */
+const char *ev_attr_string(EvCtx *c, const char *name, const char *def, char *buf, size_t size);
+const IrAttr *ev_attr(EvCtx *c, const char *name);
+
+/* Normalise a possibly negative axis against rank; false (and a message) if out of range. */
+bool ev_axis(EvCtx *c, int64_t axis, int rank, int *out);
+
+/* ---- the interpreter (eval.c) ------------------------------------------- */
+typedef struct EvOptions {
+	uint64_t seed;
+} EvOptions;
+
+/* Run graph g of m on values for its inputs (in graph-input order; an
+ * overridable initializer may be given NULL to use its default).  On success
+ * outputs[i] holds a reference per graph output. */
+bool ev_run(IrModel *m, const EvValue *const *inputs, uint32_t ninputs,
+            EvValue **outputs, const EvOptions *opt, Diag *d);
+/* Run one body graph (If/Loop/Scan) inside the current evaluation. */
+bool ev_run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs, uint32_t noutputs);
+/* Evaluate one node on given input values (the constant folder's entry). */
+bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d);
+
+#endif

@@ -1,0 +1,60 @@
+/* registry.c - finds the kernel for an op.  Each family file in
+ * runtime/kernels/ exports ev_kernels_<family>[] (ending with {NULL}); the
+ * Makefile lists the families in build/gen/kernel_families.h, so adding a
+ * family needs no edit here.  Lookup is by OpKind through a table built on
+ * first use. */
+#include "eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FAMILY(f) extern const EvKernel ev_kernels_##f[];
+#include "kernel_families.h"
+#undef FAMILY
+
+static const EvKernel *const families[] = {
+#define FAMILY(f) ev_kernels_##f,
+#include "kernel_families.h"
+#undef FAMILY
+	NULL,
+};
+
+static const EvKernel *by_kind[OP_COUNT];
+static const EvKernel **all;
+static size_t nall;
+
+static void build(void)
+{
+	if (all)
+		return;
+	size_t n = 0;
+	for (size_t f = 0; families[f]; f++)
+		for (const EvKernel *k = families[f]; k->op; k++)
+			n++;
+	all = calloc(n + 1, sizeof *all);
+	if (!all)
+		abort();
+	for (size_t f = 0; families[f]; f++)
+		for (const EvKernel *k = families[f]; k->op; k++) {
+			all[nall++] = k;
+			OpKind kind = op_kind_lookup(k->op);
+			if (kind != OP_UNKNOWN && !by_kind[kind])
+				by_kind[kind] = k;
+		}
+}
+
+const EvKernel *ev_kernel_find(const char *domain, const char *op)
+{
+	build();
+	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
+		return NULL;
+	OpKind kind = op_kind_lookup(op);
+	return kind == OP_UNKNOWN ? NULL : by_kind[kind];
+}
+
+const EvKernel *const *ev_kernels_all(size_t *n)
+{
+	build();
+	*n = nall;
+	return all;
+}
