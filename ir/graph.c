@@ -622,6 +622,25 @@ static void remove_graph(IrModel *m, GraphId g)
 	gr->dead = true;
 }
 
+bool ir_value_remove(IrModel *m, ValueId v)
+{
+	IrValue *val = &m->values[v];
+	if (val->dead || val->producer || val->nuses || val->is_output)
+		return false;
+	IrGraph *gr = &m->graphs[val->graph];
+	ValueId *lists[] = {gr->inputs, gr->inits, gr->sparse_inits};
+	uint32_t *counts[] = {&gr->ninputs, &gr->ninits, &gr->nsparse};
+	for (int l = 0; l < 3; l++)
+		for (uint32_t i = 0; i < *counts[l]; i++)
+			if (lists[l][i] == v) {
+				memmove(&lists[l][i], &lists[l][i + 1], sizeof *lists[l] * (*counts[l] - i - 1));
+				(*counts[l])--;
+				break;
+			}
+	drop_value(m, v);
+	return true;
+}
+
 void ir_node_remove(IrModel *m, NodeId n)
 {
 	remove_node_inner(m, n, true);

@@ -234,6 +234,9 @@ const char *ir_fresh_name(IrModel *m, const char *hint);
 /* Rename v; fails (returns false) if the name is taken in its scope. */
 bool ir_value_rename(IrModel *m, ValueId v, const char *name);
 void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape);
+/* Remove an initializer or graph-input value that nothing uses and that is
+ * not a graph output; false (and nothing changes) otherwise. */
+bool ir_value_remove(IrModel *m, ValueId v);
 /* Graph output slot i of g now refers to v (the interface keeps its names: the caller renames). */
 void ir_set_output(IrModel *m, GraphId g, uint32_t i, ValueId v);
 

@@ -2,12 +2,18 @@
  * over libgraft.  Errors go to stderr as one line naming the file (and the
  * node or tensor); exit codes are documented in usage() and the README. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "eval.h"
+#include "fold.h"
 #include "ir.h"
+#include "run.h"
 #include "text.h"
 
 /* Exit codes. */
@@ -24,10 +30,15 @@ static const char *const usage_text =
 	"  info MODEL                 producer, IR version, opsets, counts and an op histogram\n"
 	"  print MODEL                the graph in ONNX's textual syntax\n"
 	"  roundtrip MODEL -o OUT     load and save through the IR (byte-identical if unchanged)\n"
+	"  run MODEL [-o DIR]         run the model on the reference evaluator\n"
+	"  compare A B                run two models on the same inputs; exit 0 only if they agree\n"
+	"  ops                        the ops the evaluator supports, with their types\n"
+	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
 	"\n"
 	"Run 'graft <command> --help' for a command's options.\n"
 	"\n"
-	"exit status: 0 success, 1 bad input or failed save, 2 bad command line\n";
+	"exit status: 0 success, 1 bad input, failed save or (compare, run --expect)\n"
+	"             outputs that differ, 2 bad command line\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -222,6 +233,417 @@ static int cmd_roundtrip(int argc, char **argv)
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
 
+/* ---- run / compare -------------------------------------------------------- */
+
+/* Options shared by run and compare. */
+typedef struct RunArgs {
+	RunOptions ro;
+	const char *names[64];
+	int64_t values[64];
+	const char *out_dir, *expect_dir;
+	double rtol, atol;
+	int runs;
+} RunArgs;
+
+static const struct option run_opts[] = {
+	{"inputs", required_argument, NULL, 'i'},
+	{"output", required_argument, NULL, 'o'},
+	{"seed", required_argument, NULL, 's'},
+	{"dim", required_argument, NULL, 'd'},
+	{"int-range", required_argument, NULL, 'r'},
+	{"expect", required_argument, NULL, 'e'},
+	{"rtol", required_argument, NULL, 'R'},
+	{"atol", required_argument, NULL, 'A'},
+	{"runs", required_argument, NULL, 'n'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static const char *const run_help =
+	"  --inputs DIR        input_K.pb files (TensorProto), matched by name, else by position;\n"
+	"                      without it, inputs are generated as ort-run.mjs does (floats uniform\n"
+	"                      in [-1,1), ints in [0,100), symbolic dims 1)\n"
+	"  --seed N            seed of generated inputs (default 0)\n"
+	"  --dim NAME=V        value of a symbolic dim (repeatable)\n"
+	"  --int-range LO:HI   range of generated integer inputs\n"
+	"  --rtol X --atol Y   agreement: |b - a| <= atol + rtol*|a| (default 1e-3, 1e-4)\n";
+
+/* Parse shared options; returns -1 to continue, else an exit code. */
+static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
+{
+	memset(a, 0, sizeof *a);
+	a->ro.int_hi = 100;
+	a->ro.dim_names = a->names;
+	a->ro.dim_values = a->values;
+	a->rtol = 1e-3;
+	a->atol = 1e-4;
+	a->runs = 1;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", run_opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': a->ro.inputs_dir = optarg; break;
+		case 'o': a->out_dir = optarg; break;
+		case 'e': a->expect_dir = optarg; break;
+		case 's':
+			a->ro.seed = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return usage_error("--seed expects a number, got '%s'", optarg);
+			break;
+		case 'n':
+			a->runs = (int)strtol(optarg, &end, 10);
+			if (*end || a->runs < 1)
+				return usage_error("--runs expects a positive number, got '%s'", optarg);
+			break;
+		case 'R': case 'A':
+			*(c == 'R' ? &a->rtol : &a->atol) = strtod(optarg, &end);
+			if (*end || !*optarg)
+				return usage_error("--rtol/--atol expect a number, got '%s'", optarg);
+			break;
+		case 'r': {
+			long long lo, hi;
+			if (sscanf(optarg, "%lld:%lld", &lo, &hi) != 2 || hi <= lo)
+				return usage_error("--int-range expects LO:HI with LO < HI, got '%s'", optarg);
+			a->ro.int_lo = lo;
+			a->ro.int_hi = hi;
+			break;
+		}
+		case 'd': {
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || a->ro.ndims >= 64)
+				return usage_error("--dim expects NAME=VALUE, got '%s'", optarg);
+			*eq = 0;
+			a->names[a->ro.ndims] = optarg;
+			a->values[a->ro.ndims] = strtoll(eq + 1, &end, 10);
+			if (*end || a->values[a->ro.ndims] < 0)
+				return usage_error("--dim expects a non-negative size, got '%s'", eq + 1);
+			a->ro.ndims++;
+			break;
+		}
+		case 'h':
+			printf("%s%s", usage, run_help);
+			return EXIT_OK;
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return -1;
+}
+
+static void print_shape(const EvValue *v, char *buf, size_t size)
+{
+	if (v->kind == EV_SEQUENCE) {
+		snprintf(buf, size, "sequence of %d", v->nitems);
+		return;
+	}
+	if (v->kind == EV_NONE) {
+		snprintf(buf, size, "none");
+		return;
+	}
+	int n = snprintf(buf, size, "%s[", dtype_name(v->dtype));
+	for (int i = 0; i < v->rank && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%lld", i ? "," : "", (long long)v->dims[i]);
+	if ((size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* Run m on inputs; outputs[] receives one reference per graph output. */
+static bool run_model(IrModel *m, EvValue **inputs, EvValue **outputs)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	return ev_run(m, (const EvValue *const *)inputs, g->ninputs, outputs, NULL, &d);
+}
+
+static void free_values(EvValue **v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ev_unref(v[i]);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const char *usage = "usage: graft run MODEL [--inputs DIR] [-o DIR] [--expect DIR] [options]\n"
+		"Runs MODEL on graft's reference evaluator and prints each output's type, shape\n"
+		"and range.\n"
+		"  -o, --output DIR    write the inputs used (input_K.pb) and the outputs (output_K.pb)\n"
+		"  --expect DIR        compare the outputs with DIR/output_K.pb; exit 1 if they differ\n";
+	RunArgs a;
+	int rc = parse_run_args(argc, argv, &a, usage);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc - 1)
+		return usage_error("run: expected one MODEL%s", "");
+	IrModel *m = load(argv[optind]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	EvValue **inputs = calloc(g->ninputs + 1, sizeof *inputs);
+	EvValue **outputs = calloc(g->noutputs + 1, sizeof *outputs);
+	rc = EXIT_INPUT;
+	if (!run_prepare_inputs(m, &a.ro, inputs, &d) || !run_model(m, inputs, outputs))
+		goto done;
+	rc = EXIT_OK;
+	if (a.out_dir) {
+		mkdir(a.out_dir, 0777);
+		ValueId fed[g->ninputs + 1];
+		uint32_t nfed = run_fed_inputs(m, fed);
+		for (uint32_t i = 0, f = 0; i < g->ninputs && rc == EXIT_OK; i++) {
+			if (f < nfed && g->inputs[i] == fed[f]) {
+				char path[4096];
+				snprintf(path, sizeof path, "%s/input_%u.pb", a.out_dir, f++);
+				if (!ev_save_pb(path, inputs[i], ir_value(m, g->inputs[i])->name, &d))
+					rc = EXIT_INPUT;
+			}
+		}
+		for (uint32_t i = 0; i < g->noutputs && rc == EXIT_OK; i++) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/output_%u.pb", a.out_dir, i);
+			if (!ev_save_pb(path, outputs[i], ir_value(m, g->outputs[i])->name, &d))
+				rc = EXIT_INPUT;
+		}
+	}
+	for (uint32_t i = 0; i < g->noutputs; i++) {
+		const EvValue *v = outputs[i];
+		char shape[256];
+		print_shape(v, shape, sizeof shape);
+		printf("%-24s %-24s", ir_value(m, g->outputs[i])->name, shape);
+		if (v->kind == EV_TENSOR && v->dtype != DT_STRING && v->numel > 0) {
+			double lo = INFINITY, hi = -INFINITY, sum = 0;
+			for (int64_t k = 0; k < v->numel; k++) {
+				double x = ev_get_f(v, k);
+				lo = x < lo ? x : lo;
+				hi = x > hi ? x : hi;
+				sum += x;
+			}
+			printf(" min %-12.6g max %-12.6g mean %.6g", lo, hi, sum / (double)v->numel);
+		}
+		printf("\n");
+		if (a.expect_dir) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/output_%u.pb", a.expect_dir, i);
+			EvValue *want = ev_load_pb(path, ev_declared_kind(m, g->outputs[i]), NULL, &d);
+			if (!want) {
+				rc = EXIT_INPUT;
+				continue;
+			}
+			RunDiff r;
+			run_compare(want, v, a.rtol, a.atol, &r);
+			printf("  vs %s: %s (max abs %.3g, max rel %.3g%s)\n", path, r.agree ? "agree" : "DIFFER",
+			       r.max_abs, r.max_rel, r.same_shape ? "" : ", shape differs");
+			if (!r.agree)
+				rc = EXIT_INPUT;
+			ev_unref(want);
+		}
+	}
+done:
+	free_values(inputs, g->ninputs);
+	free_values(outputs, g->noutputs);
+	free(inputs);
+	free(outputs);
+	ir_model_free(m);
+	return rc;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+	static const char *usage = "usage: graft compare A.onnx B.onnx [--inputs DIR] [--runs N] [options]\n"
+		"Runs both models on the same inputs and reports, per output, the largest absolute\n"
+		"and relative difference.  Exit 0 only when every output agrees; the interface\n"
+		"(input and output names) must be the same.\n"
+		"  --runs N            N sets of generated inputs (seeds seed..seed+N-1; default 1)\n";
+	RunArgs a;
+	int rc = parse_run_args(argc, argv, &a, usage);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc - 2)
+		return usage_error("compare: expected two models%s", "");
+	IrModel *ma = load(argv[optind]), *mb = ma ? load(argv[optind + 1]) : NULL;
+	if (!ma || !mb) {
+		ir_model_free(ma);
+		return EXIT_INPUT;
+	}
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *ga = ir_graph(ma, IR_MAIN_GRAPH), *gb = ir_graph(mb, IR_MAIN_GRAPH);
+	ValueId fa[ga->ninputs + 1], fb[gb->ninputs + 1];
+	uint32_t na = run_fed_inputs(ma, fa), nb = run_fed_inputs(mb, fb);
+	bool same = na == nb && ga->noutputs == gb->noutputs;
+	for (uint32_t i = 0; same && i < na; i++)
+		same = strcmp(ir_value(ma, fa[i])->name, ir_value(mb, fb[i])->name) == 0;
+	for (uint32_t i = 0; same && i < ga->noutputs; i++)
+		same = strcmp(ir_value(ma, ga->outputs[i])->name, ir_value(mb, gb->outputs[i])->name) == 0;
+	if (!same) {
+		fprintf(stderr, "graft: compare: %s and %s have different inputs or outputs\n", argv[optind], argv[optind + 1]);
+		ir_model_free(ma);
+		ir_model_free(mb);
+		return EXIT_INPUT;
+	}
+	rc = EXIT_OK;
+	RunDiff worst[ga->noutputs + 1];
+	memset(worst, 0, sizeof worst);
+	for (uint32_t i = 0; i < ga->noutputs; i++)
+		worst[i].agree = true;
+	for (int run = 0; run < a.runs && rc != 2; run++) {
+		RunOptions ro = a.ro;
+		ro.seed += (uint32_t)run;
+		EvValue **ia = calloc(ga->ninputs + 1, sizeof *ia), **ib = calloc(gb->ninputs + 1, sizeof *ib);
+		EvValue **oa = calloc(ga->noutputs + 1, sizeof *oa), **ob = calloc(gb->noutputs + 1, sizeof *ob);
+		bool ok = run_prepare_inputs(ma, &ro, ia, &d);
+		/* B gets exactly A's inputs, by name */
+		for (uint32_t i = 0; ok && i < gb->ninputs; i++)
+			for (uint32_t k = 0; k < ga->ninputs; k++)
+				if (ia[k] && strcmp(ir_value(ma, ga->inputs[k])->name, ir_value(mb, gb->inputs[i])->name) == 0)
+					ib[i] = ev_ref(ia[k]);
+		ok = ok && run_model(ma, ia, oa) && run_model(mb, ib, ob);
+		for (uint32_t i = 0; ok && i < ga->noutputs; i++) {
+			RunDiff r;
+			run_compare(oa[i], ob[i], a.rtol, a.atol, &r);
+			if (r.max_abs > worst[i].max_abs)
+				worst[i].max_abs = r.max_abs;
+			if (r.max_rel > worst[i].max_rel)
+				worst[i].max_rel = r.max_rel;
+			worst[i].mismatches += r.mismatches;
+			worst[i].agree &= r.agree;
+			worst[i].same_shape = r.same_shape;
+			worst[i].same_type = r.same_type;
+		}
+		if (!ok)
+			rc = 2; /* marker: stop */
+		free_values(ia, ga->ninputs);
+		free_values(ib, gb->ninputs);
+		free_values(oa, ga->noutputs);
+		free_values(ob, gb->noutputs);
+		free(ia);
+		free(ib);
+		free(oa);
+		free(ob);
+	}
+	if (rc == 2) {
+		rc = EXIT_INPUT;
+	} else {
+		printf("%-24s %12s %12s  %s\n", "output", "max abs", "max rel", "result");
+		for (uint32_t i = 0; i < ga->noutputs; i++) {
+			const RunDiff *r = &worst[i];
+			printf("%-24s %12.3g %12.3g  %s\n", ir_value(ma, ga->outputs[i])->name, r->max_abs, r->max_rel,
+			       r->agree ? "agree" : !r->same_type ? "DIFFER (type)" : !r->same_shape ? "DIFFER (shape)" : "DIFFER");
+			if (!r->agree)
+				rc = EXIT_INPUT;
+		}
+		printf("%s (%d run%s, rtol %g, atol %g)\n", rc == EXIT_OK ? "models agree" : "models differ",
+		       a.runs, a.runs == 1 ? "" : "s", a.rtol, a.atol);
+	}
+	ir_model_free(ma);
+	ir_model_free(mb);
+	return rc;
+}
+
+/* ---- fold ------------------------------------------------------------------- */
+
+static int cmd_fold(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"max-bytes", required_argument, NULL, 'm'},
+		{"overwrite", no_argument, NULL, 'w'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	FoldOptions fo = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	SaveOptions so = {0};
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'w': so.overwrite_input = true; break;
+		case 'v': fo.report_errors = true; break;
+		case 'm':
+			fo.max_bytes = strtoull(optarg, &end, 10);
+			if (*end || !*optarg)
+				return usage_error("--max-bytes expects a number of bytes, got '%s'", optarg);
+			break;
+		case 'h':
+			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--overwrite] [-v]\n"
+			       "Folds constants to a fixpoint: nodes whose inputs are all constant become\n"
+			       "initializers, Constant nodes become initializers, Shape/Size of static\n"
+			       "tensors become constants.  Never folds overridable initializers, random ops or\n"
+			       "DequantizeLinear; never creates a tensor over the size cap.\n"
+			       "  --max-bytes N   size cap per folded tensor (default 67108864, 64 MB)\n"
+			       "  -v, --verbose   say why a node that looked foldable was not folded\n");
+			return EXIT_OK;
+		default:
+			return usage_error("fold: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("fold: expected one MODEL%s", "");
+	if (!out)
+		return usage_error("fold: missing -o OUT%s", "");
+	IrModel *m = load(argv[optind]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	uint32_t before = 0, after = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		before += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
+	FoldStats st;
+	bool ok = fold_model(m, &fo, &st, &d);
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		after += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
+	if (ok)
+		ok = ir_save_file(m, out, &so, &d);
+	if (ok)
+		fprintf(stderr, "fold: %u -> %u nodes: %u folded, %u Constant nodes to initializers, "
+		        "%u Shape/Size of static tensors; %u unused initializers removed; "
+		        "left alone: %u over the size cap, %u refused by their kernel\n",
+		        before, after, st.folded, st.constants, st.shapes, st.removed_initializers, st.over_cap, st.errors);
+	ir_model_free(m);
+	return ok ? EXIT_OK : EXIT_INPUT;
+}
+
+/* ---- ops ------------------------------------------------------------------- */
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	return strcmp((*(const EvKernel *const *)a)->op, (*(const EvKernel *const *)b)->op);
+}
+
+static int cmd_ops(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: graft ops\nLists the ops graft's evaluator computes, with the element types of each.\n");
+		return EXIT_OK;
+	}
+	if (argc != 1)
+		return usage_error("ops: takes no arguments%s", "");
+	size_t n;
+	const EvKernel *const *all = ev_kernels_all(&n);
+	const EvKernel **sorted = malloc(sizeof *sorted * (n + 1));
+	memcpy(sorted, all, sizeof *sorted * n);
+	qsort(sorted, n, sizeof *sorted, cmp_kernel);
+	for (size_t i = 0; i < n; i++) {
+		printf("%-28s", sorted[i]->op);
+		for (int dt = 1; dt < DT_COUNT; dt++)
+			if (sorted[i]->dtypes & (1u << dt))
+				printf(" %s", dtype_name(dt));
+		printf("\n");
+	}
+	printf("%zu ops\n", n);
+	free(sorted);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -237,5 +659,13 @@ int main(int argc, char **argv)
 		return cmd_print(argc - 1, argv + 1);
 	if (strcmp(cmd, "roundtrip") == 0)
 		return cmd_roundtrip(argc - 1, argv + 1);
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "compare") == 0)
+		return cmd_compare(argc - 1, argv + 1);
+	if (strcmp(cmd, "ops") == 0)
+		return cmd_ops(argc - 1, argv + 1);
+	if (strcmp(cmd, "fold") == 0)
+		return cmd_fold(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);
 }

@@ -106,6 +106,47 @@ static inline void nn_f32_commit(EvValue *t, float *buf)
 	free(buf);
 }
 
+/* The same for float64 work: a double view of any numeric tensor, and a
+ * double buffer for an output of any float type (rounded by ev_set_f). */
+static inline const double *nn_f64_view(const EvValue *t)
+{
+	if (t->dtype == DT_DOUBLE)
+		return (const double *)t->data;
+	double *b = nn_alloc(sizeof(double) * (size_t)t->numel);
+	for (int64_t i = 0; i < t->numel; i++)
+		b[i] = ev_get_f(t, i);
+	return b;
+}
+
+static inline void nn_f64_release(const EvValue *t, const double *view)
+{
+	if (view && (!t || view != (const double *)t->data))
+		free((void *)view);
+}
+
+static inline double *nn_f64_out(EvValue *t)
+{
+	if (t->dtype == DT_DOUBLE)
+		return (double *)t->data;
+	return nn_alloc(sizeof(double) * (size_t)t->numel);
+}
+
+static inline void nn_f64_commit(EvValue *t, double *buf)
+{
+	if (buf == (double *)t->data)
+		return;
+	for (int64_t i = 0; i < t->numel; i++)
+		ev_set_f(t, i, buf[i]);
+	free(buf);
+}
+
+/* Whether the node has output i (an omitted optional output needs no work). */
+static inline bool nn_want_output(EvCtx *c, int i)
+{
+	const IrNode *n = ir_node(c->m, c->node);
+	return i >= 0 && (uint32_t)i < n->noutputs && n->outputs[i] != 0;
+}
+
 /* ---- sliding windows (Conv, ConvTranspose, pools) ------------------------ */
 
 /* The geometry of a window sliding over the spatial dims of an N,C,D1..Dn

@@ -165,6 +165,7 @@ static inline void sh_strided_copy(EvValue *dst, const EvValue *src, const int64
 /* Read a 1-D (or scalar) integer tensor into out[max]; *n gets the count. */
 static inline bool sh_read_ints(EvCtx *c, const EvValue *t, const char *what, int64_t *out, int max, int *n)
 {
+	*n = 0;
 	if (!t || t->kind != EV_TENSOR)
 		return ev_fail(c, "%s must be a tensor", what);
 	if (t->dtype != DT_INT64 && t->dtype != DT_INT32)
@@ -185,6 +186,7 @@ static inline bool sh_axis(EvCtx *c, int64_t axis, int rank, int extra, int *out
 {
 	int64_t r = rank + extra;
 	int64_t a = axis < 0 ? axis + r : axis;
+	*out = 0;
 	if (a < 0 || a >= r)
 		return ev_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);
 	*out = (int)a;

@@ -1,0 +1,316 @@
+/* fold.c - constant folding: a node whose inputs are all constants becomes
+ * initializers computed by the evaluator's own kernels (one arithmetic
+ * implementation, not two), and Shape/Size of statically shaped tensors
+ * become constants.  Constant nodes become initializers sharing their bytes.
+ *
+ * What is never folded: nodes reading overridable initializers (also graph
+ * inputs: the user may replace them), random ops, DequantizeLinear (keeps
+ * quantized weights quantized), ops with subgraphs, ops of other domains,
+ * string results, and results over the size cap (so ConstantOfShape, Expand,
+ * Tile and Range cannot bloat the file).  The engine calls fold_node on one
+ * node; fold_model runs it to a fixpoint with a worklist. */
+#include "fold.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool fold_is_constant(IrModel *m, ValueId v)
+{
+	IrValue *val = ir_value(m, v);
+	return !val->dead && val->tensor && !val->is_input;
+}
+
+static bool is_static(const IrValue *v)
+{
+	if (v->shape.rank < 0)
+		return false;
+	for (int i = 0; i < v->shape.rank; i++)
+		if (v->shape.dims[i].size < 0)
+			return false;
+	return true;
+}
+
+static int64_t ints_product(IrModel *m, ValueId v, bool *ok)
+{
+	IrTensor *t = ir_tensor(m, ir_value(m, v)->tensor);
+	size_t n;
+	const uint8_t *b = ir_tensor_bytes(m, ir_value(m, v)->tensor, &n);
+	int64_t p = 1;
+	for (int64_t i = 0; b && i < t->numel; i++) {
+		int64_t x = t->dtype == DT_INT64 ? ((const int64_t *)b)[i] : t->dtype == DT_INT32 ? ((const int32_t *)b)[i] : 1;
+		if (x < 0 || __builtin_mul_overflow(p, x > 0 ? x : 1, &p))
+			*ok = false;
+	}
+	return p;
+}
+
+/* Elements the node's first output will have, when cheaply predictable;
+ * -1 if unknown.  Lets the size cap refuse before computing. */
+static int64_t predicted_numel(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	bool ok = true;
+	int64_t p = -1;
+	switch (node->kind) {
+	case OP_ConstantOfShape:
+		p = node->ninputs > 0 && node->inputs[0] ? ints_product(m, node->inputs[0], &ok) : 1;
+		break;
+	case OP_Expand: {
+		if (node->ninputs < 2 || !node->inputs[0] || !node->inputs[1])
+			return -1;
+		/* at most numel(input) * prod(shape) */
+		IrTensor *x = ir_tensor(m, ir_value(m, node->inputs[0])->tensor);
+		p = ints_product(m, node->inputs[1], &ok);
+		if (__builtin_mul_overflow(p, x->numel ? x->numel : 1, &p))
+			ok = false;
+		break;
+	}
+	case OP_Tile: {
+		if (node->ninputs < 2 || !node->inputs[0] || !node->inputs[1])
+			return -1;
+		IrTensor *x = ir_tensor(m, ir_value(m, node->inputs[0])->tensor);
+		p = ints_product(m, node->inputs[1], &ok);
+		if (__builtin_mul_overflow(p, x->numel, &p))
+			ok = false;
+		break;
+	}
+	default: {
+		ValueId out = node->noutputs ? node->outputs[0] : 0;
+		if (out && is_static(ir_value(m, out))) {
+			const Shape *s = &ir_value(m, out)->shape;
+			p = 1;
+			for (int i = 0; i < s->rank && ok; i++)
+				if (__builtin_mul_overflow(p, s->dims[i].size, &p))
+					ok = false;
+		}
+	}
+	}
+	return ok ? p : INT64_MAX;
+}
+
+/* Replace output value `old` of a node about to be removed by an initializer
+ * holding t; the new value takes over old's name once old is gone. */
+static ValueId install(IrModel *m, ValueId old, TensorId t, const char **name)
+{
+	IrValue *o = ir_value(m, old);
+	GraphId g = o->graph;
+	*name = o->name;
+	ValueId nv = ir_add_initializer(m, g, ir_fresh_name(m, o->name), t);
+	ir_replace_all_uses(m, old, nv);
+	for (GraphId k = 1; k < m->ngraphs; k++) {
+		IrGraph *gr = ir_graph(m, k);
+		for (uint32_t i = 0; !gr->dead && i < gr->noutputs; i++)
+			if (gr->outputs[i] == old)
+				ir_set_output(m, k, i, nv);
+	}
+	return nv;
+}
+
+static void finish(IrModel *m, NodeId n, const ValueId *nv, const char **names, uint32_t count)
+{
+	ir_node_remove(m, n);
+	for (uint32_t i = 0; i < count; i++)
+		if (nv[i])
+			ir_value_rename(m, nv[i], names[i]);
+}
+
+static bool fold_shape_of(IrModel *m, NodeId n, FoldStats *st)
+{
+	IrNode *node = ir_node(m, n);
+	if (node->ninputs < 1 || !node->inputs[0] || node->noutputs < 1 || !node->outputs[0])
+		return false;
+	IrValue *x = ir_value(m, node->inputs[0]);
+	if (!is_static(x))
+		return false;
+	TensorId t;
+	if (node->kind == OP_Size) {
+		int64_t numel = 1;
+		for (int i = 0; i < x->shape.rank; i++)
+			numel *= x->shape.dims[i].size;
+		t = ir_tensor_new(m, DT_INT64, NULL, 0, &numel, sizeof numel);
+	} else {
+		int r = x->shape.rank;
+		const IrAttr *sa = ir_attr(m, n, "start"), *ea = ir_attr(m, n, "end");
+		int64_t start = sa ? sa->i : 0, end = ea ? ea->i : r;
+		if (start < 0)
+			start += r;
+		if (end < 0)
+			end += r;
+		start = start < 0 ? 0 : start > r ? r : start;
+		end = end < 0 ? 0 : end > r ? r : end;
+		int64_t len = end > start ? end - start : 0, dims[EV_MAX_RANK];
+		for (int64_t i = 0; i < len; i++)
+			dims[i] = x->shape.dims[start + i].size;
+		t = ir_tensor_new(m, DT_INT64, &len, 1, dims, sizeof *dims * (size_t)len);
+	}
+	const char *name;
+	ValueId nv = install(m, node->outputs[0], t, &name);
+	finish(m, n, &nv, &name, 1);
+	st->shapes++;
+	return true;
+}
+
+bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *d)
+{
+	IrNode *node = ir_node(m, n);
+	if (node->dead || (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0))
+		return false;
+	const OpSchema *s = op_schema_lookup("", node->op_type, (int)ir_opset(m, ""));
+	if (node->kind == OP_DequantizeLinear || (s && (s->flags & OPF_RANDOM)))
+		return false;
+	for (uint32_t a = 0; a < node->nattrs; a++)
+		if (node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS)
+			return false;
+	if (node->kind == OP_Constant) {
+		const IrAttr *v = ir_attr(m, n, "value");
+		if (v && v->type == ATTR_TENSOR && v->t && node->noutputs == 1 && node->outputs[0]) {
+			const char *name;
+			ValueId nv = install(m, node->outputs[0], v->t, &name); /* shares the bytes */
+			finish(m, n, &nv, &name, 1);
+			st->constants++;
+			return true;
+		}
+		/* value_float, value_ints, ...: computed below by the kernel */
+	}
+	bool all_const = node->kind == OP_Constant;
+	for (uint32_t i = 0; i < node->ninputs; i++) {
+		if (!node->inputs[i])
+			continue;
+		if (!fold_is_constant(m, node->inputs[i])) {
+			if (node->kind == OP_Shape || node->kind == OP_Size)
+				return fold_shape_of(m, n, st);
+			return false;
+		}
+		all_const = true;
+	}
+	if (!all_const || !ev_kernel_find("", node->op_type))
+		return false;
+	int64_t predicted = predicted_numel(m, n);
+	if (predicted >= 0 && (uint64_t)predicted > o->max_bytes) {
+		/* elements, not bytes, but each takes at least a byte: refuse early */
+		st->over_cap++;
+		return false;
+	}
+	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		in[i] = node->inputs[i] ? ev_value_from_ir_tensor(m, ir_value(m, node->inputs[i])->tensor) : NULL;
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	bool ok = ev_eval_node(m, n, in, out, &quiet);
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		ev_unref(in[i]);
+	node = ir_node(m, n);
+	for (uint32_t i = 0; ok && i < node->noutputs; i++) {
+		if (!node->outputs[i])
+			continue;
+		if (!out[i] || out[i]->kind != EV_TENSOR || out[i]->dtype == DT_STRING)
+			ok = false;
+		else if (out[i]->nbytes > o->max_bytes) {
+			st->over_cap++;
+			ok = false;
+		}
+	}
+	if (!ok) {
+		if (quiet.nerrors) {
+			st->errors++;
+			if (o->report_errors)
+				diag_warning(d, NULL, "not folded: %s", quiet.first);
+		}
+		for (uint32_t i = 0; i < node->noutputs; i++)
+			ev_unref(out[i]);
+		return false;
+	}
+	ValueId nv[node->noutputs + 1];
+	const char *names[node->noutputs + 1];
+	uint32_t nout = node->noutputs;
+	for (uint32_t i = 0; i < nout; i++) {
+		nv[i] = 0;
+		ValueId ov = ir_node(m, n)->outputs[i];
+		if (ov) {
+			TensorId t = ir_tensor_new(m, out[i]->dtype, out[i]->dims, out[i]->rank, out[i]->data, out[i]->nbytes);
+			nv[i] = install(m, ov, t, &names[i]);
+		}
+		ev_unref(out[i]);
+	}
+	finish(m, n, nv, names, nout);
+	st->folded++;
+	return true;
+}
+
+bool fold_model(IrModel *m, const FoldOptions *o, FoldStats *st, Diag *d)
+{
+	memset(st, 0, sizeof *st);
+	/* worklist seeded with every node in topological order, graph by graph */
+	NodeId *work = NULL;
+	size_t nwork = 0, cap = 0, head = 0;
+	bool *queued = calloc(m->nnodes + 1, sizeof *queued);
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		uint32_t count;
+		NodeId *order = ir_topo_order(m, g, &count, d);
+		if (!order) {
+			free(work);
+			free(queued);
+			return false;
+		}
+		if (nwork + count > cap) {
+			cap = (nwork + count) * 2;
+			work = realloc(work, sizeof *work * cap);
+		}
+		for (uint32_t i = 0; i < count; i++) {
+			work[nwork++] = order[i];
+			queued[order[i]] = true;
+		}
+		free(order);
+	}
+	/* inputs of folded nodes that may become orphans */
+	ValueId *orphans = NULL;
+	size_t norphans = 0;
+	while (head < nwork) {
+		NodeId n = work[head++];
+		queued[n] = false;
+		IrNode *node = ir_node(m, n);
+		if (node->dead)
+			continue;
+		uint32_t nin = node->ninputs, nout = node->noutputs;
+		ValueId ins[nin + 1], outs[nout + 1];
+		memcpy(ins, node->inputs, sizeof *ins * nin);
+		memcpy(outs, node->outputs, sizeof *outs * nout);
+		const char *names[nout + 1];
+		for (uint32_t i = 0; i < nout; i++)
+			names[i] = outs[i] ? ir_value(m, outs[i])->name : NULL;
+		if (!fold_node(m, n, o, st, d))
+			continue;
+		orphans = realloc(orphans, sizeof *orphans * (norphans + nin + 1));
+		for (uint32_t i = 0; i < nin; i++)
+			if (ins[i])
+				orphans[norphans++] = ins[i];
+		/* the consumers of the new constants may fold now */
+		for (uint32_t i = 0; i < nout; i++) {
+			if (!names[i])
+				continue;
+			ValueId v = ir_lookup(m, ir_node(m, n)->graph, names[i]);
+			for (uint32_t u = 0; v && u < ir_value(m, v)->nuses; u++) {
+				NodeId c = ir_value(m, v)->uses[u].node;
+				if (queued[c])
+					continue;
+				if (nwork == cap) {
+					cap = cap ? cap * 2 : 64;
+					work = realloc(work, sizeof *work * cap);
+				}
+				work[nwork++] = c;
+				queued[c] = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < norphans; i++) {
+		IrValue *v = ir_value(m, orphans[i]);
+		if (!v->dead && !v->producer && v->tensor && !v->is_input && ir_value_remove(m, orphans[i]))
+			st->removed_initializers++;
+	}
+	free(orphans);
+	free(work);
+	free(queued);
+	return true;
+}

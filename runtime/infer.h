@@ -1,0 +1,41 @@
+/* infer.h - shape and dtype inference over the IR.
+ *
+ * Fills IrValue.dtype and IrValue.shape (ir_value_set_type) for node outputs
+ * from their inputs' types, attributes and, where an op's output shape
+ * depends on data (Reshape's shape, Slice's starts, Expand, Tile,
+ * ConstantOfShape, Range, Pad, Resize, Split, Squeeze/Unsqueeze axes, Reduce
+ * axes, TopK k, ...), from values known at compile time: initializers (not
+ * overridable ones), Constant nodes, and values propagated through small
+ * shape computations (Shape -> Gather -> Unsqueeze -> Concat -> Reshape),
+ * including symbolic dims: a dynamic batch stays named "N".
+ *
+ * Incremental: the rewrite engine calls infer_node_and_consumers after each
+ * rewrite; it re-infers that node and then only consumers whose input types
+ * changed, without a whole-graph pass. */
+#ifndef GRAFT_INFER_H
+#define GRAFT_INFER_H
+
+#include "eval.h"
+
+typedef struct InferState InferState;  /* known values of small shape tensors; owned by the caller */
+
+InferState *infer_new(IrModel *m);
+void infer_free(InferState *s);
+
+/* Infer node n's outputs.  Returns false (with a one-line message naming the
+ * node) if the inputs contradict the op (e.g. MatMul 2x3 by 4x5); unknown
+ * inputs just give unknown outputs. */
+bool infer_node(InferState *s, NodeId n, Diag *d);
+/* Every graph of the model, in topological order (bodies included). */
+bool infer_model(InferState *s, Diag *d);
+/* n, then transitively the consumers whose inputs' types changed. */
+bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d);
+/* The compile-time value of v if known (an initializer, a Constant, or
+ * propagated), else NULL.  Borrowed: valid until the next infer call. */
+const EvValue *infer_known_value(InferState *s, ValueId v);
+
+/* For `graft shapes`: one line per value, "name: dtype[d0,d1,...]" with
+ * symbolic dims by name and unknown dims as '?', in graph order. */
+void infer_print(IrModel *m, FILE *out);
+
+#endif

@@ -1,0 +1,240 @@
+/* run.c - running whole models for `graft run` and `graft compare`: the
+ * inputs (from .pb files, or generated deterministically exactly as
+ * ../shared/tools/ort/ort-run.mjs generates them, so both tools feed the same
+ * numbers for the same seed) and the comparison of outputs. */
+#include "run.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- deterministic inputs (mulberry32, seeded per input index) ---------------- */
+
+static uint32_t seed_for(uint32_t seed, uint32_t index)
+{
+	uint32_t h = 2166136261u ^ seed;
+	h = (h ^ (index + 0x9e3779b9u)) * 16777619u;
+	h = (h ^ (h >> 13)) * 0x5bd1e995u;
+	return h ^ (h >> 15);
+}
+
+static double mulberry32(uint32_t *a)
+{
+	*a += 0x6D2B79F5u;
+	uint32_t t = (*a ^ (*a >> 15)) * (1u | *a);
+	t = (t + ((t ^ (t >> 7)) * (61u | t))) ^ t;
+	return (double)(t ^ (t >> 14)) / 4294967296.0;
+}
+
+/* ort-run.mjs's float -> half for generated inputs (rounds half up). */
+static uint16_t js_float_to_half(float v)
+{
+	uint32_t x;
+	memcpy(&x, &v, 4);
+	uint32_t sign = (x >> 16) & 0x8000;
+	int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+	uint32_t mant = x & 0x7fffff;
+	if (((x >> 23) & 0xff) == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
+	if (exp >= 0x1f)
+		return (uint16_t)(sign | 0x7c00);
+	if (exp <= 0) {
+		if (exp < -10)
+			return (uint16_t)sign;
+		mant |= 0x800000;
+		int shift = 14 - exp;
+		uint32_t h = mant >> shift;
+		if ((mant >> (shift - 1)) & 1)
+			h += 1;
+		return (uint16_t)(sign | h);
+	}
+	uint32_t h = sign | (uint32_t)exp << 10 | mant >> 13;
+	if (mant & 0x1000)
+		h += 1;
+	return (uint16_t)h;
+}
+
+static int64_t dim_value(const Dim *d, const RunOptions *o)
+{
+	if (d->size >= 0)
+		return d->size;
+	for (int i = 0; d->param && i < o->ndims; i++)
+		if (strcmp(o->dim_names[i], d->param) == 0)
+			return o->dim_values[i];
+	return 1; /* unknown and symbolic dims default to 1, as ort-run.mjs does */
+}
+
+EvValue *run_generate_input(IrModel *m, ValueId v, uint32_t index, const RunOptions *o, Diag *d)
+{
+	IrValue *val = ir_value(m, v);
+	int64_t dims[EV_MAX_RANK];
+	int rank = val->shape.rank < 0 ? 1 : val->shape.rank;
+	if (rank > EV_MAX_RANK) {
+		diag_error(d, m->path, "input '%s': rank %d is too large", val->name, rank);
+		return NULL;
+	}
+	for (int i = 0; i < rank; i++)
+		dims[i] = val->shape.rank < 0 ? 1 : dim_value(&val->shape.dims[i], o);
+	EvValue *t = ev_tensor_new(val->dtype, rank, dims);
+	if (!t) {
+		diag_error(d, m->path, "input '%s': cannot generate values of type %s (use --inputs)", val->name,
+		           dtype_name(val->dtype));
+		return NULL;
+	}
+	uint32_t state = seed_for((uint32_t)o->seed, index);
+	int64_t lo = o->int_lo, span = o->int_hi - o->int_lo;
+	for (int64_t i = 0; i < t->numel; i++) {
+		double r = mulberry32(&state);
+		switch (t->dtype) {
+		case DT_FLOAT: ((float *)t->data)[i] = (float)(r * 2 - 1); break;
+		case DT_DOUBLE: ((double *)t->data)[i] = r * 2 - 1; break;
+		case DT_FLOAT16: ((uint16_t *)t->data)[i] = js_float_to_half((float)(r * 2 - 1)); break;
+		case DT_BOOL: ((uint8_t *)t->data)[i] = r < 0.5; break;
+		case DT_STRING: {
+			char buf[32];
+			snprintf(buf, sizeof buf, "s%d", (int)floor(r * 1000));
+			((char **)t->data)[i] = strdup(buf);
+			break;
+		}
+		default:
+			if (ev_is_float(t->dtype))
+				ev_set_f(t, i, r * 2 - 1);
+			else
+				ev_set_i(t, i, lo + (int64_t)floor(r * (double)span));
+			break;
+		}
+	}
+	return t;
+}
+
+/* ---- inputs for a run ---------------------------------------------------------- */
+
+uint32_t run_fed_inputs(IrModel *m, ValueId *ids)
+{
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->ninputs; i++)
+		if (!ir_value(m, g->inputs[i])->tensor)
+			ids[n++] = g->inputs[i];
+	return n;
+}
+
+bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
+{
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ValueId fed[g->ninputs + 1];
+	uint32_t nfed = run_fed_inputs(m, fed);
+	memset(inputs, 0, sizeof *inputs * g->ninputs);
+	EvValue *given[nfed + 1];
+	memset(given, 0, sizeof given);
+	if (o->inputs_dir) {
+		/* input_K.pb files, matched by name, else by position */
+		EvValue *files[256] = {0};
+		char *names[256] = {0};
+		uint32_t nfiles = 0;
+		for (; nfiles < 256; nfiles++) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/input_%u.pb", o->inputs_dir, nfiles);
+			struct stat st;
+			if (stat(path, &st) != 0)
+				break;
+			EvKind kind = nfiles < nfed ? ev_declared_kind(m, fed[nfiles]) : EV_TENSOR;
+			files[nfiles] = ev_load_pb(path, kind, &names[nfiles], d);
+			if (!files[nfiles]) {
+				for (uint32_t i = 0; i < nfiles; i++) {
+					ev_unref(files[i]);
+					free(names[i]);
+				}
+				free(names[nfiles]);
+				return false;
+			}
+		}
+		bool used[256] = {0};
+		for (uint32_t f = 0; f < nfed; f++)
+			for (uint32_t k = 0; k < nfiles && !given[f]; k++)
+				if (!used[k] && names[k] && strcmp(names[k], ir_value(m, fed[f])->name) == 0) {
+					given[f] = files[k];
+					used[k] = true;
+				}
+		for (uint32_t f = 0, k = 0; f < nfed; f++) {
+			while (!given[f] && k < nfiles && used[k])
+				k++;
+			if (!given[f] && k < nfiles) {
+				given[f] = files[k];
+				used[k++] = true;
+			}
+		}
+		for (uint32_t k = 0; k < nfiles; k++) {
+			if (!used[k])
+				ev_unref(files[k]);
+			free(names[k]);
+		}
+		for (uint32_t f = 0; f < nfed; f++)
+			if (!given[f]) {
+				diag_error(d, o->inputs_dir, "no input_K.pb for graph input '%s'", ir_value(m, fed[f])->name);
+				for (uint32_t i = 0; i < nfed; i++)
+					ev_unref(given[i]);
+				return false;
+			}
+	} else {
+		for (uint32_t f = 0; f < nfed; f++) {
+			given[f] = run_generate_input(m, fed[f], f, o, d);
+			if (!given[f]) {
+				for (uint32_t i = 0; i < f; i++)
+					ev_unref(given[i]);
+				return false;
+			}
+		}
+	}
+	for (uint32_t i = 0, f = 0; i < g->ninputs; i++)
+		if (f < nfed && g->inputs[i] == fed[f])
+			inputs[i] = given[f++];
+	return true;
+}
+
+/* ---- comparing outputs ----------------------------------------------------------- */
+
+void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, RunDiff *r)
+{
+	memset(r, 0, sizeof *r);
+	r->same_type = a->kind == b->kind && a->dtype == b->dtype;
+	r->same_shape = a->kind == EV_TENSOR && b->kind == EV_TENSOR && a->rank == b->rank &&
+	                memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank) == 0;
+	if (a->kind != EV_TENSOR || b->kind != EV_TENSOR) {
+		r->agree = a->kind == b->kind && a->kind == EV_NONE;
+		return;
+	}
+	r->agree = r->same_type && r->same_shape;
+	if (!r->agree)
+		return;
+	for (int64_t i = 0; i < a->numel; i++) {
+		if (a->dtype == DT_STRING) {
+			if (strcmp(((char **)a->data)[i], ((char **)b->data)[i]) != 0) {
+				r->agree = false;
+				r->mismatches++;
+			}
+			continue;
+		}
+		double x = ev_get_f(a, i), y = ev_get_f(b, i);
+		if (isnan(x) || isnan(y)) {
+			if (isnan(x) != isnan(y)) {
+				r->agree = false;
+				r->mismatches++;
+			}
+			continue;
+		}
+		double diff = x == y ? 0 : fabs(x - y);
+		double rel = diff == 0 ? 0 : diff / fmax(fabs(x), 1e-30);
+		if (diff > r->max_abs)
+			r->max_abs = diff;
+		if (rel > r->max_rel)
+			r->max_rel = rel;
+		if (!(diff <= atol + rtol * fabs(x))) {
+			r->agree = false;
+			r->mismatches++;
+		}
+	}
+}

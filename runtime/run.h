@@ -1,0 +1,32 @@
+/* run.h - inputs and output comparison for running whole models
+ * (`graft run`, `graft compare`, the corpus tests).  See run.c. */
+#ifndef GRAFT_RUN_H
+#define GRAFT_RUN_H
+
+#include "eval.h"
+
+typedef struct RunOptions {
+	const char *inputs_dir;    /* input_K.pb files; NULL: generate */
+	uint32_t seed;             /* generated inputs, as ort-run.mjs --seed */
+	int64_t int_lo, int_hi;    /* integer inputs uniform in [lo, hi) (ort-run.mjs default 0:100) */
+	const char **dim_names;    /* --dim NAME=VALUE for symbolic dims (others: 1) */
+	const int64_t *dim_values;
+	int ndims;
+} RunOptions;
+
+/* Graph inputs that callers feed (inputs that are not initializers), in order. */
+uint32_t run_fed_inputs(IrModel *m, ValueId *ids);
+/* One generated input, identical to ort-run.mjs's for the same seed and index. */
+EvValue *run_generate_input(IrModel *m, ValueId v, uint32_t index, const RunOptions *o, Diag *d);
+/* inputs[i] per main-graph input (NULL for initializers, which use their defaults). */
+bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d);
+
+typedef struct RunDiff {
+	bool agree;          /* same type and shape, and every element within atol + rtol*|a| */
+	bool same_type, same_shape;
+	double max_abs, max_rel;
+	int64_t mismatches;
+} RunDiff;
+void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, RunDiff *r);
+
+#endif
