@@ -66,6 +66,11 @@ static void set_val(EvEnv *e, ValueId v, EvValue *x)
 EvKind ev_declared_kind(IrModel *m, ValueId v)
 {
 	const Onnx__ValueInfoProto *vi = ir_value(m, v)->info;
+	/* a graph output's declared type is in its graph's output entry */
+	IrGraph *gr = ir_graph(m, ir_value(m, v)->graph);
+	for (uint32_t i = 0; !vi && i < gr->noutputs; i++)
+		if (gr->outputs[i] == v)
+			vi = gr->output_info[i];
 	if (!vi || !vi->type)
 		return EV_TENSOR;
 	switch (vi->type->value_case) {

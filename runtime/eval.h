@@ -47,7 +47,8 @@ typedef struct EvValue {
 } EvValue;
 
 /* ---- values (value.c) --------------------------------------------------- */
-/* A new tensor with zeroed data; NULL (and a message) if too big or rank > EV_MAX_RANK. */
+/* A new tensor with zeroed data; NULL if too big, of no fixed-size dtype, or
+ * rank > EV_MAX_RANK (the caller reports it, naming the node). */
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims);
 EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);

@@ -384,8 +384,10 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 		EvValue *v = ev_tensor_new(DT_STRING, t->rank, t->dims);
 		if (!v)
 			return NULL;
-		for (int64_t i = 0; i < v->numel && t->proto && (size_t)i < t->proto->n_string_data; i++)
-			((char **)v->data)[i] = strndup((const char *)t->proto->string_data[i].data, t->proto->string_data[i].len);
+		for (int64_t i = 0; i < v->numel && t->proto && (size_t)i < t->proto->n_string_data; i++) {
+			const ProtobufCBinaryData *s = &t->proto->string_data[i];
+			((char **)v->data)[i] = s->len ? strndup((const char *)s->data, s->len) : strdup("");
+		}
 		for (int64_t i = 0; i < v->numel; i++)
 			if (!((char **)v->data)[i])
 				((char **)v->data)[i] = strdup("");

@@ -183,10 +183,64 @@ static EvValue *take(const EvValue *t, int axis, int64_t i)
 	return o;
 }
 
+static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
+
+/* Scan-8: a leading optional sequence_lens input and a batch axis 0 on every
+ * state and scan input (scan inputs then scan along axis 1).  Runs the
+ * opset-9 scan on each batch entry and stacks the results. */
+static bool scan8(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	int m = (int)ev_attr_int(c, "num_scan_inputs", 0);
+	int n = nin - 1 - m, k = nout - n;
+	if (m <= 0 || n < 0 || k < 0)
+		return ev_fail(c, "Scan body signature does not match the node");
+	EvValue **vals = in + 1;
+	for (int i = 0; i < n + m; i++)
+		if (!vals[i] || vals[i]->kind != EV_TENSOR || vals[i]->rank < 1)
+			return ev_fail(c, "Scan-8 inputs need a batch axis");
+	int64_t batch = vals[0]->dims[0];
+	for (int i = 0; i < n + m; i++)
+		if (vals[i]->dims[0] != batch)
+			return ev_fail(c, "Scan-8 inputs differ in batch size");
+	if (in[0])
+		for (int64_t b = 0; b < in[0]->numel; b++)
+			if (ev_get_i(in[0], b) != vals[n]->dims[1])
+				return ev_fail(c, "Scan-8 with sequence_lens shorter than the sequence is not supported");
+	EvValue ***per = calloc((size_t)nout + 1, sizeof *per);
+	for (int o = 0; o < nout; o++)
+		per[o] = calloc((size_t)batch + 1, sizeof **per);
+	bool ok = true;
+	for (int64_t b = 0; ok && b < batch; b++) {
+		EvValue *slice[n + m + 1], *res[nout + 1];
+		for (int i = 0; i < n + m; i++)
+			slice[i] = take(vals[i], 0, b);
+		ok = scan9(c, slice, n + m, res, nout);
+		for (int i = 0; i < n + m; i++)
+			ev_unref(slice[i]);
+		for (int o = 0; ok && o < nout; o++)
+			per[o][b] = res[o];
+	}
+	for (int o = 0; o < nout; o++) {
+		if (ok) {
+			out[o] = stack(c, per[o], (int)batch, 0, false, 0);
+			ok = out[o] != NULL;
+		}
+		for (int64_t b = 0; b < batch; b++)
+			ev_unref(per[o][b]);
+		free(per[o]);
+	}
+	free(per);
+	return ok;
+}
+
 static bool k_scan(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
-	if (c->opset < 9)
-		return ev_fail(c, "Scan before opset 9 (batched, with sequence_lens) is not supported");
+	return c->opset < 9 ? scan8(c, in, nin, out, nout) : scan9(c, in, nin, out, nout);
+}
+
+/* Scan-9 and later: states, then scan inputs sliced along their scan axes. */
+static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
 	GraphId g = body_of(c, "body");
 	if (!g)
 		return ev_fail(c, "Scan has no body");
@@ -198,7 +252,7 @@ static bool k_scan(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		return ev_fail(c, "Scan body signature does not match the node");
 	int na, nd, noa, nod;
 	const int64_t *in_axes = ev_attr_ints(c, "scan_input_axes", &na);
-	const int64_t *in_dirs = ev_attr_ints(c, "scan_input_directions", &nd);
+	const int64_t *in_dirs = ev_attr_ints(c, c->opset < 9 ? "directions" : "scan_input_directions", &nd);
 	const int64_t *out_axes = ev_attr_ints(c, "scan_output_axes", &noa);
 	const int64_t *out_dirs = ev_attr_ints(c, "scan_output_directions", &nod);
 	int64_t len = -1;

@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Per-call parameters of an elementwise op: attributes and scalar inputs,
@@ -132,8 +133,9 @@ static inline uint64_t ew_d2u(double d)
 #define EW_MASK_NUM (EW_MASK_F | EW_MASK_S | EW_MASK_U)
 
 /* Slow but general element access by domain (for the odd paths: Pow's mixed
- * types, Cast, Clip's bounds).  Integers read as double round once (to odd
- * beyond 2^53, so a later float store stays correct). */
+ * types, Cast, Clip's bounds).  Integers beyond 2^53 read as double round to
+ * nearest; to store an integer into a float tensor use ew_set_s / ew_set_u,
+ * which round once. */
 static inline double ew_get_f(const EvValue *t, int64_t i)
 {
 	const void *d = t->data;
@@ -145,11 +147,11 @@ static inline double ew_get_f(const EvValue *t, int64_t i)
 	case DT_INT8: return ((const int8_t *)d)[i];
 	case DT_INT16: return ((const int16_t *)d)[i];
 	case DT_INT32: return ((const int32_t *)d)[i];
-	case DT_INT64: return ew_s2d_odd(((const int64_t *)d)[i]);
+	case DT_INT64: return (double)((const int64_t *)d)[i];
 	case DT_UINT8: case DT_BOOL: return ((const uint8_t *)d)[i];
 	case DT_UINT16: return ((const uint16_t *)d)[i];
 	case DT_UINT32: return ((const uint32_t *)d)[i];
-	case DT_UINT64: return ew_u2d_odd(((const uint64_t *)d)[i]);
+	case DT_UINT64: return (double)((const uint64_t *)d)[i];
 	default: return NAN;
 	}
 }
@@ -201,6 +203,8 @@ static inline void ew_set_f(EvValue *t, int64_t i, double v)
 	}
 }
 
+/* Integer stores into float tensors round once: float and double convert
+ * directly, float16 and bfloat16 from a round-to-odd double. */
 static inline void ew_set_u(EvValue *t, int64_t i, uint64_t v)
 {
 	void *d = t->data;
@@ -210,16 +214,20 @@ static inline void ew_set_u(EvValue *t, int64_t i, uint64_t v)
 	case DT_INT16: case DT_UINT16: ((uint16_t *)d)[i] = (uint16_t)v; break;
 	case DT_INT32: case DT_UINT32: ((uint32_t *)d)[i] = (uint32_t)v; break;
 	case DT_INT64: case DT_UINT64: ((uint64_t *)d)[i] = v; break;
+	case DT_FLOAT: ((float *)d)[i] = (float)v; break;
+	case DT_DOUBLE: ((double *)d)[i] = (double)v; break;
 	default: ew_set_f(t, i, ew_u2d_odd(v)); break;
 	}
 }
 
 static inline void ew_set_s(EvValue *t, int64_t i, int64_t v)
 {
-	if (ev_is_float(t->dtype))
-		ew_set_f(t, i, ew_s2d_odd(v));
-	else
-		ew_set_u(t, i, (uint64_t)v);
+	switch (t->dtype) {
+	case DT_FLOAT: ((float *)t->data)[i] = (float)v; break;
+	case DT_DOUBLE: ((double *)t->data)[i] = (double)v; break;
+	case DT_FLOAT16: case DT_BFLOAT16: ew_set_f(t, i, ew_s2d_odd(v)); break;
+	default: ew_set_u(t, i, (uint64_t)v); break;
+	}
 }
 
 /* ---- broadcasting ------------------------------------------------------- */
@@ -308,6 +316,19 @@ static inline bool ew_need(EvCtx *c, EvValue **in, int nin, int i)
 	if (in[i]->kind != EV_TENSOR)
 		return ev_fail(c, "%s: input %d is not a tensor", ew_op(c), i);
 	return true;
+}
+
+/* "[2,3,4]" for messages. */
+static inline const char *ew_shape_str(const EvValue *v, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	n += (size_t)snprintf(buf, size, "[");
+	for (int i = 0; i < v->rank && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "," : "", (long long)v->dims[i]);
+	if (n < size)
+		snprintf(buf + n, size - n, "]");
+	return buf;
 }
 
 static inline EvValue *ew_new(EvCtx *c, int dtype, int rank, const int64_t *dims)

@@ -82,6 +82,15 @@ static bool pool_dtype_ok(EvCtx *c, const EvValue *x, bool ints)
 	return ev_fail(c, "unsupported dtype %s", dtype_name(x->dtype));
 }
 
+/* LpPool's p: an int from opset 2, a float in opset 1. */
+static int64_t lp_exponent(EvCtx *c)
+{
+	const IrAttr *a = ev_attr(c, "p");
+	if (a && a->type == ATTR_FLOAT)
+		return (int64_t)a->f;
+	return ev_attr_int(c, "p", 2);
+}
+
 /* MaxPool, AveragePool, LpPool: kernel_shape is required. */
 static bool pool_windowed(EvCtx *c, EvValue **in, EvValue **out, int nout, PoolKind kind)
 {
@@ -96,7 +105,7 @@ static bool pool_windowed(EvCtx *c, EvValue **in, EvValue **out, int nout, PoolK
 	if (!nn_window(c, x, k, ev_attr_int(c, "ceil_mode", 0) != 0, &g.w))
 		return false;
 	g.include_pad = ev_attr_int(c, "count_include_pad", 0) != 0;
-	g.p = ev_attr_int(c, "p", 2);
+	g.p = lp_exponent(c);
 	g.col_major = ev_attr_int(c, "storage_order", 0) != 0;
 	if (kind == POOL_LP && g.p < 1)
 		return ev_fail(c, "p must be positive");
@@ -126,7 +135,7 @@ static bool pool_global(EvCtx *c, EvValue **in, EvValue **out, PoolKind kind)
 		return false;
 	if (x->rank < 2)
 		return ev_fail(c, "input must have rank >= 2, got %d", x->rank);
-	PoolGeom g = {.kind = kind, .p = ev_attr_int(c, "p", 2)};
+	PoolGeom g = {.kind = kind, .p = lp_exponent(c)};
 	g.w.n = x->rank - 2;
 	for (int i = 0; i < g.w.n; i++) {
 		g.w.in[i] = g.w.k[i] = x->dims[i + 2];

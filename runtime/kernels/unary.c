@@ -370,5 +370,5 @@ const EvKernel ev_kernels_unary[] = {
 	{"IsInf", k_IsInf, F},
 	{"Not", k_Not, EW_MASK_B},
 	{"BitwiseNot", k_BitwiseNot, S | U},
-	{NULL},
+	{NULL, NULL, 0},
 };

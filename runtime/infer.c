@@ -1,0 +1,1183 @@
+/* infer.c - the shape inference driver: whole-model and incremental
+ * (worklist) inference, merging inferred types into the IR, known values of
+ * small shape tensors, symbolic broadcasting, and `graft shapes` printing.
+ * The per-op rules live in infer_ops.c.
+ *
+ * Known values come in two kinds.  Fully known tensors (EvValue) come from
+ * initializers, Constant nodes and small nodes evaluated with the reference
+ * kernels.  Int vectors known element by element (IVec) may hold symbols:
+ * Shape(x) of x: float[N,3] is [N, 3], and that survives Gather, Unsqueeze,
+ * Concat, Slice, Cast and simple arithmetic, so Reshape(y, Concat(...))
+ * still says [N, ...].  The vector ops are done here rather than with
+ * kernels because kernels cannot carry symbols. */
+#include "infer_internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kernels run on known inputs only while both sides stay this small: known
+ * values exist to feed shape rules, not to fold weights (fold.c does that). */
+#define KNOWN_MAX_OUT 4096
+#define KNOWN_MAX_IN  65536
+
+/* ---- state ------------------------------------------------------------------- */
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static void ensure_cap(InferState *s)
+{
+	uint32_t need = s->m->nvalues + 1;
+	if (need <= s->cap)
+		return;
+	uint32_t cap = s->cap ? s->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	s->val = xrealloc(s->val, sizeof *s->val * cap);
+	s->vec = xrealloc(s->vec, sizeof *s->vec * cap);
+	s->vec_tried = xrealloc(s->vec_tried, cap);
+	memset(s->val + s->cap, 0, sizeof *s->val * (cap - s->cap));
+	memset(s->vec + s->cap, 0, sizeof *s->vec * (cap - s->cap));
+	memset(s->vec_tried + s->cap, 0, cap - s->cap);
+	s->cap = cap;
+}
+
+InferState *infer_new(IrModel *m)
+{
+	InferState *s = calloc(1, sizeof *s);
+	if (!s)
+		abort();
+	s->m = m;
+	ensure_cap(s);
+	return s;
+}
+
+void infer_free(InferState *s)
+{
+	if (!s)
+		return;
+	for (uint32_t v = 0; v < s->cap; v++) {
+		ev_unref(s->val[v]);
+		free(s->vec[v]);
+	}
+	free(s->val);
+	free(s->vec);
+	free(s->vec_tried);
+	free(s);
+}
+
+static IVec *vec_new(int rank, int n)
+{
+	IVec *v = calloc(1, sizeof *v + sizeof(SymInt) * (size_t)(n ? n : 1));
+	if (!v)
+		abort();
+	v->rank = rank;
+	v->n = n;
+	return v;
+}
+
+static bool is_int_dtype(int dt)
+{
+	switch (dt) {
+	case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
+	case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64: case DT_BOOL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The fully known value of v: cached, or an initializer that callers cannot
+ * override (an initializer that is also a graph input is not a constant). */
+static EvValue *known_val(InferState *s, ValueId v)
+{
+	if (!v)
+		return NULL;
+	ensure_cap(s);
+	if (s->val[v])
+		return s->val[v];
+	IrValue *val = ir_value(s->m, v);
+	if (val->tensor && !val->is_input && !val->dead && !val->producer)
+		s->val[v] = ev_value_from_ir_tensor(s->m, val->tensor);
+	return s->val[v];
+}
+
+static const IVec *known_vec(InferState *s, ValueId v)
+{
+	if (!v)
+		return NULL;
+	ensure_cap(s);
+	if (s->vec[v] || s->vec_tried[v])
+		return s->vec[v];
+	EvValue *x = known_val(s, v);
+	if (!x)
+		return NULL;    /* not tried: a later propagation may know it */
+	s->vec_tried[v] = 1;
+	if (x->kind != EV_TENSOR || !is_int_dtype(x->dtype) || x->rank > 1 || x->numel > INF_VEC_MAX)
+		return NULL;
+	IVec *iv = vec_new(x->rank, (int)x->numel);
+	for (int64_t i = 0; i < x->numel; i++) {
+		iv->e[i].known = true;
+		iv->e[i].v = ev_get_i(x, i);
+	}
+	s->vec[v] = iv;
+	return iv;
+}
+
+const EvValue *infer_known_value(InferState *s, ValueId v)
+{
+	return known_val(s, v);
+}
+
+/* ---- helpers for rules --------------------------------------------------------- */
+
+bool inf_fail(InferCtx *c, const char *fmt, ...)
+{
+	char msg[700], label[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	diag_error(c->d, c->m->path ? c->m->path : "model", "node '%s' (%s): %s",
+	           ir_node_label(c->m, c->n, label, sizeof label), c->node->op_type, msg);
+	c->failed = true;
+	return false;
+}
+
+int inf_nin(InferCtx *c) { return (int)c->node->ninputs; }
+
+bool inf_has(InferCtx *c, int i)
+{
+	return i >= 0 && i < (int)c->node->ninputs && c->node->inputs[i] != 0;
+}
+
+int inf_dtype(InferCtx *c, int i)
+{
+	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->dtype : DT_UNDEFINED;
+}
+
+int inf_rank(InferCtx *c, int i)
+{
+	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->shape.rank : -1;
+}
+
+const Dim *inf_dims(InferCtx *c, int i)
+{
+	if (!inf_has(c, i) || ir_value(c->m, c->node->inputs[i])->shape.rank < 0)
+		return NULL;
+	static const Dim none[1];
+	const Dim *d = ir_value(c->m, c->node->inputs[i])->shape.dims;
+	return d ? d : none;
+}
+
+const EvValue *inf_val(InferCtx *c, int i)
+{
+	return inf_has(c, i) ? known_val(c->s, c->node->inputs[i]) : NULL;
+}
+
+const IVec *inf_vec(InferCtx *c, int i)
+{
+	return inf_has(c, i) ? known_vec(c->s, c->node->inputs[i]) : NULL;
+}
+
+int inf_ints(InferCtx *c, int i, int64_t *out, int max)
+{
+	const IVec *v = inf_vec(c, i);
+	if (v) {
+		if (v->n > max)
+			return -1;
+		for (int k = 0; k < v->n; k++) {
+			if (!v->e[k].known)
+				return -1;
+			out[k] = v->e[k].v;
+		}
+		return v->n;
+	}
+	const EvValue *x = inf_val(c, i);
+	if (!x || x->kind != EV_TENSOR || !is_int_dtype(x->dtype) || x->numel > max)
+		return -1;
+	for (int64_t k = 0; k < x->numel; k++)
+		out[k] = ev_get_i(x, k);
+	return (int)x->numel;
+}
+
+int inf_floats(InferCtx *c, int i, double *out, int max)
+{
+	const EvValue *x = inf_val(c, i);
+	if (x && x->kind == EV_TENSOR && x->numel <= max && x->dtype != DT_STRING && ev_elem_size(x->dtype)) {
+		for (int64_t k = 0; k < x->numel; k++)
+			out[k] = ev_get_f(x, k);
+		return (int)x->numel;
+	}
+	int64_t tmp[INF_VEC_MAX];
+	int n = inf_ints(c, i, tmp, max < INF_VEC_MAX ? max : INF_VEC_MAX);
+	for (int k = 0; k < n; k++)
+		out[k] = (double)tmp[k];
+	return n;
+}
+
+bool inf_has_attr(InferCtx *c, const char *name)
+{
+	return ir_attr(c->m, c->n, name) != NULL;
+}
+
+int64_t inf_attr_i(InferCtx *c, const char *name, int64_t def)
+{
+	const IrAttr *a = ir_attr(c->m, c->n, name);
+	return a && a->type == ATTR_INT ? a->i : def;
+}
+
+float inf_attr_f(InferCtx *c, const char *name, float def)
+{
+	const IrAttr *a = ir_attr(c->m, c->n, name);
+	return a && a->type == ATTR_FLOAT ? a->f : def;
+}
+
+int inf_attr_ints(InferCtx *c, const char *name, const int64_t **v)
+{
+	const IrAttr *a = ir_attr(c->m, c->n, name);
+	if (!a || a->type != ATTR_INTS) {
+		*v = NULL;
+		return -1;
+	}
+	*v = a->ints;
+	return (int)a->n;
+}
+
+int inf_attr_floats(InferCtx *c, const char *name, const float **v)
+{
+	const IrAttr *a = ir_attr(c->m, c->n, name);
+	if (!a || a->type != ATTR_FLOATS) {
+		*v = NULL;
+		return -1;
+	}
+	*v = a->floats;
+	return (int)a->n;
+}
+
+const char *inf_attr_s(InferCtx *c, const char *name, const char *def, char *buf, size_t size)
+{
+	const IrAttr *a = ir_attr(c->m, c->n, name);
+	if (!a || a->type != ATTR_STRING)
+		return def;
+	size_t n = a->s.len < size - 1 ? a->s.len : size - 1;
+	memcpy(buf, a->s.data, n);
+	buf[n] = 0;
+	return buf;
+}
+
+void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
+{
+	if (o < 0 || o >= c->nout)
+		return;
+	InferOut *out = &c->out[o];
+	out->dtype = dtype;
+	if (rank > INF_MAX_RANK)
+		rank = -1;
+	out->rank = rank;
+	for (int i = 0; i < rank; i++)
+		out->dims[i] = dims ? dims[i] : dim_unknown();
+}
+
+void inf_set_dtype(InferCtx *c, int o, int dtype)
+{
+	if (o >= 0 && o < c->nout)
+		c->out[o].dtype = dtype;
+}
+
+void inf_copy(InferCtx *c, int o, int i)
+{
+	inf_set(c, o, inf_dtype(c, i), inf_rank(c, i), inf_dims(c, i));
+}
+
+bool dim_same(Dim a, Dim b)
+{
+	if (dim_known(a) || dim_known(b))
+		return a.size == b.size;
+	return a.param && b.param && strcmp(a.param, b.param) == 0;
+}
+
+bool dim_unify(Dim a, Dim b, Dim *out)
+{
+	if (dim_known(a) && dim_known(b)) {
+		*out = a;
+		return a.size == b.size;
+	}
+	*out = dim_known(a) ? a : dim_known(b) ? b : a.param ? a : b;
+	return true;
+}
+
+bool inf_broadcast(InferCtx *c, int ra, const Dim *a, int rb, const Dim *b, int *rout, Dim *out)
+{
+	int r = ra > rb ? ra : rb;
+	if (r > INF_MAX_RANK) {
+		*rout = -1;
+		return true;
+	}
+	*rout = r;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - ra), ib = i - (r - rb);
+		Dim x = ia >= 0 ? a[ia] : dim_n(1), y = ib >= 0 ? b[ib] : dim_n(1);
+		Dim z;
+		if (x.size == 1)
+			z = y;
+		else if (y.size == 1)
+			z = x;
+		else if (dim_known(x) && dim_known(y)) {
+			if (x.size != y.size)
+				return inf_fail(c, "dimensions %lld and %lld do not broadcast", (long long)x.size, (long long)y.size);
+			z = x;
+		} else if (dim_known(x))
+			z = x;       /* the symbol must be 1 or equal: either way the number */
+		else if (dim_known(y))
+			z = y;
+		else if (dim_same(x, y))
+			z = x;
+		else
+			z = dim_unknown();
+		out[i] = z;
+	}
+	return true;
+}
+
+bool inf_axis(InferCtx *c, int64_t axis, int rank, int *out)
+{
+	int64_t a = axis < 0 ? axis + rank : axis;
+	if (a < 0 || a >= rank)
+		return inf_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);
+	*out = (int)a;
+	return true;
+}
+
+Dim dim_from_sym(SymInt e)
+{
+	if (e.known)
+		return e.v >= 0 ? dim_n(e.v) : dim_unknown();
+	Dim d = {-1, e.sym};
+	return d;
+}
+
+/* ---- merging inferred types into the IR -------------------------------------- */
+
+static bool shape_equal(const Shape *a, int rank, const Dim *dims)
+{
+	if (a->rank != rank)
+		return false;
+	for (int i = 0; i < rank; i++) {
+		Dim x = a->dims[i], y = dims[i];
+		if (x.size != y.size)
+			return false;
+		if (!x.param != !y.param || (x.param && strcmp(x.param, y.param) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* Give value v the inferred type, keeping what inference does not know.
+ * A graph output's declared dims win unless they are unknown (the declared
+ * interface names its symbols); two different numbers there are an error.
+ * Sets *changed if the IR's type changed. */
+static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
+{
+	IrModel *m = c->m;
+	IrValue *val = ir_value(m, v);
+	int dtype = o->dtype ? o->dtype : val->dtype;
+	if (val->is_output && val->dtype && o->dtype && val->dtype != o->dtype)
+		return inf_fail(c, "output '%s' is declared %s but computes %s", val->name,
+		                dtype_name(val->dtype), dtype_name(o->dtype));
+	Dim dims[INF_MAX_RANK];
+	int rank = o->rank;
+	if (rank < 0) {
+		rank = val->shape.rank;
+		if (rank > INF_MAX_RANK)
+			return true;
+		for (int i = 0; i < rank; i++)
+			dims[i] = val->shape.dims[i];
+	} else {
+		bool same_rank = val->shape.rank == rank;
+		if (val->is_output && val->shape.rank >= 0 && !same_rank)
+			return inf_fail(c, "output '%s' is declared with rank %d but computes rank %d", val->name,
+			                val->shape.rank, rank);
+		for (int i = 0; i < rank; i++) {
+			Dim x = o->dims[i];
+			Dim old = same_rank ? val->shape.dims[i] : dim_unknown();
+			if (val->is_output && dim_known(old) && dim_known(x) && old.size != x.size)
+				return inf_fail(c, "output '%s' dim %d is declared %lld but computes %lld", val->name, i,
+				                (long long)old.size, (long long)x.size);
+			if (!dim_known(x) && !x.param)
+				x = old;
+			else if (val->is_output && !dim_known(x) && (dim_known(old) || old.param))
+				x = old;
+			dims[i] = x;
+		}
+	}
+	if (dtype == val->dtype && shape_equal(&val->shape, rank, dims))
+		return true;
+	Shape sh = {rank, dims};
+	ir_value_set_type(m, v, dtype, &sh);
+	*changed = true;
+	return true;
+}
+
+/* ---- known values: int vectors with symbols ------------------------------------ */
+
+static SymInt sym_known(int64_t v) { SymInt e = {true, v, NULL}; return e; }
+static SymInt sym_unknown(void) { SymInt e = {false, 0, NULL}; return e; }
+
+/* Elementwise arithmetic on one pair; symbols survive x*1, x+0, x-0, x/1. */
+static SymInt sym_arith(OpKind op, SymInt a, SymInt b)
+{
+	if (a.known && b.known) {
+		int64_t x = a.v, y = b.v;
+		switch (op) {
+		case OP_Add: return sym_known((int64_t)((uint64_t)x + (uint64_t)y));
+		case OP_Sub: return sym_known((int64_t)((uint64_t)x - (uint64_t)y));
+		case OP_Mul: return sym_known((int64_t)((uint64_t)x * (uint64_t)y));
+		case OP_Div: return y == 0 || (x == INT64_MIN && y == -1) ? sym_unknown() : sym_known(x / y);
+		case OP_Mod: {
+			if (y == 0 || (x == INT64_MIN && y == -1))
+				return sym_unknown();
+			int64_t r = x % y;  /* ONNX Mod (fmod=0) takes the divisor's sign */
+			if (r != 0 && ((r < 0) != (y < 0)))
+				r += y;
+			return sym_known(r);
+		}
+		case OP_Max: return sym_known(x > y ? x : y);
+		case OP_Min: return sym_known(x < y ? x : y);
+		case OP_Equal: return sym_known(x == y);
+		default: return sym_unknown();
+		}
+	}
+	switch (op) {
+	case OP_Add: if (b.known && b.v == 0) return a; if (a.known && a.v == 0) return b; break;
+	case OP_Sub: if (b.known && b.v == 0) return a; break;
+	case OP_Mul: if (b.known && b.v == 1) return a; if (a.known && a.v == 1) return b; break;
+	case OP_Div: if (b.known && b.v == 1) return a; break;
+	case OP_Max: case OP_Min:
+		if (!a.known && !b.known && a.sym && b.sym && strcmp(a.sym, b.sym) == 0) return a;
+		break;
+	case OP_Equal:
+		if (!a.known && !b.known && a.sym && b.sym && strcmp(a.sym, b.sym) == 0) return sym_known(1);
+		/* a symbol stands for a dim, never negative: Expand's -1 test */
+		if ((a.sym && b.known && b.v < 0) || (b.sym && a.known && a.v < 0)) return sym_known(0);
+		break;
+	default: break;
+	}
+	return sym_unknown();
+}
+
+/* Broadcast two vectors of rank <= 1: the result's length, or -1. */
+static int vec_bcast_len(const IVec *a, const IVec *b, int *rank)
+{
+	*rank = a->rank > b->rank ? a->rank : b->rank;
+	if (a->n == b->n)
+		return a->n;
+	if (a->n == 1)
+		return b->n;
+	if (b->n == 1)
+		return a->n;
+	return -1;
+}
+
+static SymInt vec_at(const IVec *v, int i) { return v->e[v->n == 1 ? 0 : i]; }
+
+/* Converting ints to another int dtype, as Cast does (wrapping). */
+static int64_t cast_int(int64_t x, int dt)
+{
+	switch (dt) {
+	case DT_INT8: return (int8_t)x;
+	case DT_INT16: return (int16_t)x;
+	case DT_INT32: return (int32_t)x;
+	case DT_UINT8: return (uint8_t)x;
+	case DT_UINT16: return (uint16_t)x;
+	case DT_UINT32: return (uint32_t)x;
+	case DT_BOOL: return x != 0;
+	default: return x;
+	}
+}
+
+/* The vector an op computes from its inputs' vectors, or NULL. */
+static IVec *propagate_vec(InferCtx *c)
+{
+	IrNode *node = c->node;
+	OpKind op = node->kind;
+	const IVec *a = inf_vec(c, 0), *b = inf_vec(c, 1);
+	int out_dt = c->nout > 0 ? c->out[0].dtype : DT_UNDEFINED;
+	int64_t ints[INF_VEC_MAX];
+	IVec *r = NULL;
+	switch (op) {
+	case OP_Shape: {
+		int rank = inf_rank(c, 0);
+		if (rank < 0 || rank > INF_VEC_MAX)
+			return NULL;
+		int64_t start = inf_attr_i(c, "start", 0), end = inf_attr_i(c, "end", rank);
+		if (start < 0) start += rank;
+		if (end < 0) end += rank;
+		start = start < 0 ? 0 : start > rank ? rank : start;
+		end = end < 0 ? 0 : end > rank ? rank : end;
+		int n = end > start ? (int)(end - start) : 0;
+		r = vec_new(1, n);
+		const Dim *d = inf_dims(c, 0);
+		for (int i = 0; i < n; i++) {
+			Dim x = d[start + i];
+			r->e[i] = dim_known(x) ? sym_known(x.size) : (SymInt){false, 0, x.param};
+		}
+		return r;
+	}
+	case OP_Size: {
+		int rank = inf_rank(c, 0);
+		if (rank < 0)
+			return NULL;
+		const Dim *d = inf_dims(c, 0);
+		int64_t n = 1;
+		for (int i = 0; i < rank; i++) {
+			if (!dim_known(d[i]))
+				return NULL;
+			n *= d[i].size;
+		}
+		r = vec_new(0, 1);
+		r->e[0] = sym_known(n);
+		return r;
+	}
+	case OP_Identity:
+		if (!a)
+			return NULL;
+		r = vec_new(a->rank, a->n);
+		memcpy(r->e, a->e, sizeof *a->e * (size_t)a->n);
+		return r;
+	case OP_Cast:
+		if (!a || !is_int_dtype(out_dt))
+			return NULL;
+		r = vec_new(a->rank, a->n);
+		for (int i = 0; i < a->n; i++) {
+			r->e[i] = a->e[i];
+			if (a->e[i].known)
+				r->e[i].v = cast_int(a->e[i].v, out_dt);
+			else if (out_dt == DT_BOOL)
+				r->e[i].sym = NULL;
+		}
+		return r;
+	case OP_Neg:
+		if (!a)
+			return NULL;
+		r = vec_new(a->rank, a->n);
+		for (int i = 0; i < a->n; i++)
+			r->e[i] = a->e[i].known ? sym_known(-a->e[i].v) : sym_unknown();
+		return r;
+	case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_Expand: {
+		/* moves of a small vector: same elements, new rank */
+		if (!a || c->nout < 1 || c->out[0].rank < 0 || c->out[0].rank > 1)
+			return NULL;
+		int n = c->out[0].rank == 0 ? 1 : (int)c->out[0].dims[0].size;
+		if (op == OP_Expand && n > INF_VEC_MAX)
+			return NULL;
+		if (n < 0 || (n != a->n && !(op == OP_Expand && a->n == 1)))
+			return NULL;
+		r = vec_new(c->out[0].rank, n);
+		for (int i = 0; i < n; i++)
+			r->e[i] = vec_at(a, i);
+		return r;
+	}
+	case OP_Gather: {
+		if (!a || a->rank != 1)
+			return NULL;
+		int ni = inf_ints(c, 1, ints, INF_VEC_MAX);
+		int irank = inf_rank(c, 1);
+		if (ni < 0 || irank < 0 || irank > 1)
+			return NULL;
+		r = vec_new(irank, ni);
+		for (int i = 0; i < ni; i++) {
+			int64_t k = ints[i] < 0 ? ints[i] + a->n : ints[i];
+			if (k < 0 || k >= a->n) {
+				free(r);
+				return NULL;
+			}
+			r->e[i] = a->e[k];
+		}
+		return r;
+	}
+	case OP_Concat: {
+		int total = 0;
+		for (int i = 0; i < inf_nin(c); i++) {
+			const IVec *x = inf_vec(c, i);
+			if (!x || x->rank != 1)
+				return NULL;
+			total += x->n;
+		}
+		if (total > INF_VEC_MAX)
+			return NULL;
+		r = vec_new(1, total);
+		total = 0;
+		for (int i = 0; i < inf_nin(c); i++) {
+			const IVec *x = inf_vec(c, i);
+			memcpy(r->e + total, x->e, sizeof *x->e * (size_t)x->n);
+			total += x->n;
+		}
+		return r;
+	}
+	case OP_Slice: {
+		if (!a || a->rank != 1)
+			return NULL;
+		int64_t st, en, ax = 0, step = 1;
+		if (c->opset < 10) {
+			const int64_t *s, *e, *x;
+			if (inf_attr_ints(c, "starts", &s) != 1 || inf_attr_ints(c, "ends", &e) != 1)
+				return NULL;
+			int nx = inf_attr_ints(c, "axes", &x);
+			st = s[0], en = e[0], ax = nx == 1 ? x[0] : 0;
+		} else {
+			int64_t v[1];
+			if (inf_ints(c, 1, v, 1) != 1) return NULL;
+			st = v[0];
+			if (inf_ints(c, 2, v, 1) != 1) return NULL;
+			en = v[0];
+			if (inf_has(c, 3)) { if (inf_ints(c, 3, v, 1) != 1) return NULL; ax = v[0]; }
+			if (inf_has(c, 4)) { if (inf_ints(c, 4, v, 1) != 1) return NULL; step = v[0]; }
+		}
+		if ((ax != 0 && ax != -1) || step == 0)
+			return NULL;
+		int64_t d = a->n;
+		if (st < 0) st += d;
+		if (en < 0) en += d;
+		if (step > 0) {
+			st = st < 0 ? 0 : st > d ? d : st;
+			en = en < 0 ? 0 : en > d ? d : en;
+		} else {
+			st = st < 0 ? -1 : st > d - 1 ? d - 1 : st;
+			en = en < -1 ? -1 : en > d - 1 ? d - 1 : en;
+		}
+		int n = 0;
+		for (int64_t i = st; step > 0 ? i < en : i > en; i += step)
+			n++;
+		r = vec_new(1, n);
+		n = 0;
+		for (int64_t i = st; step > 0 ? i < en : i > en; i += step)
+			r->e[n++] = a->e[i];
+		return r;
+	}
+	case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Mod: case OP_Equal:
+	case OP_Max: case OP_Min: {
+		if (op == OP_Mod && inf_attr_i(c, "fmod", 0))
+			return NULL;
+		if ((op == OP_Max || op == OP_Min) && inf_nin(c) != 2)
+			return NULL;
+		if (!a || !b || !is_int_dtype(inf_dtype(c, 0)))
+			return NULL;
+		int rank, n = vec_bcast_len(a, b, &rank);
+		if (n < 0)
+			return NULL;
+		r = vec_new(rank, n);
+		for (int i = 0; i < n; i++) {
+			r->e[i] = sym_arith(op, vec_at(a, i), vec_at(b, i));
+			if (r->e[i].known && out_dt != DT_BOOL)
+				r->e[i].v = cast_int(r->e[i].v, inf_dtype(c, 0));
+		}
+		return r;
+	}
+	case OP_Where: {
+		const IVec *x = inf_vec(c, 1), *y = inf_vec(c, 2);
+		if (!a || !x || !y)
+			return NULL;
+		int r1, r2, n1 = vec_bcast_len(a, x, &r1);
+		if (n1 < 0)
+			return NULL;
+		IVec tmp = {r1, n1};
+		int n = vec_bcast_len(&tmp, y, &r2);
+		if (n < 0 || (n1 != n && n1 != 1))
+			return NULL;
+		r = vec_new(r2, n);
+		for (int i = 0; i < n; i++) {
+			SymInt cnd = vec_at(a, i);
+			r->e[i] = !cnd.known ? sym_unknown() : cnd.v ? vec_at(x, i) : vec_at(y, i);
+		}
+		return r;
+	}
+	case OP_Range: {
+		int64_t s0[1], l0[1], d0[1];
+		if (!is_int_dtype(out_dt) || inf_ints(c, 0, s0, 1) != 1 || inf_ints(c, 1, l0, 1) != 1 ||
+		    inf_ints(c, 2, d0, 1) != 1 || d0[0] == 0)
+			return NULL;
+		if (c->out[0].rank != 1 || !dim_known(c->out[0].dims[0]) || c->out[0].dims[0].size > INF_VEC_MAX)
+			return NULL;
+		int n = (int)c->out[0].dims[0].size;
+		r = vec_new(1, n);
+		for (int i = 0; i < n; i++)
+			r->e[i] = sym_known(s0[0] + i * d0[0]);
+		return r;
+	}
+	case OP_ConstantOfShape: {
+		if (!is_int_dtype(out_dt) || c->out[0].rank < 0 || c->out[0].rank > 1)
+			return NULL;
+		int n = c->out[0].rank == 0 ? 1 : (int)c->out[0].dims[0].size;
+		if (n < 0 || n > INF_VEC_MAX)
+			return NULL;
+		int64_t fill = 0;
+		const IrAttr *va = ir_attr(c->m, c->n, "value");
+		if (va && va->type == ATTR_TENSOR) {
+			EvValue *t = ev_value_from_ir_tensor(c->m, va->t);
+			if (!t || t->numel != 1) {
+				ev_unref(t);
+				return NULL;
+			}
+			fill = ev_get_i(t, 0);
+			ev_unref(t);
+		}
+		r = vec_new(c->out[0].rank, n);
+		for (int i = 0; i < n; i++)
+			r->e[i] = sym_known(fill);
+		return r;
+	}
+	default:
+		return NULL;
+	}
+}
+
+static bool vec_all_known(const IVec *v)
+{
+	for (int i = 0; i < v->n; i++)
+		if (!v->e[i].known)
+			return false;
+	return true;
+}
+
+static bool vec_equal(const IVec *a, const IVec *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->rank != b->rank || a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++) {
+		SymInt x = a->e[i], y = b->e[i];
+		if (x.known != y.known || (x.known && x.v != y.v))
+			return false;
+		if (!x.known && (!x.sym != !y.sym || (x.sym && strcmp(x.sym, y.sym) != 0)))
+			return false;
+	}
+	return true;
+}
+
+static bool val_equal(const EvValue *a, const EvValue *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->kind != EV_TENSOR || b->kind != EV_TENSOR)
+		return false;
+	if (a->dtype != b->dtype || a->rank != b->rank || a->nbytes != b->nbytes)
+		return false;
+	if (memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank) != 0)
+		return false;
+	return a->dtype != DT_STRING && memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+static EvValue *val_from_vec(const IVec *v, int dtype)
+{
+	int64_t dims[1] = {v->n};
+	EvValue *x = ev_tensor_new(dtype, v->rank, dims);
+	if (!x)
+		return NULL;
+	for (int i = 0; i < v->n; i++)
+		ev_set_i(x, i, v->e[i].v);
+	return x;
+}
+
+/* The value of a Constant node from whichever attribute it has. */
+static EvValue *constant_value(InferCtx *c)
+{
+	IrModel *m = c->m;
+	IrNode *node = c->node;
+	for (uint32_t i = 0; i < node->nattrs; i++) {
+		const IrAttr *a = &node->attrs[i];
+		int64_t dims[1] = {(int64_t)a->n};
+		EvValue *x = NULL;
+		if (!strcmp(a->name, "value") && a->type == ATTR_TENSOR) {
+			EvValue *t = ev_value_from_ir_tensor(m, a->t);
+			/* the attribute's tensor belongs to the node, which a rewrite may
+			 * remove: keep a copy of small ones, borrow big ones (read only) */
+			if (t && t->numel <= KNOWN_MAX_OUT && t->dtype != DT_STRING) {
+				x = ev_copy(t);
+				ev_unref(t);
+			} else
+				x = t;
+		} else if (!strcmp(a->name, "value_int") && a->type == ATTR_INT) {
+			x = ev_tensor_new(DT_INT64, 0, dims);
+			if (x) ev_set_i(x, 0, a->i);
+		} else if (!strcmp(a->name, "value_ints") && a->type == ATTR_INTS) {
+			x = ev_tensor_new(DT_INT64, 1, dims);
+			for (size_t k = 0; x && k < a->n; k++) ev_set_i(x, (int64_t)k, a->ints[k]);
+		} else if (!strcmp(a->name, "value_float") && a->type == ATTR_FLOAT) {
+			x = ev_tensor_new(DT_FLOAT, 0, dims);
+			if (x) ev_set_f(x, 0, a->f);
+		} else if (!strcmp(a->name, "value_floats") && a->type == ATTR_FLOATS) {
+			x = ev_tensor_new(DT_FLOAT, 1, dims);
+			for (size_t k = 0; x && k < a->n; k++) ev_set_f(x, (int64_t)k, a->floats[k]);
+		} else
+			continue;
+		return x;
+	}
+	return NULL;
+}
+
+static int64_t out_numel(const InferOut *o)
+{
+	if (o->rank < 0)
+		return -1;
+	int64_t n = 1;
+	for (int i = 0; i < o->rank; i++) {
+		if (!dim_known(o->dims[i]))
+			return -1;
+		n *= o->dims[i].size;
+		if (n > KNOWN_MAX_OUT)
+			return -1;
+	}
+	return n;
+}
+
+/* Small known values by the reference kernels, when every input is known. */
+static bool eval_known(InferCtx *c, EvValue **outv)
+{
+	IrNode *node = c->node;
+	if (node->kind == OP_If || node->kind == OP_Loop || node->kind == OP_Scan)
+		return false;
+	const OpSchema *sc = op_schema_lookup(node->domain, node->op_type, (int)c->opset);
+	if (!sc || (sc->flags & OPF_RANDOM))
+		return false;
+	if (!ev_kernel_find(node->domain, node->op_type))
+		return false;
+	int64_t total = 0;
+	EvValue *in[node->ninputs + 1];
+	for (uint32_t i = 0; i < node->ninputs; i++) {
+		in[i] = NULL;
+		if (!node->inputs[i])
+			continue;
+		in[i] = known_val(c->s, node->inputs[i]);
+		if (!in[i] || in[i]->kind != EV_TENSOR)
+			return false;
+		total += in[i]->numel;
+		if (total > KNOWN_MAX_IN)
+			return false;
+	}
+	for (int o = 0; o < c->nout; o++) {
+		int64_t n = out_numel(&c->out[o]);
+		if (node->outputs[o] && n < 0)
+			return false;
+	}
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	if (!ev_eval_node(c->m, c->n, in, outv, &quiet)) {
+		for (int o = 0; o < c->nout; o++) {
+			ev_unref(outv[o]);
+			outv[o] = NULL;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* Set the known values of the node's outputs; *changed if any differs from before. */
+static void propagate_known(InferCtx *c, bool *changed)
+{
+	InferState *s = c->s;
+	IrNode *node = c->node;
+	EvValue *vals[c->nout + 1];
+	IVec *vecs[c->nout + 1];
+	memset(vals, 0, sizeof vals);
+	memset(vecs, 0, sizeof vecs);
+	if (*node->domain == 0 || !strcmp(node->domain, "ai.onnx")) {
+		if (node->kind == OP_Constant && c->nout >= 1)
+			vals[0] = constant_value(c);
+		else if (c->nout >= 1 && (vecs[0] = propagate_vec(c)) != NULL) {
+			if (vec_all_known(vecs[0]) && c->out[0].dtype)
+				vals[0] = val_from_vec(vecs[0], c->out[0].dtype);
+		} else if (node->kind == OP_Cast && c->nout >= 1) {
+			/* ints to a float type: only fully known vectors */
+			const IVec *a = inf_vec(c, 0);
+			if (a && vec_all_known(a) && c->out[0].dtype && ev_is_float(c->out[0].dtype)) {
+				int64_t dims[1] = {a->n};
+				vals[0] = ev_tensor_new(c->out[0].dtype, a->rank, dims);
+				for (int i = 0; vals[0] && i < a->n; i++)
+					ev_set_f(vals[0], i, (double)a->e[i].v);
+			}
+		}
+		if (!vals[0] && !vecs[0])
+			eval_known(c, vals);
+	}
+	for (int o = 0; o < c->nout; o++) {
+		ValueId v = node->outputs[o];
+		if (!v) {
+			ev_unref(vals[o]);
+			free(vecs[o]);
+			continue;
+		}
+		/* a value computed here shows its vector through known_vec */
+		if (vals[o] && !vecs[o]) {
+			EvValue *old = s->val[v];
+			if (!val_equal(old, vals[o]))
+				*changed = true;
+			ev_unref(old);
+			s->val[v] = vals[o];
+			free(s->vec[v]);
+			s->vec[v] = NULL;
+			s->vec_tried[v] = 0;
+			continue;
+		}
+		if (!vec_equal(s->vec[v], vecs[o]))
+			*changed = true;
+		free(s->vec[v]);
+		s->vec[v] = vecs[o];
+		s->vec_tried[v] = vecs[o] != NULL;
+		ev_unref(s->val[v]);
+		s->val[v] = vals[o];
+	}
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+/* The dtype an op's schema gives output o: a concrete type, or the type
+ * parameter it shares with an input.  For ops without a shape rule. */
+static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
+{
+	if (!sc || sc->noutputs == 0)
+		return DT_UNDEFINED;
+	const OpFormal *f = &sc->outputs[o < sc->noutputs ? o : sc->noutputs - 1];
+	if (!strncmp(f->type_str, "tensor(", 7)) {
+		char name[32];
+		size_t len = strlen(f->type_str + 7);
+		if (len == 0 || len >= sizeof name)
+			return DT_UNDEFINED;
+		memcpy(name, f->type_str + 7, len - 1);
+		name[len - 1] = 0;
+		return dtype_from_name(name);
+	}
+	for (int i = 0; i < sc->ninputs; i++) {
+		if (strcmp(sc->inputs[i].type_str, f->type_str) != 0)
+			continue;
+		if (sc->inputs[i].option == OPT_VARIADIC) {
+			for (int k = i; k < inf_nin(c); k++)
+				if (inf_dtype(c, k))
+					return inf_dtype(c, k);
+			return DT_UNDEFINED;
+		}
+		if (inf_dtype(c, i))
+			return inf_dtype(c, i);
+	}
+	return DT_UNDEFINED;
+}
+
+static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
+{
+	ensure_cap(s);
+	IrModel *m = s->m;
+	IrNode *node = ir_node(m, n);
+	*changed = false;
+	if (node->dead)
+		return true;
+	InferOut outs[node->noutputs + 1];
+	InferCtx c = {s, m, n, node, s->opset, d, false, (int)node->noutputs, outs};
+	for (uint32_t o = 0; o < node->noutputs; o++) {
+		outs[o].dtype = DT_UNDEFINED;
+		outs[o].rank = -1;
+	}
+	bool std = *node->domain == 0 || !strcmp(node->domain, "ai.onnx");
+	InferFn fn = std ? infer_rule_find(node->op_type) : NULL;
+	bool ok = true;
+	if (fn)
+		ok = fn(&c) && !c.failed;
+	else if (std) {
+		const OpSchema *sc = op_schema_lookup("", node->op_type, (int)c.opset);
+		for (int o = 0; o < c.nout; o++)
+			outs[o].dtype = schema_dtype(&c, sc, o);
+	}
+	if (!ok)
+		return false;
+	for (int o = 0; o < c.nout; o++)
+		if (node->outputs[o] && !merge_type(&c, node->outputs[o], &outs[o], changed))
+			ok = false;
+	/* the vector rules read the merged types (a declared output may know more) */
+	for (int o = 0; o < c.nout; o++) {
+		ValueId v = node->outputs[o];
+		if (!v)
+			continue;
+		IrValue *val = ir_value(m, v);
+		outs[o].dtype = val->dtype;
+		outs[o].rank = val->shape.rank <= INF_MAX_RANK ? val->shape.rank : -1;
+		for (int i = 0; i < outs[o].rank; i++)
+			outs[o].dims[i] = val->shape.dims[i];
+	}
+	propagate_known(&c, changed);
+	return ok;
+}
+
+bool infer_node(InferState *s, NodeId n, Diag *d)
+{
+	bool changed;
+	s->opset = ir_opset(s->m, "");
+	return infer_node_ex(s, n, d, &changed);
+}
+
+/* Loop bodies often leave their inputs untyped: fill those from the Loop's
+ * inputs (never a declared type). */
+static void type_loop_body(InferState *s, NodeId n, GraphId body)
+{
+	IrModel *m = s->m;
+	IrNode *node = ir_node(m, n);
+	IrGraph *g = ir_graph(m, body);
+	for (uint32_t i = 0; i < g->ninputs; i++) {
+		IrValue *val = ir_value(m, g->inputs[i]);
+		if (val->dtype || val->shape.rank >= 0)
+			continue;
+		Dim none[1];
+		Shape scalar = {0, none};
+		if (i == 0)
+			ir_value_set_type(m, g->inputs[i], DT_INT64, &scalar);
+		else if (i == 1)
+			ir_value_set_type(m, g->inputs[i], DT_BOOL, &scalar);
+		else if (i < node->ninputs && node->inputs[i]) {
+			IrValue *src = ir_value(m, node->inputs[i]);
+			ir_value_set_type(m, g->inputs[i], src->dtype, &src->shape);
+		}
+	}
+}
+
+static bool infer_graph(InferState *s, GraphId g, Diag *d)
+{
+	IrModel *m = s->m;
+	uint32_t count;
+	NodeId *order = ir_topo_order(m, g, &count, d);
+	if (!order)
+		return false;
+	bool ok = true;
+	for (uint32_t i = 0; i < count; i++) {
+		NodeId n = order[i];
+		IrNode *node = ir_node(m, n);
+		for (uint32_t a = 0; a < node->nattrs; a++) {
+			const IrAttr *at = &node->attrs[a];
+			if (at->type == ATTR_GRAPH) {
+				if (node->kind == OP_Loop)
+					type_loop_body(s, n, at->g);
+				ok &= infer_graph(s, at->g, d);
+			} else if (at->type == ATTR_GRAPHS)
+				for (size_t k = 0; k < at->n; k++)
+					ok &= infer_graph(s, at->graphs[k], d);
+			node = ir_node(m, n);
+		}
+		bool changed;
+		ok &= infer_node_ex(s, n, d, &changed);
+	}
+	free(order);
+	return ok;
+}
+
+bool infer_model(InferState *s, Diag *d)
+{
+	s->opset = ir_opset(s->m, "");
+	ensure_cap(s);
+	return infer_graph(s, IR_MAIN_GRAPH, d);
+}
+
+bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d)
+{
+	IrModel *m = s->m;
+	s->opset = ir_opset(m, "");
+	/* a FIFO of nodes; queued[] keeps each in it at most once at a time */
+	uint32_t cap = 64, head = 0, tail = 0;
+	NodeId *q = xrealloc(NULL, sizeof *q * cap);
+	uint8_t *queued = calloc(m->nnodes + 1, 1);
+	if (!queued)
+		abort();
+	q[tail++] = n;
+	queued[n] = 1;
+	bool ok = true;
+	/* a bound against oscillation: types only get more precise, so a sane
+	 * graph settles long before this */
+	uint64_t budget = 16 * (uint64_t)m->nnodes + 64;
+	while (head < tail && budget--) {
+		NodeId x = q[head++];
+		queued[x] = 0;
+		bool changed;
+		ok &= infer_node_ex(s, x, d, &changed);
+		if (!changed)
+			continue;
+		IrNode *node = ir_node(m, x);
+		for (uint32_t o = 0; o < node->noutputs; o++) {
+			ValueId v = node->outputs[o];
+			if (!v)
+				continue;
+			IrValue *val = ir_value(m, v);
+			NodeId owner = val->is_output ? ir_graph(m, val->graph)->owner : 0;
+			for (uint32_t u = 0; u <= val->nuses; u++) {
+				NodeId y = u < val->nuses ? val->uses[u].node : owner;
+				if (!y || queued[y])
+					continue;
+				if (head > 0 && tail == cap) {
+					memmove(q, q + head, sizeof *q * (tail - head));
+					tail -= head;
+					head = 0;
+				}
+				if (tail == cap)
+					q = xrealloc(q, sizeof *q * (cap *= 2));
+				q[tail++] = y;
+				queued[y] = 1;
+			}
+		}
+	}
+	free(q);
+	free(queued);
+	return ok;
+}
+
+/* ---- printing ------------------------------------------------------------------- */
+
+static void print_value(IrModel *m, ValueId v, FILE *out)
+{
+	IrValue *val = ir_value(m, v);
+	fprintf(out, "%s: %s", val->name, dtype_name(val->dtype));
+	if (val->shape.rank < 0) {
+		fputs("[*]\n", out);   /* rank unknown */
+		return;
+	}
+	fputc('[', out);
+	for (int i = 0; i < val->shape.rank; i++) {
+		Dim d = val->shape.dims[i];
+		if (i)
+			fputc(',', out);
+		if (dim_known(d))
+			fprintf(out, "%lld", (long long)d.size);
+		else
+			fputs(d.param ? d.param : "?", out);
+	}
+	fputs("]\n", out);
+}
+
+static void print_graph(IrModel *m, GraphId g, FILE *out)
+{
+	IrGraph *gr = ir_graph(m, g);
+	for (uint32_t i = 0; i < gr->ninputs; i++)
+		print_value(m, gr->inputs[i], out);
+	for (uint32_t i = 0; i < gr->ninits; i++)
+		if (!ir_value(m, gr->inits[i])->is_input && !ir_value(m, gr->inits[i])->dead)
+			print_value(m, gr->inits[i], out);
+	for (NodeId n = ir_first(m, g); n; n = ir_next(m, n)) {
+		IrNode *node = ir_node(m, n);
+		for (uint32_t a = 0; a < node->nattrs; a++) {
+			if (node->attrs[a].type == ATTR_GRAPH)
+				print_graph(m, node->attrs[a].g, out);
+			else if (node->attrs[a].type == ATTR_GRAPHS)
+				for (size_t k = 0; k < node->attrs[a].n; k++)
+					print_graph(m, node->attrs[a].graphs[k], out);
+		}
+		for (uint32_t o = 0; o < node->noutputs; o++)
+			if (node->outputs[o])
+				print_value(m, node->outputs[o], out);
+	}
+}
+
+void infer_print(IrModel *m, FILE *out)
+{
+	print_graph(m, IR_MAIN_GRAPH, out);
+}

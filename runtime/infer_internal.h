@@ -1,0 +1,114 @@
+/* infer_internal.h - what infer.c (the driver, known values, printing) and
+ * infer_ops.c (one shape rule per op) share.  Not part of libgraft's API:
+ * callers use infer.h.
+ *
+ * A rule sees one node through an InferCtx: its inputs' types and known
+ * values, its attributes, and output slots to fill.  The driver then merges
+ * the outputs into the IR and propagates known values, so a rule never
+ * touches the IR itself. */
+#ifndef GRAFT_INFER_INTERNAL_H
+#define GRAFT_INFER_INTERNAL_H
+
+#include "infer.h"
+
+/* Output ranks beyond this are left unknown (EV_MAX_RANK bounds kernels
+ * anyway; this leaves room for rank arithmetic such as Gather's r+q-1). */
+#define INF_MAX_RANK 32
+/* Longest int vector tracked element by element (shape vectors are short). */
+#define INF_VEC_MAX 64
+
+/* One element of a partially known int vector: a number, a symbolic dim
+ * taken from some value's shape ("N"), or unknown (known false, sym NULL). */
+typedef struct SymInt {
+	bool known;
+	int64_t v;          /* valid if known */
+	const char *sym;    /* valid if !known; NULL: nothing is known */
+} SymInt;
+
+/* A 0-D or 1-D integer (or bool) tensor known element by element.  Symbol
+ * names point into the IR's arena (they come from value shapes), so they
+ * live as long as the model. */
+typedef struct IVec {
+	int rank;           /* 0 or 1 */
+	int n;              /* 1 if rank is 0 */
+	SymInt e[];
+} IVec;
+
+struct InferState {
+	IrModel *m;
+	uint32_t cap;       /* arrays below are indexed by ValueId, cap entries */
+	EvValue **val;      /* fully known values (initializers, Constants, folded) */
+	IVec **vec;         /* int vectors known element by element */
+	uint8_t *vec_tried; /* vec derived from val already (1) or impossible (2) */
+	int64_t opset;
+};
+
+typedef struct InferOut {
+	int dtype;
+	int rank;           /* -1 unknown */
+	Dim dims[INF_MAX_RANK];
+} InferOut;
+
+typedef struct InferCtx {
+	InferState *s;
+	IrModel *m;
+	NodeId n;
+	IrNode *node;
+	int64_t opset;
+	Diag *d;
+	bool failed;
+	int nout;
+	InferOut *out;
+} InferCtx;
+
+typedef bool (*InferFn)(InferCtx *c);
+
+/* infer_ops.c: the rule for an op of the default domain, or NULL. */
+InferFn infer_rule_find(const char *op);
+
+/* ---- infer.c: helpers for rules ------------------------------------------ */
+/* One-line error naming the node; returns false. */
+bool inf_fail(InferCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int inf_nin(InferCtx *c);
+bool inf_has(InferCtx *c, int i);                 /* input i given (not omitted) */
+int inf_dtype(InferCtx *c, int i);                /* DT_UNDEFINED if absent or unknown */
+int inf_rank(InferCtx *c, int i);                 /* -1 if absent or unknown */
+const Dim *inf_dims(InferCtx *c, int i);          /* NULL if rank unknown */
+const EvValue *inf_val(InferCtx *c, int i);
+const IVec *inf_vec(InferCtx *c, int i);
+/* Input i fully known as integers (up to max of them): count, or -1. */
+int inf_ints(InferCtx *c, int i, int64_t *out, int max);
+/* Input i fully known as numbers (floats or ints): count, or -1. */
+int inf_floats(InferCtx *c, int i, double *out, int max);
+
+bool inf_has_attr(InferCtx *c, const char *name);
+int64_t inf_attr_i(InferCtx *c, const char *name, int64_t def);
+float inf_attr_f(InferCtx *c, const char *name, float def);
+/* Ints attribute: count (and the list), or -1 if absent. */
+int inf_attr_ints(InferCtx *c, const char *name, const int64_t **v);
+int inf_attr_floats(InferCtx *c, const char *name, const float **v);
+/* String attribute into buf, or def if absent. */
+const char *inf_attr_s(InferCtx *c, const char *name, const char *def, char *buf, size_t size);
+
+/* Outputs: what the rule leaves unset stays unknown. */
+void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims);
+void inf_set_dtype(InferCtx *c, int o, int dtype);
+/* Output o gets input i's type. */
+void inf_copy(InferCtx *c, int o, int i);
+
+/* Dims. */
+static inline Dim dim_n(int64_t v) { Dim d = {v, NULL}; return d; }
+static inline Dim dim_unknown(void) { Dim d = {-1, NULL}; return d; }
+static inline bool dim_known(Dim d) { return d.size >= 0; }
+/* Same size, or the same symbol. */
+bool dim_same(Dim a, Dim b);
+/* Two dims that must be equal: the more precise one; false on two different numbers. */
+bool dim_unify(Dim a, Dim b, Dim *out);
+/* numpy broadcasting with symbols (N,1->N; N,N->N; N,5->5; N,M->?). */
+bool inf_broadcast(InferCtx *c, int ra, const Dim *a, int rb, const Dim *b, int *rout, Dim *out);
+/* Normalize an axis; false (with a message) if out of range. */
+bool inf_axis(InferCtx *c, int64_t axis, int rank, int *out);
+/* Dim from one element of a known int vector. */
+Dim dim_from_sym(SymInt e);
+
+#endif

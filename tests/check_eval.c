@@ -1,0 +1,403 @@
+/* check_eval.c - the reference evaluator: value conversions, the ONNX
+ * conformance tests (every test of a supported op must pass), the corpus
+ * models against their shipped outputs, and constant folding.
+ * GRAFT_SKIP_HEAVY=1 skips the whole-model runs (for valgrind). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "eval.h"
+#include "fold.h"
+#include "run.h"
+#include "testutil.h"
+#include "text.h"
+
+static bool heavy_skipped(void)
+{
+	const char *s = getenv("GRAFT_SKIP_HEAVY");
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+START_TEST(test_half_conversions)
+{
+	/* every half value survives half -> float -> half (NaNs stay NaNs) */
+	for (uint32_t h = 0; h < 65536; h++) {
+		float f = ev_half_to_float((uint16_t)h);
+		uint16_t back = ev_float_to_half(f);
+		if (isnan(f))
+			ck_assert(isnan(ev_half_to_float(back)));
+		else
+			ck_assert_uint_eq(back, h);
+	}
+	/* round to nearest even: 1 + 2^-11 is halfway between 1 and the next half */
+	ck_assert_uint_eq(ev_float_to_half(1.0f + 0x1p-11f), 0x3c00);
+	ck_assert_uint_eq(ev_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
+	ck_assert_uint_eq(ev_float_to_half(65520.0f), 0x7c00); /* rounds to inf */
+	ck_assert_uint_eq(ev_float_to_half(0x1p-25f), 0);      /* halfway to the smallest subnormal: even */
+	ck_assert_uint_eq(ev_float_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+	ck_assert_uint_eq(ev_float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+}
+END_TEST
+
+START_TEST(test_broadcast_shape)
+{
+	int64_t a[] = {8, 1, 6, 1}, b[] = {7, 1, 5}, out[EV_MAX_RANK];
+	int r;
+	ck_assert(ev_broadcast_shape(4, a, 3, b, &r, out));
+	ck_assert_int_eq(r, 4);
+	ck_assert_int_eq(out[0], 8);
+	ck_assert_int_eq(out[1], 7);
+	ck_assert_int_eq(out[2], 6);
+	ck_assert_int_eq(out[3], 5);
+	int64_t c[] = {3}, e[] = {4};
+	ck_assert(!ev_broadcast_shape(1, c, 1, e, &r, out));
+}
+END_TEST
+
+/* ---- conformance ------------------------------------------------------------- */
+
+START_TEST(test_conformance)
+{
+	const char *roots[] = {ONNX_TESTDATA "/node", ONNX_TESTDATA "/simple", ONNX_TESTDATA "/pytorch-converted",
+	                       ONNX_TESTDATA "/pytorch-operator"};
+	ConfOptions o = {.exclusions = "tests/conformance_exclusions.txt", .out = stderr};
+	ConfSummary s;
+	conf_run(roots, 4, &o, &s);
+	ck_assert_uint_eq(s.total, 1072);
+	fprintf(stderr, "conformance: %u tests; supported %u: %u passed, %u failed; %u unsupported; %u excluded\n",
+	        s.total, s.total - s.unsupported - s.excluded, s.passed, s.failed, s.unsupported, s.excluded);
+	ck_assert_uint_eq(s.failed, 0);
+	conf_summary_free(&s);
+}
+END_TEST
+
+/* ---- the corpus ---------------------------------------------------------------- */
+
+/* The corpus README's check: |got - ref| <= 1e-4 * max(1, max|ref|) + 1e-3 * |ref|. */
+static const char *corpus_diff(const EvValue *got, const EvValue *ref, char *buf, size_t size)
+{
+	if (got->kind != EV_TENSOR || got->dtype != ref->dtype || got->rank != ref->rank ||
+	    memcmp(got->dims, ref->dims, sizeof *got->dims * (size_t)got->rank) != 0) {
+		snprintf(buf, size, "type or shape differs");
+		return buf;
+	}
+	double maxref = 1;
+	for (int64_t i = 0; i < ref->numel; i++)
+		maxref = fmax(maxref, fabs(ev_get_f(ref, i)));
+	for (int64_t i = 0; i < ref->numel; i++) {
+		double g = ev_get_f(got, i), r = ev_get_f(ref, i);
+		if (!(fabs(g - r) <= 1e-4 * maxref + 1e-3 * fabs(r))) {
+			snprintf(buf, size, "element %lld is %.9g, expected %.9g", (long long)i, g, r);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Run a model on set dir's inputs and compare with its outputs; NULL if they agree. */
+static const char *run_set(IrModel *m, const char *set, char *why, size_t size)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	RunOptions ro = {.inputs_dir = set, .int_hi = 100};
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+	const char *err = NULL;
+	if (!run_prepare_inputs(m, &ro, in, &d) || !ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d)) {
+		snprintf(why, size, "%s", d.first);
+		err = why;
+	}
+	for (uint32_t i = 0; !err && i < g->noutputs; i++) {
+		char path[4400], msg[300];
+		snprintf(path, sizeof path, "%s/output_%u.pb", set, i);
+		EvValue *ref = ev_load_pb(path, EV_TENSOR, NULL, &d);
+		if (!ref) {
+			snprintf(why, size, "%s", d.first);
+			err = why;
+		} else if (corpus_diff(out[i], ref, msg, sizeof msg)) {
+			snprintf(why, size, "output %u: %s", i, msg);
+			err = why;
+		}
+		ev_unref(ref);
+	}
+	for (uint32_t i = 0; i < g->ninputs; i++)
+		ev_unref(in[i]);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		ev_unref(out[i]);
+	free(in);
+	free(out);
+	return err;
+}
+
+START_TEST(test_corpus_torch_models)
+{
+	const char *corpus = corpus_dir();
+	if (!corpus || heavy_skipped())
+		return;
+	char torch[512];
+	snprintf(torch, sizeof torch, "%s/torch", corpus);
+	size_t n;
+	char **models = find_models(torch, &n);
+	ck_assert_uint_eq(n, 29); /* the torch/ lines of MANIFEST.tsv */
+	unsigned failures = 0, sets = 0;
+	for (char **p = models; *p; p++) {
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file(*p, NULL, &d);
+		ck_assert_ptr_nonnull(m);
+		char *dir = strndup(*p, (size_t)(strrchr(*p, '/') - *p));
+		for (int k = 0; k < 4; k++) {
+			char set[4200], why[1024];
+			snprintf(set, sizeof set, "%s/test_data_set_%d", dir, k);
+			char probe[4300];
+			snprintf(probe, sizeof probe, "%s/output_0.pb", set);
+			size_t len;
+			uint8_t *b = read_file(probe, &len);
+			if (!b)
+				continue;
+			free(b);
+			sets++;
+			if (run_set(m, set, why, sizeof why)) {
+				fprintf(stderr, "corpus: %s: %s\n", set, why);
+				failures++;
+			}
+		}
+		free(dir);
+		ir_model_free(m);
+	}
+	paths_free(models);
+	fprintf(stderr, "corpus: %u data sets of %zu torch models, %u differ\n", sets, n, failures);
+	ck_assert_uint_ge(sets, n);
+	ck_assert_uint_eq(failures, 0);
+}
+END_TEST
+
+START_TEST(test_corpus_light_models)
+{
+	/* x = arange(n)/n as ONNX's runner feeds them; expected output shipped beside */
+	const char *corpus = corpus_dir();
+	if (!corpus || heavy_skipped())
+		return;
+	char light[512];
+	snprintf(light, sizeof light, "%s/onnx-backend/light", corpus);
+	size_t n;
+	char **models = find_models(light, &n);
+	ck_assert_uint_eq(n, 9);
+	unsigned failures = 0;
+	for (char **p = models; *p; p++) {
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file(*p, NULL, &d);
+		ck_assert_ptr_nonnull(m);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+		for (uint32_t i = 0; i < g->ninputs; i++) {
+			IrValue *v = ir_value(m, g->inputs[i]);
+			if (v->tensor)
+				continue;
+			int64_t dims[EV_MAX_RANK];
+			for (int k = 0; k < v->shape.rank; k++)
+				dims[k] = v->shape.dims[k].size >= 0 ? v->shape.dims[k].size : 1;
+			in[i] = ev_tensor_new(v->dtype, v->shape.rank, dims);
+			for (int64_t k = 0; k < in[i]->numel; k++)
+				ev_set_f(in[i], k, (double)(float)k / (double)in[i]->numel);
+		}
+		bool ok = ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d);
+		char ref_path[4096];
+		snprintf(ref_path, sizeof ref_path, "%.*s_output_0.pb", (int)(strlen(*p) - 5), *p);
+		EvValue *ref = ok ? ev_load_pb(ref_path, EV_TENSOR, NULL, &d) : NULL;
+		double rtol = strstr(*p, "densenet121") ? 2e-3 : 1e-3;
+		if (ok && ref) {
+			for (int64_t k = 0; k < ref->numel; k++) {
+				double x = ev_get_f(out[0], k), y = ev_get_f(ref, k);
+				if (!(fabs(x - y) <= 1e-7 + rtol * fabs(y))) {
+					fprintf(stderr, "light: %s: element %lld is %.9g, expected %.9g\n", *p, (long long)k, x, y);
+					ok = false;
+					break;
+				}
+			}
+		} else {
+			fprintf(stderr, "light: %s: %s\n", *p, d.first);
+			ok = false;
+		}
+		failures += !ok;
+		ev_unref(ref);
+		for (uint32_t i = 0; i < g->ninputs; i++)
+			ev_unref(in[i]);
+		for (uint32_t i = 0; i < g->noutputs; i++)
+			ev_unref(out[i]);
+		free(in);
+		free(out);
+		ir_model_free(m);
+	}
+	paths_free(models);
+	ck_assert_uint_eq(failures, 0);
+}
+END_TEST
+
+/* ---- folding -------------------------------------------------------------------- */
+
+static IrModel *parse(const char *text)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	return m;
+}
+
+static const float *init_floats(IrModel *m, const char *name, int64_t *numel)
+{
+	ValueId v = ir_lookup(m, IR_MAIN_GRAPH, name);
+	ck_assert_msg(v && ir_value(m, v)->tensor, "'%s' is not an initializer", name);
+	size_t n;
+	const float *f = (const float *)ir_tensor_bytes(m, ir_value(m, v)->tensor, &n);
+	*numel = ir_tensor(m, ir_value(m, v)->tensor)->numel;
+	return f;
+}
+
+START_TEST(test_fold_chain)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[2] y) <float[2] a = {1.5, -2}, float[2] b = {0.25, 4}> {\n"
+	                   "  s = Add (a, b)\n"
+	                   "  t = Mul (s, s)\n"
+	                   "  y = Add (x, t)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.folded, 2);
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 1);
+	int64_t n;
+	const float *t = init_floats(m, "t", &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert(t[0] == 1.75f * 1.75f && t[1] == 2.0f * 2.0f);
+	/* a, b and s are gone: nothing uses them */
+	ck_assert_uint_eq(ir_lookup(m, IR_MAIN_GRAPH, "a"), 0);
+	ck_assert_uint_eq(ir_lookup(m, IR_MAIN_GRAPH, "s"), 0);
+	ck_assert_uint_eq(st.removed_initializers, 3);
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_fold_refusals)
+{
+	/* w is overridable (an initializer listed as an input); r is random; the
+	 * DequantizeLinear keeps its quantized weight; nothing folds. */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x, float[2] w = {1, 2}) => (float[2] y, float[2] z, float[2] q)\n"
+	                   "  <int8[2] qw = {3, -4}, float s = {0.5}, int8 zp = {0}> {\n"
+	                   "  y = Add (w, w)\n"
+	                   "  z = RandomUniform <shape: ints = [2]> ()\n"
+	                   "  q = DequantizeLinear (qw, s, zp)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.folded, 0);
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 3);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_fold_size_cap)
+{
+	/* ConstantOfShape of 1000x1000 floats: 4 MB, over a 1 MB cap */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[1000,1000] x) => (float[1000,1000] y) <int64[2] shape = {1000, 1000}> {\n"
+	                   "  c = ConstantOfShape (shape)\n"
+	                   "  y = Add (x, c)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = 1 << 20};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.folded, 0);
+	ck_assert_uint_eq(st.over_cap, 1);
+	o.max_bytes = 8 << 20;
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.folded, 1);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_fold_constant_shares_bytes)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[3] x) => (float[3] y) {\n"
+	                   "  k = Constant <value: tensor = float[3] {1, 2, 3}> ()\n"
+	                   "  y = Mul (x, k)\n"
+	                   "}\n");
+	NodeId c = ir_first(m, IR_MAIN_GRAPH);
+	TensorId t = ir_attr(m, c, "value")->t;
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.constants, 1);
+	ValueId k = ir_lookup(m, IR_MAIN_GRAPH, "k");
+	ck_assert_uint_eq(ir_value(m, k)->tensor, t); /* the same bytes, no copy */
+	ck_assert_uint_eq(ir_value(m, k)->nuses, 1);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_fold_graph_output_keeps_name)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[2] y, float[2] c) <float[2] a = {1, 2}> {\n"
+	                   "  c = Neg (a)\n"
+	                   "  y = Add (x, c)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ck_assert_str_eq(ir_value(m, g->outputs[1])->name, "c");
+	int64_t n;
+	const float *c = init_floats(m, "c", &n);
+	ck_assert(c[0] == -1.0f && c[1] == -2.0f);
+	ir_model_free(m);
+}
+END_TEST
+
+Suite *suite_eval(void)
+{
+	Suite *s = suite_create("eval");
+	TCase *tc = tcase_create("values");
+	tcase_add_test(tc, test_half_conversions);
+	tcase_add_test(tc, test_broadcast_shape);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fold");
+	tcase_add_test(tc, test_fold_chain);
+	tcase_add_test(tc, test_fold_refusals);
+	tcase_add_test(tc, test_fold_size_cap);
+	tcase_add_test(tc, test_fold_constant_shares_bytes);
+	tcase_add_test(tc, test_fold_graph_output_keeps_name);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("conformance");
+	tcase_set_timeout(tc, 1200);
+	tcase_add_test(tc, test_conformance);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("corpus");
+	tcase_set_timeout(tc, 1800);
+	tcase_add_test(tc, test_corpus_torch_models);
+	tcase_add_test(tc, test_corpus_light_models);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,749 @@
+/* check_infer.c - shape and dtype inference (runtime/infer*.c): small graphs
+ * in ONNX's text syntax with exact expected types (symbolic broadcasting,
+ * window sizes, MatMul batching, Reshape 0/-1, Shape chains keeping a
+ * symbolic batch, Slice, opset forms of Squeeze, incremental re-inference,
+ * contradictions reported), the `graft shapes` print format, and every value
+ * of every static-shape torch corpus model getting a fully known shape.
+ * tests/shape_oracle.py compares the same inference with python3-onnx's. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer.h"
+#include "ir.h"
+#include "testutil.h"
+#include "text.h"
+
+typedef struct Fixture {
+	IrModel *m;
+	InferState *s;
+	bool ok;
+	char err[1024];
+} Fixture;
+
+/* Parse and infer the whole model; keeps the first error (if any). */
+static Fixture infer_text(const char *text)
+{
+	Fixture f = {0};
+	Diag d;
+	diag_init(&d, NULL);
+	f.m = ir_parse_model(text, strlen(text), "t.onnxtxt", &d);
+	ck_assert_msg(f.m != NULL, "parse failed: %s\n--- text:\n%s", d.first, text);
+	f.s = infer_new(f.m);
+	diag_init(&d, NULL);
+	f.ok = infer_model(f.s, &d);
+	snprintf(f.err, sizeof f.err, "%s", d.first);
+	return f;
+}
+
+static void fixture_free(Fixture *f)
+{
+	infer_free(f->s);
+	ir_model_free(f->m);
+}
+
+/* A value's type as infer_print writes it, without the name. */
+static const char *type_str(IrModel *m, ValueId v)
+{
+	static char buf[512];
+	char *p = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&p, &len);
+	IrValue *val = ir_value(m, v);
+	fprintf(out, "%s", dtype_name(val->dtype));
+	if (val->shape.rank < 0)
+		fputs("[*]", out);
+	else {
+		fputc('[', out);
+		for (int i = 0; i < val->shape.rank; i++) {
+			Dim d = val->shape.dims[i];
+			if (i)
+				fputc(',', out);
+			if (d.size >= 0)
+				fprintf(out, "%lld", (long long)d.size);
+			else
+				fputs(d.param ? d.param : "?", out);
+		}
+		fputc(']', out);
+	}
+	fclose(out);
+	snprintf(buf, sizeof buf, "%s", p);
+	free(p);
+	return buf;
+}
+
+static ValueId find_value(IrModel *m, const char *name)
+{
+	for (ValueId v = 1; v < m->nvalues; v++)
+		if (!ir_value(m, v)->dead && !strcmp(ir_value(m, v)->name, name))
+			return v;
+	ck_abort_msg("no value '%s'", name);
+	return 0;
+}
+
+#define ck_type(f, name, want) do { \
+	const char *got_ = type_str((f).m, find_value((f).m, name)); \
+	ck_assert_msg(strcmp(got_, want) == 0, "%s: got %s, want %s", name, got_, want); \
+} while (0)
+
+#define ck_infer_ok(f) ck_assert_msg((f).ok, "inference failed: %s", (f).err)
+
+/* ---- broadcasting -------------------------------------------------------------- */
+
+START_TEST(test_broadcast_symbolic)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,1,3] a, float[N,4,1] b, float[1] c, float[N] n, float[5] five,\n"
+		"   float[M] m, float[?] u, float[1,N] row) => (s1, s2, s3, s4, s5, s6, s7, s8) {\n"
+		"  s1 = Add (a, b)\n"          /* N,N->N; 1,4->4; 3,1->3 */
+		"  s2 = Mul (a, c)\n"
+		"  s3 = Sub (n, five)\n"       /* N with a number > 1 gives the number */
+		"  s4 = Div (n, m)\n"          /* two different symbols: unknown */
+		"  s5 = Greater (n, u)\n"      /* a symbol with an unknown dim: unknown */
+		"  s6 = Where (s5, n, n)\n"
+		"  s7 = Sum (a, b, c)\n"
+		"  s8 = Add (row, n)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "s1", "float[N,4,3]");
+	ck_type(f, "s2", "float[N,1,3]");
+	ck_type(f, "s3", "float[5]");
+	ck_type(f, "s4", "float[?]");
+	ck_type(f, "s5", "bool[?]");
+	ck_type(f, "s6", "float[?]");
+	ck_type(f, "s7", "float[N,4,3]");
+	ck_type(f, "s8", "float[1,N]");
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_broadcast_contradiction)
+{
+	Fixture f = infer_text(
+		"g (float[2,3] a, float[4,3] b) => (y) { y = Add (a, b) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "node 'Add#0' (Add): dimensions 2 and 4 do not broadcast") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- windows ----------------------------------------------------------------------- */
+
+START_TEST(test_conv_pool_sizes)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,3,32,32] x, float[8,3,3,3] w, float[16,1,5,5] dw, float[1,1,4,4] small,\n"
+		"   float[1,1,6,6] six, float[4,2,3,3] wt) => (c1, c2, c3, c4, c5, p1, p2, p3, p4, p5, g1, t1, t2) {\n"
+		"  c1 = Conv <pads = [1, 1, 1, 1]> (x, w)\n"
+		"  c2 = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w)\n"
+		"  c3 = Conv <dilations = [2, 2]> (x, w)\n"
+		"  c4 = Conv <auto_pad = \"SAME_UPPER\", strides = [3, 3]> (x, w)\n"
+		"  c5 = Conv <group = 3, pads = [2, 2, 2, 2], kernel_shape = [5, 5]> (x, dw)\n"
+		"  p1 = MaxPool <kernel_shape = [3, 3], strides = [2, 2]> (six)\n"
+		"  p2 = MaxPool <kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1> (six)\n"
+		"  p3 = AveragePool <kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], ceil_mode = 1> (small)\n"
+		"  p4 = MaxPool <kernel_shape = [2, 2], dilations = [2, 2]> (six)\n"
+		"  p5 = AveragePool <kernel_shape = [3, 3], auto_pad = \"VALID\", strides = [2, 2]> (x)\n"
+		"  g1 = GlobalAveragePool (x)\n"
+		"  t1 = ConvTranspose <strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]> (small, wt)\n"
+		"  t2 = ConvTranspose <strides = [2, 2], output_shape = [9, 9]> (small, wt)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "c1", "float[N,8,32,32]");
+	ck_type(f, "c2", "float[N,8,16,16]");
+	ck_type(f, "c3", "float[N,8,28,28]");
+	ck_type(f, "c4", "float[N,8,11,11]");
+	ck_type(f, "c5", "float[N,16,32,32]");
+	ck_type(f, "p1", "float[1,1,2,2]");
+	ck_type(f, "p2", "float[1,1,3,3]");
+	/* ceil would give 3, but the last window would start in the end padding */
+	ck_type(f, "p3", "float[1,1,2,2]");
+	ck_type(f, "p4", "float[1,1,4,4]");
+	ck_type(f, "p5", "float[N,3,15,15]");
+	ck_type(f, "g1", "float[N,3,1,1]");
+	ck_type(f, "t1", "float[1,4,8,8]");
+	ck_type(f, "t2", "float[1,4,9,9]");
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_conv_channel_contradiction)
+{
+	Fixture f = infer_text("g (float[1,4,8,8] x, float[8,3,3,3] w) => (y) { y = Conv (x, w) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "X has 4 channels but W expects 3 x group 1") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- matrix products ----------------------------------------------------------------- */
+
+START_TEST(test_matmul_batch)
+{
+	Fixture f = infer_text(
+		"g (float[N,1,3,4] a, float[5,4,6] b, float[4] v, float[N,4,7] c, float[2,3] m, float[5,3] k)\n"
+		"  => (y1, y2, y3, y4, y5) {\n"
+		"  y1 = MatMul (a, b)\n"
+		"  y2 = MatMul (v, c)\n"
+		"  y3 = MatMul (a, v)\n"
+		"  y4 = Gemm <transB = 1> (m, k)\n"
+		"  y5 = Gemm <transA = 1> (m, m)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y1", "float[N,5,3,6]");
+	ck_type(f, "y2", "float[N,7]");
+	ck_type(f, "y3", "float[N,1,3]");
+	ck_type(f, "y4", "float[2,5]");
+	ck_type(f, "y5", "float[3,3]");
+	fixture_free(&f);
+
+	f = infer_text("g (float[2,3] a, float[4,5] b) => (y) { y = MatMul (a, b) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "inner dimensions 3 and 4 differ") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- data movement -------------------------------------------------------------------- */
+
+START_TEST(test_reshape_zero_minus_one)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 14]>\n"
+		"g (float[2,3,4] x, float[N,3,4] y, float[0,3] e) => (r1, r2, r3, r4, r5, r6) {\n"
+		"  s1 = Constant <value = int64[2] {0, -1}> ()\n"
+		"  r1 = Reshape (x, s1)\n"
+		"  s2 = Constant <value = int64[3] {-1, 2, 2}> ()\n"
+		"  r2 = Reshape (x, s2)\n"
+		"  r3 = Reshape (y, s1)\n"                       /* [N, 12] */
+		"  s4 = Constant <value = int64[2] {-1, 12}> ()\n"
+		"  r4 = Reshape (y, s4)\n"                       /* [N, 12]: N cancels nothing, 12 = 3*4 */
+		"  s5 = Constant <value = int64[2] {0, 3}> ()\n"
+		"  r5 = Reshape <allowzero = 1> (e, s5)\n"
+		"  r6 = Reshape (e, s5)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "r1", "float[2,12]");
+	ck_type(f, "r2", "float[6,2,2]");
+	ck_type(f, "r3", "float[N,12]");
+	ck_type(f, "r4", "float[N,12]");
+	ck_type(f, "r5", "float[0,3]");
+	ck_type(f, "r6", "float[0,3]");
+	fixture_free(&f);
+
+	f = infer_text("g (float[2,3] x) => (y) { s = Constant <value = int64[1] {5}> ()\n y = Reshape (x, s) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "cannot reshape 6 elements into 5") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_shape_chain)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,3,4] x) => (r, e, flat, t4) {\n"
+		"  s = Shape (x)\n"
+		"  i0 = Constant <value = int64 {0}> ()\n"
+		"  b = Gather <axis = 0> (s, i0)\n"
+		"  ax = Constant <value = int64[1] {0}> ()\n"
+		"  u = Unsqueeze (b, ax)\n"
+		"  rest = Constant <value = int64[2] {12, 1}> ()\n"
+		"  c = Concat <axis = 0> (u, rest)\n"
+		"  r = Reshape (x, c)\n"
+		"  i1 = Constant <value = int64[1] {1}> ()\n"
+		"  i3 = Constant <value = int64[1] {3}> ()\n"
+		"  t = Slice (s, i1, i3)\n"
+		"  c2 = Concat <axis = 0> (u, t)\n"
+		"  e = Expand (x, c2)\n"
+		"  m1 = Constant <value = int64[1] {-1}> ()\n"
+		"  c3 = Concat <axis = 0> (u, m1)\n"
+		"  flat = Reshape (x, c3)\n"
+		"  two = Constant <value = int64[1] {2}> ()\n"
+		"  t2 = Mul (t, two)\n"                    /* [6, 8] */
+		"  t3 = Concat <axis = 0> (u, t2)\n"
+		"  t4 = ConstantOfShape (t3)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "s", "int64[3]");
+	ck_type(f, "b", "int64[]");
+	ck_type(f, "c", "int64[3]");
+	ck_type(f, "r", "float[N,12,1]");
+	ck_type(f, "e", "float[N,3,4]");
+	ck_type(f, "flat", "float[N,12]");
+	ck_type(f, "t4", "float[N,6,8]");
+	/* [N, 12, 1] is not a constant; [3, 4] is */
+	ck_assert_ptr_null(infer_known_value(f.s, find_value(f.m, "c")));
+	const EvValue *t = infer_known_value(f.s, find_value(f.m, "t2"));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->dtype, DT_INT64);
+	ck_assert_int_eq(t->numel, 2);
+	ck_assert_int_eq(ev_get_i(t, 0), 6);
+	ck_assert_int_eq(ev_get_i(t, 1), 8);
+	fixture_free(&f);
+}
+END_TEST
+
+/* Expand(x, Where(Equal(shape, -1), 1, shape)), as torch writes x.expand(-1, ...) */
+START_TEST(test_expand_where_minus_one)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (int64[batch,128] ids, int64[1,128] pos) => (y) {\n"
+		"  s = Shape (ids)\n"
+		"  m1 = Constant <value = int64[2] {-1, -1}> ()\n"
+		"  eq = Equal (s, m1)\n"
+		"  one = Constant <value = int64[2] {1, 1}> ()\n"
+		"  w = Where (eq, one, s)\n"
+		"  y = Expand (pos, w)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "int64[batch,128]");
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_slice_negative)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[10,20] x, float[N,20] y) => (a, b, c, d, e) {\n"
+		"  st = Constant <value = int64[1] {-3}> ()\n"
+		"  en = Constant <value = int64[1] {-1}> ()\n"
+		"  ax = Constant <value = int64[1] {1}> ()\n"
+		"  a = Slice (x, st, en, ax)\n"                       /* [10, 2] */
+		"  st2 = Constant <value = int64[2] {-1, 0}> ()\n"
+		"  en2 = Constant <value = int64[2] {-9223372036854775807, 20}> ()\n"
+		"  ax2 = Constant <value = int64[2] {0, 1}> ()\n"
+		"  sp2 = Constant <value = int64[2] {-1, 3}> ()\n"
+		"  b = Slice (x, st2, en2, ax2, sp2)\n"               /* reversed: [10, 7] */
+		"  big = Constant <value = int64[1] {9223372036854775807}> ()\n"
+		"  z = Constant <value = int64[1] {0}> ()\n"
+		"  zero = Constant <value = int64[1] {0}> ()\n"
+		"  c = Slice (y, z, big, zero)\n"                     /* [N, 20] */
+		"  d = Slice (y, st, en, ax)\n"                       /* [N, 2] */
+		"  e = Slice (y, z, en, zero)\n"                      /* [?, 20] */
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[10,2]");
+	ck_type(f, "b", "float[10,7]");
+	ck_type(f, "c", "float[N,20]");
+	ck_type(f, "d", "float[N,2]");
+	ck_type(f, "e", "float[?,20]");
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_squeeze_opsets)
+{
+	Fixture f = infer_text(
+		"<ir_version: 7, opset_import: [\"\" : 11]>\n"
+		"g (float[1,3,1,N] x) => (a, b, c) {\n"
+		"  a = Squeeze <axes = [0, -2]> (x)\n"
+		"  b = Unsqueeze <axes = [0, -1]> (a)\n"
+		"  c = Squeeze (x)\n"                         /* N might be 1: rank unknown */
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[3,N]");
+	ck_type(f, "b", "float[1,3,N,1]");
+	ck_type(f, "c", "float[*]");
+	fixture_free(&f);
+
+	f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[1,3,1,N] x, int64[1] dyn) => (a, b, c, d) {\n"
+		"  ax = Constant <value = int64[2] {0, -2}> ()\n"
+		"  a = Squeeze (x, ax)\n"
+		"  b = Unsqueeze (a, ax)\n"                   /* axes of the output: [1, 3, 1, N]? no: [1,3,1,N] */
+		"  c = Squeeze (x, dyn)\n"                    /* axes unknown */
+		"  d = Unsqueeze (a, dyn)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[3,N]");
+	ck_type(f, "b", "float[1,3,1,N]");
+	ck_type(f, "c", "float[*]");
+	ck_type(f, "d", "float[*]");
+	fixture_free(&f);
+
+	f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2,3] x) => (a) { ax = Constant <value = int64[1] {0}> ()\n a = Squeeze (x, ax) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "cannot squeeze dim 0 of size 2") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_split_concat_gather_transpose)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,10,4] x, int64[2,5] idx) => (s1, s2, s3, q1, q2, q3, c, t, fl, rm, am, pd, tl) {\n"
+		"  sp = Constant <value = int64[3] {2, 3, 5}> ()\n"
+		"  s1, s2, s3 = Split <axis = 1> (x, sp)\n"
+		"  q1, q2 = Split <axis = -1> (x)\n"
+		"  q3 = Gather <axis = 1> (x, idx)\n"
+		"  c = Concat <axis = 1> (s1, s3, x)\n"
+		"  t = Transpose <perm = [2, 0, 1]> (x)\n"
+		"  fl = Flatten <axis = 1> (x)\n"
+		"  rm = ReduceMean <axes = [1], keepdims = 0> (x)\n"
+		"  am = ArgMax <axis = -1> (x)\n"
+		"  pads = Constant <value = int64[6] {0, 1, 2, 0, 1, 2}> ()\n"
+		"  pd = Pad (x, pads)\n"
+		"  reps = Constant <value = int64[3] {1, 2, 3}> ()\n"
+		"  tl = Tile (x, reps)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "s1", "float[N,2,4]");
+	ck_type(f, "s2", "float[N,3,4]");
+	ck_type(f, "s3", "float[N,5,4]");
+	ck_type(f, "q1", "float[N,10,2]");
+	ck_type(f, "q2", "float[N,10,2]");
+	ck_type(f, "q3", "float[N,2,5,4]");
+	ck_type(f, "c", "float[N,17,4]");
+	ck_type(f, "t", "float[4,N,10]");
+	ck_type(f, "fl", "float[N,40]");
+	ck_type(f, "rm", "float[N,4]");
+	ck_type(f, "am", "int64[N,10,1]");
+	ck_type(f, "pd", "float[N,12,8]");
+	ck_type(f, "tl", "float[N,20,12]");
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_overridable_initializer_not_known)
+{
+	/* s is an input with a default: a caller may feed another shape */
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[6] x, int64[2] s = {2, 3}) => (y, z) <int64[2] k = {3, 2}> {\n"
+		"  y = Reshape (x, s)\n"
+		"  z = Reshape (x, k)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "float[?,?]");
+	ck_type(f, "z", "float[3,2]");
+	ck_assert_ptr_null(infer_known_value(f.s, find_value(f.m, "s")));
+	ck_assert_ptr_nonnull(infer_known_value(f.s, find_value(f.m, "k")));
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_declared_types_kept)
+{
+	/* a declared graph output names its own symbol; unknown dims get refined */
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,3] x) => (float[batch,?] y, float[N,3] z) {\n"
+		"  y = Relu (x)\n"
+		"  z = Sigmoid (x)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "x", "float[N,3]");
+	ck_type(f, "y", "float[batch,3]");
+	fixture_free(&f);
+
+	f = infer_text("g (float[2,3] x) => (float[2,4] y) { y = Relu (x) }\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "output 'y' dim 1 is declared 4 but computes 3") != NULL, "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_more_ops)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 17]>\n"
+		"g (float[N,8,16] x, int64[N,8] ids, float[100,16] emb) => (ln, mean, cst, rg, oh, tk, tki, gi, sm, dr, mask) {\n"
+		"  w = Constant <value = float[16] {1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0}> ()\n"
+		"  ln, mean = LayerNormalization <axis = -1> (x, w)\n"
+		"  cst = Cast <to = 10> (ids)\n"
+		"  s0 = Constant <value = int64 {0}> ()\n"
+		"  s1 = Constant <value = int64 {10}> ()\n"
+		"  s2 = Constant <value = int64 {3}> ()\n"
+		"  rg = Range (s0, s1, s2)\n"
+		"  depth = Constant <value = int64 {5}> ()\n"
+		"  vals = Constant <value = float[2] {0.0, 1.0}> ()\n"
+		"  oh = OneHot (ids, depth, vals)\n"
+		"  k = Constant <value = int64[1] {3}> ()\n"
+		"  tk, tki = TopK (x, k)\n"
+		"  gi = Gather (emb, ids)\n"
+		"  sm = Softmax <axis = 1> (x)\n"
+		"  dr, mask = Dropout (x)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "ln", "float[N,8,16]");
+	ck_type(f, "mean", "float[N,8,1]");
+	ck_type(f, "cst", "float16[N,8]");
+	ck_type(f, "rg", "int64[4]");
+	ck_type(f, "oh", "float[N,8,5]");
+	ck_type(f, "tk", "float[N,8,3]");
+	ck_type(f, "tki", "int64[N,8,3]");
+	ck_type(f, "gi", "float[N,8,16]");
+	ck_type(f, "sm", "float[N,8,16]");
+	ck_type(f, "dr", "float[N,8,16]");
+	ck_type(f, "mask", "bool[N,8,16]");
+	const EvValue *r = infer_known_value(f.s, find_value(f.m, "rg"));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->numel, 4);
+	ck_assert_int_eq(ev_get_i(r, 3), 9);
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_if_branches)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (bool c, float[N,3] x) => (y) {\n"
+		"  y = If (c) <then_branch: graph = t () => (a) { a = Relu (x) },\n"
+		"              else_branch: graph = e () => (b) { b = Neg (x) }>\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[N,3]");
+	ck_type(f, "y", "float[N,3]");
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- incremental ------------------------------------------------------------------- */
+
+static NodeId producer_of(IrModel *m, const char *name)
+{
+	return ir_value(m, find_value(m, name))->producer;
+}
+
+START_TEST(test_incremental_input_change)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,3] x, float[5,2] other) => (y, o) {\n"
+		"  r = Relu (x)\n"
+		"  s = Shape (r)\n"
+		"  t = Reshape (r, s)\n"
+		"  y = Add (t, r)\n"
+		"  o = Neg (other)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "float[N,3]");
+	/* a rewrite (or the caller) gives x a static batch */
+	ValueId x = find_value(f.m, "x");
+	Dim dims[2] = {{7, NULL}, {3, NULL}};
+	Shape sh = {2, dims};
+	ir_value_set_type(f.m, x, DT_FLOAT, &sh);
+	/* o's type is wiped: a pass that re-infers only what changed leaves it alone */
+	ValueId o = find_value(f.m, "o");
+	Shape unknown = {-1, NULL};
+	ir_value_set_type(f.m, o, DT_UNDEFINED, &unknown);
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(infer_node_and_consumers(f.s, producer_of(f.m, "r"), &d));
+	ck_type(f, "r", "float[7,3]");
+	ck_type(f, "t", "float[7,3]");
+	ck_type(f, "y", "float[7,3]");
+	ck_type(f, "o", "?[*]");
+	const EvValue *s = infer_known_value(f.s, find_value(f.m, "s"));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(ev_get_i(s, 0), 7);
+
+	/* and back to a symbol, with a rank change in between */
+	Dim d3[3] = {{-1, "B"}, {3, NULL}, {1, NULL}};
+	Shape sh3 = {3, d3};
+	ir_value_set_type(f.m, x, DT_FLOAT, &sh3);
+	ck_assert(infer_node_and_consumers(f.s, producer_of(f.m, "r"), &d));
+	ck_type(f, "t", "float[B,3,1]");
+	ck_type(f, "y", "float[B,3,1]");
+	ck_assert_ptr_null(infer_known_value(f.s, find_value(f.m, "s")));
+	fixture_free(&f);
+}
+END_TEST
+
+/* A rewrite replaces a node: the new node's output and its consumers get types. */
+START_TEST(test_incremental_new_node)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,4] x, float[4,6] w) => (y) {\n"
+		"  a = MatMul (x, w)\n"
+		"  y = Relu (a)\n"
+		"}\n");
+	ck_infer_ok(f);
+	NodeId relu = producer_of(f.m, "y");
+	ValueId ins[2] = {find_value(f.m, "x"), find_value(f.m, "x")};
+	const char *outs[1] = {"sum"};
+	NodeId add = ir_node_new(f.m, IR_MAIN_GRAPH, relu, "", "Add", "", ins, 2, outs, 1);
+	ck_assert_uint_ne(add, 0);
+	ir_set_input(f.m, relu, 0, ir_node(f.m, add)->outputs[0]);
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(infer_node_and_consumers(f.s, add, &d));
+	ck_type(f, "sum", "float[N,4]");
+	ck_type(f, "y", "float[N,4]");
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- printing -------------------------------------------------------------------------- */
+
+START_TEST(test_print_format)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[N,3] x, float[?] u) => (y, z) <float[3] b = {1.0, 2.0, 3.0}> {\n"
+		"  y = Add (x, b)\n"
+		"  s = Shape (u)\n"
+		"  z = Squeeze (x)\n"
+		"}\n");
+	ck_infer_ok(f);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	infer_print(f.m, out);
+	fclose(out);
+	ck_assert_str_eq(buf,
+		"x: float[N,3]\n"
+		"u: float[?]\n"
+		"b: float[3]\n"
+		"y: float[N,3]\n"
+		"s: int64[1]\n"
+		"z: float[*]\n");
+	free(buf);
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- the corpus ------------------------------------------------------------------------ */
+
+static bool fully_static(const IrValue *v)
+{
+	if (!v->dtype || v->shape.rank < 0)
+		return false;
+	for (int i = 0; i < v->shape.rank; i++)
+		if (v->shape.dims[i].size < 0)
+			return false;
+	return true;
+}
+
+/* Every value of every static-shape torch model gets a dtype and a fully
+ * known shape (shape_oracle.py checks they equal python3-onnx's). */
+START_TEST(test_corpus_static_models_fully_shaped)
+{
+	const char *corpus = corpus_dir();
+	if (!corpus)
+		return;
+	static const char *const variants[] = {"raw", "eval", "raw_opset17", "raw_injected"};
+	char torch[512];
+	snprintf(torch, sizeof torch, "%s/torch", corpus);
+	size_t n;
+	char **models = find_models(torch, &n);
+	unsigned checked = 0, unshaped = 0;
+	for (char **p = models; *p; p++) {
+		bool is_static = false;
+		for (size_t k = 0; k < sizeof variants / sizeof *variants; k++) {
+			char want[64];
+			snprintf(want, sizeof want, "/%s/model.onnx", variants[k]);
+			size_t lp = strlen(*p), lw = strlen(want);
+			if (lp >= lw && !strcmp(*p + lp - lw, want))
+				is_static = true;
+		}
+		if (!is_static)
+			continue;
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file(*p, NULL, &d);
+		ck_assert_ptr_nonnull(m);
+		InferState *s = infer_new(m);
+		ck_assert_msg(infer_model(s, &d), "%s: %s", *p, d.first);
+		for (ValueId v = 1; v < m->nvalues; v++) {
+			IrValue *val = ir_value(m, v);
+			if (val->dead || fully_static(val))
+				continue;
+			if (unshaped++ < 10)
+				fprintf(stderr, "infer: %s: %s has no static shape (%s)\n", *p, val->name, type_str(m, v));
+		}
+		checked++;
+		infer_free(s);
+		ir_model_free(m);
+	}
+	paths_free(models);
+	ck_assert_uint_ge(checked, 27);
+	ck_assert_uint_eq(unshaped, 0);
+}
+END_TEST
+
+/* The dyn variants keep the symbolic batch of their input through to the
+ * outputs (no value ends up with an unknown rank or dtype). */
+START_TEST(test_corpus_dyn_models_keep_batch)
+{
+	const char *corpus = corpus_dir();
+	if (!corpus)
+		return;
+	static const char *const models[] = {"bert_h128_l2", "gpt2_h128_l2"};
+	for (size_t k = 0; k < 2; k++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/torch/%s/dyn/model.onnx", corpus, models[k]);
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file(path, NULL, &d);
+		if (!m)
+			continue;
+		InferState *s = infer_new(m);
+		ck_assert_msg(infer_model(s, &d), "%s: %s", path, d.first);
+		const char *batch = ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->inputs[0])->shape.dims[0].param;
+		ck_assert_ptr_nonnull(batch);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		for (uint32_t i = 0; i < g->noutputs; i++) {
+			IrValue *out = ir_value(m, g->outputs[i]);
+			ck_assert_int_ge(out->shape.rank, 1);
+			ck_assert_msg(out->shape.dims[0].param && !strcmp(out->shape.dims[0].param, batch),
+			              "%s: output %s is %s", path, out->name, type_str(m, g->outputs[i]));
+		}
+		for (ValueId v = 1; v < m->nvalues; v++)
+			ck_assert_msg(ir_value(m, v)->dead || (ir_value(m, v)->dtype && ir_value(m, v)->shape.rank >= 0),
+			              "%s: %s is %s", path, ir_value(m, v)->name, type_str(m, v));
+		infer_free(s);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
+Suite *suite_infer(void)
+{
+	Suite *s = suite_create("infer");
+	TCase *tc = tcase_create("rules");
+	tcase_add_test(tc, test_broadcast_symbolic);
+	tcase_add_test(tc, test_broadcast_contradiction);
+	tcase_add_test(tc, test_conv_pool_sizes);
+	tcase_add_test(tc, test_conv_channel_contradiction);
+	tcase_add_test(tc, test_matmul_batch);
+	tcase_add_test(tc, test_reshape_zero_minus_one);
+	tcase_add_test(tc, test_shape_chain);
+	tcase_add_test(tc, test_expand_where_minus_one);
+	tcase_add_test(tc, test_slice_negative);
+	tcase_add_test(tc, test_squeeze_opsets);
+	tcase_add_test(tc, test_split_concat_gather_transpose);
+	tcase_add_test(tc, test_overridable_initializer_not_known);
+	tcase_add_test(tc, test_declared_types_kept);
+	tcase_add_test(tc, test_more_ops);
+	tcase_add_test(tc, test_if_branches);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("incremental");
+	tcase_add_test(tc, test_incremental_input_change);
+	tcase_add_test(tc, test_incremental_new_node);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("print");
+	tcase_add_test(tc, test_print_format);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("corpus");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_corpus_static_models_fully_shaped);
+	tcase_add_test(tc, test_corpus_dyn_models_keep_batch);
+	suite_add_tcase(s, tc);
+	return s;
+}
