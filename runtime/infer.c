@@ -42,6 +42,8 @@ static void ensure_cap(InferState *s)
 	s->val = xrealloc(s->val, sizeof *s->val * cap);
 	s->vec = xrealloc(s->vec, sizeof *s->vec * cap);
 	s->vec_tried = xrealloc(s->vec_tried, cap);
+	s->seq = xrealloc(s->seq, sizeof *s->seq * cap);
+	memset(s->seq + s->cap, 0, sizeof *s->seq * (cap - s->cap));
 	memset(s->val + s->cap, 0, sizeof *s->val * (cap - s->cap));
 	memset(s->vec + s->cap, 0, sizeof *s->vec * (cap - s->cap));
 	memset(s->vec_tried + s->cap, 0, cap - s->cap);
@@ -55,6 +57,34 @@ InferState *infer_new(IrModel *m)
 		abort();
 	s->m = m;
 	ensure_cap(s);
+	/* what the model declares, before inference adds to it */
+	s->ndecl = m->nvalues;
+	s->decl = calloc(s->ndecl + 1, sizeof *s->decl);
+	if (!s->decl)
+		abort();
+	for (ValueId v = 1; v < m->nvalues; v++) {
+		IrValue *val = ir_value(m, v);
+		if (val->dead || (!val->dtype && val->shape.rank < 0))
+			continue;
+		DeclType *t = &s->decl[v];
+		t->has = true;
+		t->dtype = val->dtype;
+		t->rank = val->shape.rank;
+		if (t->rank > 0) {
+			t->dims = xrealloc(NULL, sizeof *t->dims * (size_t)t->rank);
+			memcpy(t->dims, val->shape.dims, sizeof *t->dims * (size_t)t->rank);
+		}
+	}
+	s->ndecl_graphs = m->ngraphs;
+	s->decl_out = calloc(m->ngraphs + 1, sizeof *s->decl_out);
+	if (!s->decl_out)
+		abort();
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		s->decl_out[g] = xrealloc(NULL, sizeof(ValueId) * (gr->noutputs + 1));
+		memcpy(s->decl_out[g], gr->outputs, sizeof(ValueId) * gr->noutputs);
+		s->decl_out[g][gr->noutputs] = 0;
+	}
 	return s;
 }
 
@@ -65,7 +95,15 @@ void infer_free(InferState *s)
 	for (uint32_t v = 0; v < s->cap; v++) {
 		ev_unref(s->val[v]);
 		free(s->vec[v]);
+		free(s->seq[v]);
 	}
+	free(s->seq);
+	for (uint32_t v = 0; v < s->ndecl; v++)
+		free(s->decl[v].dims);
+	for (uint32_t g = 0; g < s->ndecl_graphs; g++)
+		free(s->decl_out[g]);
+	free(s->decl);
+	free(s->decl_out);
 	free(s->val);
 	free(s->vec);
 	free(s->vec_tried);
@@ -285,6 +323,18 @@ void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
 		out->dims[i] = dims ? dims[i] : dim_unknown();
 }
 
+const InferOut *inf_seq(InferCtx *c, int i)
+{
+	return inf_has(c, i) ? c->s->seq[c->node->inputs[i]] : NULL;
+}
+
+void inf_set_seq(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
+{
+	inf_set(c, o, dtype, rank, dims);
+	if (o >= 0 && o < c->nout)
+		c->out[o].is_seq = true;
+}
+
 void inf_set_dtype(InferCtx *c, int o, int dtype)
 {
 	if (o >= 0 && o < c->nout)
@@ -379,40 +429,60 @@ static bool shape_equal(const Shape *a, int rank, const Dim *dims)
 	return true;
 }
 
-/* Give value v the inferred type, keeping what inference does not know.
- * A graph output's declared dims win unless they are unknown (the declared
- * interface names its symbols); two different numbers there are an error.
+/* The declared type of v: its own, or, for a graph output that a rewrite
+ * replaced, that of the value first declared at its output slot. */
+static const DeclType *declared(InferState *s, ValueId v)
+{
+	IrModel *m = s->m;
+	if (v < s->ndecl && s->decl[v].has)
+		return &s->decl[v];
+	IrValue *val = ir_value(m, v);
+	if (!val->is_output || val->graph >= s->ndecl_graphs || !s->decl_out[val->graph])
+		return NULL;
+	IrGraph *g = ir_graph(m, val->graph);
+	for (uint32_t i = 0; i < g->noutputs && s->decl_out[val->graph][i]; i++) {
+		ValueId old = s->decl_out[val->graph][i];
+		if (g->outputs[i] == v && old < s->ndecl && s->decl[old].has)
+			return &s->decl[old];
+	}
+	return NULL;
+}
+
+/* Give value v the inferred type merged with its declared one.  Inference
+ * wins, except that a declared dim fills one inference leaves unknown, and
+ * a graph output keeps its declared symbols (the interface names them);
+ * two different numbers, dtypes or ranks on a graph output are an error.
  * Sets *changed if the IR's type changed. */
 static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 {
 	IrModel *m = c->m;
 	IrValue *val = ir_value(m, v);
-	int dtype = o->dtype ? o->dtype : val->dtype;
-	if (val->is_output && val->dtype && o->dtype && val->dtype != o->dtype)
+	const DeclType *dt = declared(c->s, v);
+	bool iface = val->is_output && dt;
+	int dtype = o->dtype ? o->dtype : dt ? dt->dtype : DT_UNDEFINED;
+	if (iface && dt->dtype && o->dtype && dt->dtype != o->dtype)
 		return inf_fail(c, "output '%s' is declared %s but computes %s", val->name,
-		                dtype_name(val->dtype), dtype_name(o->dtype));
+		                dtype_name(dt->dtype), dtype_name(o->dtype));
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
 	if (rank < 0) {
-		rank = val->shape.rank;
-		if (rank > INF_MAX_RANK)
-			return true;
+		rank = dt && dt->rank <= INF_MAX_RANK ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
-			dims[i] = val->shape.dims[i];
+			dims[i] = dt->dims[i];
 	} else {
-		bool same_rank = val->shape.rank == rank;
-		if (val->is_output && val->shape.rank >= 0 && !same_rank)
+		bool same_rank = dt && dt->rank == rank;
+		if (iface && dt->rank >= 0 && !same_rank)
 			return inf_fail(c, "output '%s' is declared with rank %d but computes rank %d", val->name,
-			                val->shape.rank, rank);
+			                dt->rank, rank);
 		for (int i = 0; i < rank; i++) {
 			Dim x = o->dims[i];
-			Dim old = same_rank ? val->shape.dims[i] : dim_unknown();
-			if (val->is_output && dim_known(old) && dim_known(x) && old.size != x.size)
+			Dim old = same_rank ? dt->dims[i] : dim_unknown();
+			if (iface && dim_known(old) && dim_known(x) && old.size != x.size)
 				return inf_fail(c, "output '%s' dim %d is declared %lld but computes %lld", val->name, i,
 				                (long long)old.size, (long long)x.size);
 			if (!dim_known(x) && !x.param)
 				x = old;
-			else if (val->is_output && !dim_known(x) && (dim_known(old) || old.param))
+			else if (iface && !dim_known(x) && (dim_known(old) || old.param))
 				x = old;
 			dims[i] = x;
 		}
@@ -980,6 +1050,7 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 	InferOut outs[node->noutputs + 1];
 	InferCtx c = {s, m, n, node, s->opset, d, false, (int)node->noutputs, outs};
 	for (uint32_t o = 0; o < node->noutputs; o++) {
+		outs[o].is_seq = false;
 		outs[o].dtype = DT_UNDEFINED;
 		outs[o].rank = -1;
 	}
@@ -995,13 +1066,34 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 	}
 	if (!ok)
 		return false;
-	for (int o = 0; o < c.nout; o++)
-		if (node->outputs[o] && !merge_type(&c, node->outputs[o], &outs[o], changed))
-			ok = false;
-	/* the vector rules read the merged types (a declared output may know more) */
 	for (int o = 0; o < c.nout; o++) {
 		ValueId v = node->outputs[o];
 		if (!v)
+			continue;
+		InferOut *old = s->seq[v];
+		if (outs[o].is_seq || old) {
+			/* sequences live beside the IR, which types only tensors */
+			if (!outs[o].is_seq) {
+				free(old);
+				s->seq[v] = NULL;
+				*changed = true;
+			} else if (!old || old->dtype != outs[o].dtype || old->rank != outs[o].rank ||
+			           memcmp(old->dims, outs[o].dims, sizeof(Dim) * (size_t)(old->rank > 0 ? old->rank : 0)) != 0) {
+				if (!old)
+					old = s->seq[v] = xrealloc(NULL, sizeof *old);
+				*old = outs[o];
+				*changed = true;
+			}
+			if (outs[o].is_seq)
+				continue;
+		}
+		if (!merge_type(&c, v, &outs[o], changed))
+			ok = false;
+	}
+	/* the vector rules read the merged types (a declared output may know more) */
+	for (int o = 0; o < c.nout; o++) {
+		ValueId v = node->outputs[o];
+		if (!v || outs[o].is_seq)
 			continue;
 		IrValue *val = ir_value(m, v);
 		outs[o].dtype = val->dtype;

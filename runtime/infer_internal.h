@@ -34,16 +34,32 @@ typedef struct IVec {
 	SymInt e[];
 } IVec;
 
+/* A value's type as the model declared it (value_info, graph outputs),
+ * taken when the state was made, so re-inference merges with what was
+ * declared rather than with its own earlier guesses. */
+typedef struct DeclType {
+	bool has;
+	int dtype;
+	int rank;
+	Dim *dims;          /* malloc'd; params point into the IR's arena */
+} DeclType;
+
 struct InferState {
 	IrModel *m;
+	DeclType *decl;     /* by ValueId, the first ndecl values */
+	uint32_t ndecl;
+	ValueId **decl_out; /* by GraphId (first ndecl_graphs): the values declared at each output slot */
+	uint32_t ndecl_graphs;
 	uint32_t cap;       /* arrays below are indexed by ValueId, cap entries */
 	EvValue **val;      /* fully known values (initializers, Constants, folded) */
 	IVec **vec;         /* int vectors known element by element */
 	uint8_t *vec_tried; /* vec derived from val already (1) or impossible (2) */
+	struct InferOut **seq; /* element type of sequence values (the IR does not type them) */
 	int64_t opset;
 };
 
 typedef struct InferOut {
+	bool is_seq;        /* a sequence: dtype/rank/dims describe its elements */
 	int dtype;
 	int rank;           /* -1 unknown */
 	Dim dims[INF_MAX_RANK];
@@ -90,11 +106,15 @@ int inf_attr_floats(InferCtx *c, const char *name, const float **v);
 /* String attribute into buf, or def if absent. */
 const char *inf_attr_s(InferCtx *c, const char *name, const char *def, char *buf, size_t size);
 
+/* Element type of sequence input i, or NULL if i is not a known sequence. */
+const InferOut *inf_seq(InferCtx *c, int i);
 /* Outputs: what the rule leaves unset stays unknown. */
 void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims);
 void inf_set_dtype(InferCtx *c, int o, int dtype);
 /* Output o gets input i's type. */
 void inf_copy(InferCtx *c, int o, int i);
+/* Output o is a sequence with elements of the given type. */
+void inf_set_seq(InferCtx *c, int o, int dtype, int rank, const Dim *dims);
 
 /* Dims. */
 static inline Dim dim_n(int64_t v) { Dim d = {v, NULL}; return d; }

@@ -1657,6 +1657,144 @@ static bool r_loop(InferCtx *c)
 	return true;
 }
 
+/* ---- sequences ----------------------------------------------------------------------- */
+
+/* Merge an element type into a running one (first: take it). */
+static void seq_merge(InferOut *acc, bool first, int dtype, int rank, const Dim *dims)
+{
+	if (first) {
+		acc->dtype = dtype;
+		acc->rank = rank > R ? -1 : rank;
+		for (int i = 0; i < acc->rank; i++)
+			acc->dims[i] = dims[i];
+		return;
+	}
+	if (!acc->dtype)
+		acc->dtype = dtype;
+	if (acc->rank != rank)
+		acc->rank = -1;
+	for (int i = 0; i < acc->rank; i++)
+		if (!dim_same(acc->dims[i], dims[i]))
+			acc->dims[i] = dim_unknown();
+}
+
+static bool r_seq_construct(InferCtx *c)
+{
+	InferOut acc = {0};
+	acc.rank = -1;
+	for (int i = 0; i < inf_nin(c); i++)
+		seq_merge(&acc, i == 0, inf_dtype(c, i), inf_rank(c, i), inf_dims(c, i));
+	inf_set_seq(c, 0, acc.dtype, acc.rank, acc.dims);
+	return true;
+}
+
+static bool r_seq_empty(InferCtx *c)
+{
+	inf_set_seq(c, 0, (int)inf_attr_i(c, "dtype", DT_FLOAT), -1, NULL);
+	return true;
+}
+
+static bool r_seq_insert(InferCtx *c)
+{
+	const InferOut *e = inf_seq(c, 0);
+	if (!e) {
+		inf_set_seq(c, 0, inf_dtype(c, 1), -1, NULL);
+		return true;
+	}
+	InferOut acc = *e;
+	/* an empty sequence's elements have no shape yet: take the tensor's */
+	if (c->s->m->values[c->node->inputs[0]].producer &&
+	    ir_node(c->m, c->s->m->values[c->node->inputs[0]].producer)->kind == OP_SequenceEmpty)
+		seq_merge(&acc, true, inf_dtype(c, 1), inf_rank(c, 1), inf_dims(c, 1));
+	else
+		seq_merge(&acc, false, inf_dtype(c, 1), inf_rank(c, 1), inf_dims(c, 1));
+	inf_set_seq(c, 0, acc.dtype, acc.rank, acc.dims);
+	return true;
+}
+
+static bool r_seq_same(InferCtx *c)
+{
+	const InferOut *e = inf_seq(c, 0);
+	if (e)
+		inf_set_seq(c, 0, e->dtype, e->rank, e->dims);
+	else
+		inf_set_seq(c, 0, DT_UNDEFINED, -1, NULL);
+	return true;
+}
+
+static bool r_seq_at(InferCtx *c)
+{
+	const InferOut *e = inf_seq(c, 0);
+	if (e)
+		inf_set(c, 0, e->dtype, e->rank, e->dims);
+	return true;
+}
+
+static bool r_seq_length(InferCtx *c)
+{
+	inf_set(c, 0, DT_INT64, 0, NULL);
+	return true;
+}
+
+static bool r_split_to_seq(InferCtx *c)
+{
+	int rank = inf_rank(c, 0), dt = inf_dtype(c, 0);
+	if (rank < 0) {
+		inf_set_seq(c, 0, dt, -1, NULL);
+		return true;
+	}
+	int axis;
+	if (!inf_axis(c, inf_attr_i(c, "axis", 0), rank, &axis))
+		return false;
+	Dim out[R];
+	memcpy(out, inf_dims(c, 0), sizeof *out * (size_t)rank);
+	int64_t sp[1];
+	if (!inf_has(c, 1)) {
+		if (!inf_attr_i(c, "keepdims", 1)) {
+			memmove(out + axis, out + axis + 1, sizeof *out * (size_t)(rank - axis - 1));
+			inf_set_seq(c, 0, dt, rank - 1, out);
+			return true;
+		}
+		out[axis] = dim_n(1);
+	} else if (inf_rank(c, 1) == 0 && inf_ints(c, 1, sp, 1) == 1 && dim_known(out[axis]) &&
+	           out[axis].size % sp[0] == 0)
+		out[axis] = dim_n(sp[0]);
+	else
+		out[axis] = dim_unknown();
+	inf_set_seq(c, 0, dt, rank, out);
+	return true;
+}
+
+static bool r_concat_from_seq(InferCtx *c)
+{
+	const InferOut *e = inf_seq(c, 0);
+	if (!e)
+		return true;
+	if (e->rank < 0) {
+		inf_set_dtype(c, 0, e->dtype);
+		return true;
+	}
+	bool new_axis = inf_attr_i(c, "new_axis", 0);
+	int rank = e->rank + (new_axis ? 1 : 0);
+	int axis;
+	if (rank > R || !inf_axis(c, inf_attr_i(c, "axis", 0), rank, &axis))
+		return rank > R;
+	Dim out[R];
+	int k = 0;
+	for (int i = 0; i < rank; i++) {
+		if (i == axis) {
+			out[i] = dim_unknown();  /* how many elements: not tracked */
+			if (new_axis)
+				continue;
+			k++;
+			continue;
+		}
+		out[i] = e->dims[k++];
+	}
+	inf_set(c, 0, e->dtype, rank, out);
+	return true;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 typedef struct RuleEntry {
@@ -1720,6 +1858,11 @@ static const RuleEntry rules[] = {
 	{"DynamicQuantizeLinear", r_dyn_quantize},
 	/* recurrent */
 	{"RNN", r_rnn}, {"GRU", r_rnn}, {"LSTM", r_rnn},
+	/* sequences */
+	{"SequenceConstruct", r_seq_construct}, {"SequenceEmpty", r_seq_empty},
+	{"SequenceInsert", r_seq_insert}, {"SequenceErase", r_seq_same}, {"SequenceAt", r_seq_at},
+	{"SequenceLength", r_seq_length}, {"SplitToSequence", r_split_to_seq},
+	{"ConcatFromSequence", r_concat_from_seq},
 	/* control flow */
 	{"If", r_if}, {"Loop", r_loop},
 };

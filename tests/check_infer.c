@@ -124,7 +124,7 @@ START_TEST(test_broadcast_contradiction)
 	Fixture f = infer_text(
 		"g (float[2,3] a, float[4,3] b) => (y) { y = Add (a, b) }\n");
 	ck_assert(!f.ok);
-	ck_assert_msg(strstr(f.err, "node 'Add#0' (Add): dimensions 2 and 4 do not broadcast") != NULL, "%s", f.err);
+	ck_assert_msg(strstr(f.err, "(Add): dimensions 2 and 4 do not broadcast") != NULL, "%s", f.err);
 	fixture_free(&f);
 }
 END_TEST
@@ -136,7 +136,7 @@ START_TEST(test_conv_pool_sizes)
 	Fixture f = infer_text(
 		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
 		"g (float[N,3,32,32] x, float[8,3,3,3] w, float[16,1,5,5] dw, float[1,1,4,4] small,\n"
-		"   float[1,1,6,6] six, float[4,2,3,3] wt) => (c1, c2, c3, c4, c5, p1, p2, p3, p4, p5, g1, t1, t2) {\n"
+		"   float[1,1,6,6] six, float[1,2,3,3] wt) => (c1, c2, c3, c4, c5, p1, p2, p3, p4, p5, g1, t1, t2) {\n"
 		"  c1 = Conv <pads = [1, 1, 1, 1]> (x, w)\n"
 		"  c2 = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w)\n"
 		"  c3 = Conv <dilations = [2, 2]> (x, w)\n"
@@ -164,8 +164,8 @@ START_TEST(test_conv_pool_sizes)
 	ck_type(f, "p4", "float[1,1,4,4]");
 	ck_type(f, "p5", "float[N,3,15,15]");
 	ck_type(f, "g1", "float[N,3,1,1]");
-	ck_type(f, "t1", "float[1,4,8,8]");
-	ck_type(f, "t2", "float[1,4,9,9]");
+	ck_type(f, "t1", "float[1,2,8,8]");
+	ck_type(f, "t2", "float[1,2,9,9]");
 	fixture_free(&f);
 }
 END_TEST

@@ -510,9 +510,16 @@ static int topk_cmp(const void *pa, const void *pb, void *arg)
 {
 	const TopkCtx *t = arg;
 	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-	int r = elem_cmp(t->x, t->kind, t->base + a * t->stride, t->base + b * t->stride);
-	if (t->largest)
-		r = -r;
+	int64_t ia = t->base + a * t->stride, ib = t->base + b * t->stride;
+	int r;
+	if (t->kind == KEY_F && (isnan(ev_get_f(t->x, ia)) || isnan(ev_get_f(t->x, ib)))) {
+		/* NaN ranks last either way, as in the reference's argsort */
+		r = isnan(ev_get_f(t->x, ia)) - isnan(ev_get_f(t->x, ib));
+	} else {
+		r = elem_cmp(t->x, t->kind, ia, ib);
+		if (t->largest)
+			r = -r;
+	}
 	return r ? r : (a > b) - (a < b); /* ties: the lower index first */
 }
 
@@ -755,5 +762,5 @@ const EvKernel ev_kernels_gather[] = {
 	{"TopK", k_topk, SH_T_NUM},
 	{"Compress", k_compress, T_MOVE},
 	{"Unique", k_unique, SH_T_ALL},
-	{NULL},
+	{NULL, NULL, 0},
 };

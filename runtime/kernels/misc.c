@@ -443,5 +443,5 @@ const EvKernel ev_kernels_misc[] = {
 	{"StringNormalizer", k_stringnormalizer, SH_BIT(DT_STRING)},
 	{"Einsum", k_einsum, SH_T_NUM},
 	{"Det", k_det, SH_T_FLOAT},
-	{NULL},
+	{NULL, NULL, 0},
 };

@@ -610,5 +610,5 @@ static bool k_upsample(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 const EvKernel ev_kernels_resize[] = {
 	{"Resize", k_resize, SH_T_ALL},
 	{"Upsample", k_upsample, SH_T_ALL},
-	{NULL},
+	{NULL, NULL, 0},
 };

@@ -310,5 +310,5 @@ const EvKernel ev_kernels_sequence[] = {
 	{"Optional", k_optional, T_MOVE},
 	{"OptionalHasElement", k_optionalhaselement, T_MOVE},
 	{"OptionalGetElement", k_optionalgetelement, T_MOVE},
-	{NULL},
+	{NULL, NULL, 0},
 };

@@ -1178,5 +1178,5 @@ const EvKernel ev_kernels_shape[] = {
 	{"EyeLike", k_eyelike, SH_T_NUM | SH_BIT(DT_BOOL)},
 	{"OneHot", k_onehot, T_MOVE},
 	{"CenterCropPad", k_centercroppad, T_MOVE},
-	{NULL},
+	{NULL, NULL, 0},
 };

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# corpus_check.sh - whole-model checks on ../shared/corpus (run by .ci/run
+# when the corpus exists):
+#   1. graft run on every torch model reproduces the shipped outputs;
+#   2. ONNX Runtime, fed the same inputs, agrees with graft's outputs;
+#   3. graft fold's output agrees with the original under graft compare and
+#      under ONNX Runtime (ort-compare.mjs), for torch and light models.
+# Usage: tests/corpus_check.sh [CORPUS] [ORT_TOOLS]
+set -euo pipefail
+corpus=${1:-../shared/corpus}
+ort=${2:-../shared/tools/ort}
+graft=build/graft
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+have_ort=0
+if command -v node >/dev/null && [ -d "$ort" ]; then
+  if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+    cp -r "$ort" "$tmp/ort" && ort="$tmp/ort" && bash "$ort/install.sh" >/dev/null 2>&1 || true
+  fi
+  [ -d "$ort/node_modules/onnxruntime-node" ] && have_ort=1
+fi
+ortmsg=""
+[ $have_ort = 1 ] && ortmsg=" and ONNX Runtime" || echo "note: ONNX Runtime tools not available; ORT checks skipped"
+
+n=0
+for model in "$corpus"/torch/*/*/model.onnx; do
+  dir=$(dirname "$model")
+  for set in "$dir"/test_data_set_*; do
+    out="$tmp/graft_out"
+    rm -rf "$out"
+    if ! $graft run "$model" --inputs "$set" --expect "$set" -o "$out" > "$tmp/log" 2>&1; then
+      echo "FAIL graft run vs shipped outputs: $set"; cat "$tmp/log"; fail=1; continue
+    fi
+    if [ $have_ort = 1 ] && ! node "$ort/ort-run.mjs" "$model" --inputs "$set" --expect "$out" > "$tmp/log" 2>&1; then
+      echo "FAIL ORT vs graft run: $set"; cat "$tmp/log"; fail=1
+    fi
+  done
+  n=$((n + 1))
+done
+echo "corpus: $n torch models: graft run matches shipped outputs$ortmsg"
+
+m=0
+for model in "$corpus"/torch/*/*/model.onnx "$corpus"/onnx-backend/light/*.onnx; do
+  folded="$tmp/folded.onnx"
+  if ! $graft fold "$model" -o "$folded" 2> "$tmp/log"; then
+    echo "FAIL graft fold: $model"; cat "$tmp/log"; fail=1; continue
+  fi
+  if ! $graft compare "$model" "$folded" --runs 2 > "$tmp/log" 2>&1; then
+    echo "FAIL graft compare after fold: $model"; cat "$tmp/log"; fail=1
+  fi
+  if [ $have_ort = 1 ] && ! node "$ort/ort-compare.mjs" "$model" "$folded" --runs 2 > "$tmp/log" 2>&1; then
+    echo "FAIL ort-compare after fold: $model"; cat "$tmp/log"; fail=1
+  fi
+  m=$((m + 1))
+done
+echo "corpus: $m models folded; graft compare${ortmsg:+ and ort-compare} agree"
+exit $fail
