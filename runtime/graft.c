@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sys/stat.h>
 
@@ -243,6 +244,7 @@ typedef struct RunArgs {
 	const char *out_dir, *expect_dir;
 	double rtol, atol;
 	int runs;
+	int repeat;        /* run: time this many runs and print the median */
 } RunArgs;
 
 static const struct option run_opts[] = {
@@ -255,6 +257,7 @@ static const struct option run_opts[] = {
 	{"rtol", required_argument, NULL, 'R'},
 	{"atol", required_argument, NULL, 'A'},
 	{"runs", required_argument, NULL, 'n'},
+	{"repeat", required_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -291,6 +294,11 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 			a->ro.seed = (uint32_t)strtoul(optarg, &end, 10);
 			if (*end || !*optarg)
 				return usage_error("--seed expects a number, got '%s'", optarg);
+			break;
+		case 'p':
+			a->repeat = (int)strtol(optarg, &end, 10);
+			if (*end || a->repeat < 1)
+				return usage_error("--repeat expects a positive number, got '%s'", optarg);
 			break;
 		case 'n':
 			a->runs = (int)strtol(optarg, &end, 10);
@@ -370,7 +378,8 @@ static int cmd_run(int argc, char **argv)
 		"Runs MODEL on graft's reference evaluator and prints each output's type, shape\n"
 		"and range.\n"
 		"  -o, --output DIR    write the inputs used (input_K.pb) and the outputs (output_K.pb)\n"
-		"  --expect DIR        compare the outputs with DIR/output_K.pb; exit 1 if they differ\n";
+		"  --expect DIR        compare the outputs with DIR/output_K.pb; exit 1 if they differ\n"
+		"  --repeat N          run N times and print the median inference time\n";
 	RunArgs a;
 	int rc = parse_run_args(argc, argv, &a, usage);
 	if (rc >= 0)
@@ -389,6 +398,28 @@ static int cmd_run(int argc, char **argv)
 	if (!run_prepare_inputs(m, &a.ro, inputs, &d) || !run_model(m, inputs, outputs))
 		goto done;
 	rc = EXIT_OK;
+	if (a.repeat) {
+		double *ms = calloc((size_t)a.repeat, sizeof *ms);
+		for (int r = 0; r < a.repeat && rc == EXIT_OK; r++) {
+			EvValue **again = calloc(g->noutputs + 1, sizeof *again);
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			if (!run_model(m, inputs, again))
+				rc = EXIT_INPUT;
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+			free_values(again, g->noutputs);
+			free(again);
+		}
+		for (int i = 1; i < a.repeat; i++) /* insertion sort: a handful of numbers */
+			for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+				double t = ms[j];
+				ms[j] = ms[j - 1];
+				ms[j - 1] = t;
+			}
+		printf("inference: median %.2f ms, min %.2f ms over %d runs\n", ms[a.repeat / 2], ms[0], a.repeat);
+		free(ms);
+	}
 	if (a.out_dir) {
 		mkdir(a.out_dir, 0777);
 		ValueId fed[g->ninputs + 1];
