@@ -117,7 +117,7 @@ sanitize:
 
 # valgrind: every suite in one process (CK_FORK=no), leaks and errors fatal.
 valgrind: $(BUILD)/graft-tests $(BUILD)/graft
-	CK_FORK=no GRAFT=$(abspath $(BUILD)/graft) valgrind -q --leak-check=full \
+	GRAFT_SKIP_HEAVY=1 CK_FORK=no GRAFT=$(abspath $(BUILD)/graft) valgrind -q --leak-check=full \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=9 $(BUILD)/graft-tests
 
 FUZZ_SECONDS ?= 60

@@ -255,7 +255,7 @@ bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d)
 	IrNode *node = ir_node(m, n);
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		if (node->inputs[i])
-			e->vals[node->inputs[i]] = ev_ref(in[i]);
+			set_val(e, node->inputs[i], ev_ref(in[i])); /* a value read twice is bound once */
 	bool ok = run_node(e, n, NULL);
 	node = ir_node(m, n);
 	for (uint32_t i = 0; i < node->noutputs; i++)
