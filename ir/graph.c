@@ -622,6 +622,12 @@ static void remove_graph(IrModel *m, GraphId g)
 	gr->dead = true;
 }
 
+bool ir_is_constant(const IrModel *m, ValueId v)
+{
+	const IrValue *val = &m->values[v];
+	return v && !val->dead && val->tensor && !val->producer && (!val->is_input || m->ir_version < 4);
+}
+
 bool ir_value_remove(IrModel *m, ValueId v)
 {
 	IrValue *val = &m->values[v];

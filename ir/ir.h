@@ -234,6 +234,10 @@ const char *ir_fresh_name(IrModel *m, const char *hint);
 /* Rename v; fails (returns false) if the name is taken in its scope. */
 bool ir_value_rename(IrModel *m, ValueId v, const char *name);
 void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape);
+/* A constant: an initializer callers cannot override.  An initializer also
+ * listed as a graph input is overridable from IR version 4 on; before that
+ * ONNX required every initializer to be listed as an input, so it is not. */
+bool ir_is_constant(const IrModel *m, ValueId v);
 /* Remove an initializer or graph-input value that nothing uses and that is
  * not a graph output; false (and nothing changes) otherwise. */
 bool ir_value_remove(IrModel *m, ValueId v);

@@ -395,6 +395,19 @@ static Onnx__ModelProto *emit_model(Emit *e)
 		*mp = *o;
 	else
 		onnx__model_proto__init(mp);
+	/* IR version 3 cannot express an initializer that is not also a graph
+	 * input (a fold adds such initializers): write IR version 4 then. */
+	if (m->ir_version < 4) {
+		bool unlisted = false;
+		for (GraphId g = 1; g < m->ngraphs && !unlisted; g++)
+			for (uint32_t i = 0; !ir_graph(m, g)->dead && i < ir_graph(m, g)->ninits; i++) {
+				IrValue *v = ir_value(m, ir_graph(m, g)->inits[i]);
+				if (!v->dead && !v->is_input)
+					unlisted = true;
+			}
+		if (unlisted)
+			m->ir_version = 4;
+	}
 	if (!o || mp->ir_version != m->ir_version) {
 		mp->has_ir_version = 1;
 		mp->ir_version = m->ir_version;

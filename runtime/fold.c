@@ -10,14 +10,14 @@
  * Tile and Range cannot bloat the file).  The engine calls fold_node on one
  * node; fold_model runs it to a fixpoint with a worklist. */
 #include "fold.h"
+#include "infer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 bool fold_is_constant(IrModel *m, ValueId v)
 {
-	IrValue *val = ir_value(m, v);
-	return !val->dead && val->tensor && !val->is_input;
+	return ir_is_constant(m, v);
 }
 
 static bool is_static(const IrValue *v)
@@ -150,6 +150,78 @@ static bool fold_shape_of(IrModel *m, NodeId n, FoldStats *st)
 	return true;
 }
 
+/* Outputs whose values inference already knows (computed by the same
+ * kernels from constants, or Shape/Size of static shapes, through Gather,
+ * Concat, ...): replace them by initializers. */
+static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st)
+{
+	IrNode *node = ir_node(m, n);
+	uint32_t nout = node->noutputs;
+	if (nout == 0)
+		return false;
+	const EvValue *vals[nout + 1];
+	for (uint32_t i = 0; i < nout; i++) {
+		vals[i] = node->outputs[i] ? infer_known_value(o->infer, node->outputs[i]) : NULL;
+		if (node->outputs[i] && (!vals[i] || vals[i]->kind != EV_TENSOR || vals[i]->dtype == DT_STRING ||
+		                         vals[i]->nbytes > o->max_bytes))
+			return false;
+	}
+	ValueId nv[nout + 1];
+	const char *names[nout + 1];
+	for (uint32_t i = 0; i < nout; i++) {
+		nv[i] = 0;
+		ValueId ov = ir_node(m, n)->outputs[i];
+		if (!ov)
+			continue;
+		TensorId t = ir_tensor_new(m, vals[i]->dtype, vals[i]->dims, vals[i]->rank, vals[i]->data, vals[i]->nbytes);
+		nv[i] = install(m, ov, t, &names[i]);
+	}
+	bool shape_op = node->kind == OP_Shape || node->kind == OP_Size;
+	finish(m, n, nv, names, nout);
+	if (shape_op)
+		st->shapes++;
+	else
+		st->folded++;
+	return true;
+}
+
+/* Reshape(x, s) where s is known element by element and its unknown entries
+ * are x's own symbolic dims at the same positions (Shape -> Gather ->
+ * Unsqueeze -> Concat of a dynamic batch): copy those dims with 0, so the
+ * shape becomes a constant and the chain computing it dies. */
+static bool reshape_zeros(IrModel *m, NodeId n, InferState *is, FoldStats *st)
+{
+	IrNode *node = ir_node(m, n);
+	if (node->ninputs < 2 || !node->inputs[0] || !node->inputs[1] || ir_is_constant(m, node->inputs[1]))
+		return false;
+	const IrAttr *az = ir_attr(m, n, "allowzero");
+	if (az && az->i)
+		return false;
+	int64_t vals[EV_MAX_RANK];
+	const char *syms[EV_MAX_RANK];
+	int len = infer_known_ints(is, node->inputs[1], vals, syms, EV_MAX_RANK);
+	const Shape *xs = &ir_value(m, node->inputs[0])->shape;
+	if (len < 0)
+		return false;
+	for (int i = 0; i < len; i++) {
+		if (!syms[i]) {
+			if (vals[i] == 0)
+				return false; /* already a copy: leave the author's 0 alone */
+			continue;
+		}
+		if (i >= xs->rank || !xs->dims[i].param || strcmp(xs->dims[i].param, syms[i]) != 0)
+			return false;
+		vals[i] = 0;
+	}
+	int64_t dim = len;
+	TensorId t = ir_tensor_new(m, DT_INT64, &dim, 1, vals, sizeof *vals * (size_t)len);
+	GraphId g = node->graph;
+	ValueId c = ir_add_initializer(m, g, ir_fresh_name(m, "reshape_shape"), t);
+	ir_set_input(m, n, 1, c);
+	st->reshapes++;
+	return true;
+}
+
 bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *d)
 {
 	IrNode *node = ir_node(m, n);
@@ -172,6 +244,11 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		}
 		/* value_float, value_ints, ...: computed below by the kernel */
 	}
+	if (o->infer && fold_known(m, n, o, st))
+		return true;
+	if (o->infer && node->kind == OP_Reshape && reshape_zeros(m, n, o->infer, st))
+		return false; /* the node stays, with a constant shape: its consumers need no revisit */
+	node = ir_node(m, n);
 	bool all_const = node->kind == OP_Constant;
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		if (!node->inputs[i])
@@ -237,9 +314,56 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 	return true;
 }
 
-bool fold_model(IrModel *m, const FoldOptions *o, FoldStats *st, Diag *d)
+/* Remove nodes whose outputs nothing reads (after folding, the Shape chains
+ * that fed a now-constant Reshape), repeatedly.  Graph outputs, ops with
+ * bodies and other domains' ops stay. */
+static unsigned remove_dead(IrModel *m)
+{
+	unsigned removed = 0;
+	bool again = true;
+	while (again) {
+		again = false;
+		for (NodeId n = 1; n < m->nnodes; n++) {
+			IrNode *node = ir_node(m, n);
+			if (node->dead || (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0))
+				continue;
+			bool used = false;
+			for (uint32_t i = 0; i < node->noutputs && !used; i++) {
+				ValueId v = node->outputs[i];
+				used = v && (ir_value(m, v)->nuses || ir_value(m, v)->is_output);
+			}
+			for (uint32_t a = 0; a < node->nattrs && !used; a++)
+				used = node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS;
+			if (used)
+				continue;
+			ValueId ins[node->ninputs + 1];
+			uint32_t nin = node->ninputs;
+			memcpy(ins, node->inputs, sizeof *ins * nin);
+			ir_node_remove(m, n);
+			removed++;
+			again = true;
+			for (uint32_t i = 0; i < nin; i++)
+				if (ins[i] && ir_is_constant(m, ins[i]) && !ir_value(m, ins[i])->is_input)
+					ir_value_remove(m, ins[i]);
+		}
+	}
+	return removed;
+}
+
+bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 {
 	memset(st, 0, sizeof *st);
+	FoldOptions local = *opt;
+	const FoldOptions *o = &local;
+	InferState *own = NULL;
+	if (!local.infer) {
+		/* shapes and known values from inference; a contradiction found
+		 * there is not folding's business: fold what can be folded */
+		Diag quiet;
+		diag_init(&quiet, NULL);
+		own = local.infer = infer_new(m);
+		infer_model(own, &quiet);
+	}
 	/* worklist seeded with every node in topological order, graph by graph */
 	NodeId *work = NULL;
 	size_t nwork = 0, cap = 0, head = 0;
@@ -312,5 +436,7 @@ bool fold_model(IrModel *m, const FoldOptions *o, FoldStats *st, Diag *d)
 	free(orphans);
 	free(work);
 	free(queued);
+	st->dead = remove_dead(m);
+	infer_free(own);
 	return true;
 }

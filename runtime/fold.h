@@ -6,9 +6,12 @@
 
 #define FOLD_DEFAULT_MAX_BYTES ((size_t)64 << 20)
 
+typedef struct InferState InferState;
+
 typedef struct FoldOptions {
 	size_t max_bytes;      /* largest tensor a fold may create (default 64 MB) */
 	bool report_errors;    /* warn about nodes whose kernel refused to fold them */
+	InferState *infer;     /* shapes and known values (fold_model makes one if NULL) */
 } FoldOptions;
 
 typedef struct FoldStats {
@@ -17,7 +20,9 @@ typedef struct FoldStats {
 	unsigned shapes;                /* Shape/Size of static tensors */
 	unsigned over_cap;              /* left alone: result over max_bytes */
 	unsigned errors;                /* left alone: the kernel refused */
+	unsigned reshapes;              /* Reshape shapes made constant with 0 = copy a symbolic dim */
 	unsigned removed_initializers;  /* inputs of folded nodes nothing else used */
+	unsigned dead;                  /* nodes left with no reader, removed */
 } FoldStats;
 
 /* A non-overridable initializer. */

@@ -13,6 +13,7 @@
 
 #include "eval.h"
 #include "fold.h"
+#include "infer.h"
 #include "ir.h"
 #include "run.h"
 #include "text.h"
@@ -35,6 +36,7 @@ static const char *const usage_text =
 	"  compare A B                run two models on the same inputs; exit 0 only if they agree\n"
 	"  ops                        the ops the evaluator supports, with their types\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
+	"  shapes MODEL               inferred dtype and shape of every value\n"
 	"\n"
 	"Run 'graft <command> --help' for a command's options.\n"
 	"\n"
@@ -636,9 +638,37 @@ static int cmd_fold(int argc, char **argv)
 		ok = ir_save_file(m, out, &so, &d);
 	if (ok)
 		fprintf(stderr, "fold: %u -> %u nodes: %u folded, %u Constant nodes to initializers, "
-		        "%u Shape/Size of static tensors; %u unused initializers removed; "
-		        "left alone: %u over the size cap, %u refused by their kernel\n",
-		        before, after, st.folded, st.constants, st.shapes, st.removed_initializers, st.over_cap, st.errors);
+		        "%u Shape/Size of static tensors, %u Reshape shapes made constant, %u dead nodes removed; "
+		        "%u unused initializers removed; left alone: %u over the size cap, %u refused by their kernel\n",
+		        before, after, st.folded, st.constants, st.shapes, st.reshapes, st.dead, st.removed_initializers,
+		        st.over_cap, st.errors);
+	ir_model_free(m);
+	return ok ? EXIT_OK : EXIT_INPUT;
+}
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+static int cmd_shapes(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: graft shapes MODEL\n"
+		       "Infers the dtype and shape of every value and prints one line per value,\n"
+		       "'name: dtype[d0,d1,...]', with symbolic dims by name and unknown dims as '?'\n"
+		       "(a scalar is 'float[]', an unknown rank 'float[*]').  Exit 1 if the model's\n"
+		       "shapes contradict its ops.\n");
+		return EXIT_OK;
+	}
+	if (argc != 2)
+		return usage_error("shapes: expected one MODEL%s", "");
+	IrModel *m = load(argv[1]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	InferState *s = infer_new(m);
+	bool ok = infer_model(s, &d);
+	infer_print(m, stdout);
+	infer_free(s);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
@@ -698,5 +728,7 @@ int main(int argc, char **argv)
 		return cmd_ops(argc - 1, argv + 1);
 	if (strcmp(cmd, "fold") == 0)
 		return cmd_fold(argc - 1, argv + 1);
+	if (strcmp(cmd, "shapes") == 0)
+		return cmd_shapes(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);
 }

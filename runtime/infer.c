@@ -140,9 +140,8 @@ static EvValue *known_val(InferState *s, ValueId v)
 	ensure_cap(s);
 	if (s->val[v])
 		return s->val[v];
-	IrValue *val = ir_value(s->m, v);
-	if (val->tensor && !val->is_input && !val->dead && !val->producer)
-		s->val[v] = ev_value_from_ir_tensor(s->m, val->tensor);
+	if (ir_is_constant(s->m, v))
+		s->val[v] = ev_value_from_ir_tensor(s->m, ir_value(s->m, v)->tensor);
 	return s->val[v];
 }
 
@@ -171,6 +170,20 @@ static const IVec *known_vec(InferState *s, ValueId v)
 const EvValue *infer_known_value(InferState *s, ValueId v)
 {
 	return known_val(s, v);
+}
+
+int infer_known_ints(InferState *s, ValueId v, int64_t *vals, const char **syms, int max)
+{
+	const IVec *iv = known_vec(s, v);
+	if (!iv || iv->rank != 1 || iv->n > max)
+		return -1;
+	for (int i = 0; i < iv->n; i++) {
+		vals[i] = iv->e[i].known ? iv->e[i].v : -1;
+		syms[i] = iv->e[i].known ? NULL : iv->e[i].sym;
+		if (!iv->e[i].known && !iv->e[i].sym)
+			return -1;
+	}
+	return iv->n;
 }
 
 /* ---- helpers for rules --------------------------------------------------------- */

@@ -34,6 +34,12 @@ bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d);
  * propagated), else NULL.  Borrowed: valid until the next infer call. */
 const EvValue *infer_known_value(InferState *s, ValueId v);
 
+/* A 1-D int64 vector known element by element (Shape -> Gather -> Concat):
+ * for each element either vals[i] (syms[i] NULL) or a symbolic dim name in
+ * syms[i].  Returns the length, or -1 if some element is unknown altogether,
+ * the vector is not tracked, or it is longer than max. */
+int infer_known_ints(InferState *s, ValueId v, int64_t *vals, const char **syms, int max);
+
 /* For `graft shapes`: one line per value, "name: dtype[d0,d1,...]" with
  * symbolic dims by name and unknown dims as '?', in graph order. */
 void infer_print(IrModel *m, FILE *out);

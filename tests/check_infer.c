@@ -357,7 +357,7 @@ START_TEST(test_squeeze_opsets)
 		"g (float[1,3,1,N] x, int64[1] dyn) => (a, b, c, d) {\n"
 		"  ax = Constant <value = int64[2] {0, -2}> ()\n"
 		"  a = Squeeze (x, ax)\n"
-		"  b = Unsqueeze (a, ax)\n"                   /* axes of the output: [1, 3, 1, N]? no: [1,3,1,N] */
+		"  b = Unsqueeze (a, ax)\n"                   /* axes index the output: back to [1,3,1,N] */
 		"  c = Squeeze (x, dyn)\n"                    /* axes unknown */
 		"  d = Unsqueeze (a, dyn)\n"
 		"}\n");
