@@ -376,6 +376,103 @@ START_TEST(test_fold_graph_output_keeps_name)
 }
 END_TEST
 
+START_TEST(test_fold_shape_chain_symbolic)
+{
+	/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape over a dynamic batch:
+	 * the static part folds, the Reshape gets the constant shape [0, 4, 3]
+	 * (0 copies the batch) and the chain dies. */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[N,12] x) => (float[N,4,3] y) <int64 zero = {0}, int64[1] ax = {0}, int64[2] rest = {4, 3}> {\n"
+	                   "  s = Shape (x)\n"
+	                   "  b = Gather <axis: int = 0> (s, zero)\n"
+	                   "  bu = Unsqueeze (b, ax)\n"
+	                   "  shape = Concat <axis: int = 0> (bu, rest)\n"
+	                   "  y = Reshape (x, shape)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.reshapes, 1);
+	ck_assert_uint_eq(st.dead, 4);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ck_assert_uint_eq(g->nnodes, 1);
+	NodeId r = g->first;
+	ck_assert_str_eq(ir_node(m, r)->op_type, "Reshape");
+	ValueId sv = ir_node(m, r)->inputs[1];
+	ck_assert(ir_is_constant(m, sv));
+	size_t n;
+	const int64_t *v = (const int64_t *)ir_tensor_bytes(m, ir_value(m, sv)->tensor, &n);
+	ck_assert_uint_eq(n, 24);
+	ck_assert(v[0] == 0 && v[1] == 4 && v[2] == 3);
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_fold_static_shape)
+{
+	/* with a static shape the whole chain becomes one initializer */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2,12] x) => (float[2,4,3] y) <int64 zero = {0}, int64[1] ax = {0}, int64[2] rest = {4, 3}> {\n"
+	                   "  s = Shape (x)\n"
+	                   "  b = Gather <axis: int = 0> (s, zero)\n"
+	                   "  bu = Unsqueeze (b, ax)\n"
+	                   "  shape = Concat <axis: int = 0> (bu, rest)\n"
+	                   "  y = Reshape (x, shape)\n"
+	                   "}\n");
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 1);
+	ValueId sv = ir_lookup(m, IR_MAIN_GRAPH, "shape");
+	ck_assert(ir_is_constant(m, sv));
+	size_t n;
+	const int64_t *v = (const int64_t *)ir_tensor_bytes(m, ir_value(m, sv)->tensor, &n);
+	ck_assert(v[0] == 2 && v[1] == 4 && v[2] == 3);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_ir3_initializers_are_constants)
+{
+	/* IR version 3 listed every initializer as an input: they are constants
+	 * there, and overridable from IR version 4 on */
+	const char *text = "<ir_version: %d, opset_import: [\"\" : 9]>\n"
+	                   "g (float[2] x, float[2] w = {1, 2}) => (float[2] y) {\n"
+	                   "  n = Neg (w)\n"
+	                   "  y = Add (x, n)\n"
+	                   "}\n";
+	for (int ir = 3; ir <= 4; ir++) {
+		char buf[512];
+		snprintf(buf, sizeof buf, text, ir);
+		IrModel *m = parse(buf);
+		ck_assert_int_eq(ir_is_constant(m, ir_lookup(m, IR_MAIN_GRAPH, "w")), ir == 3);
+		FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+		FoldStats st;
+		Diag d;
+		diag_init(&d, stderr);
+		ck_assert(fold_model(m, &o, &st, &d));
+		ck_assert_uint_eq(st.folded, ir == 3 ? 1 : 0);
+		if (ir == 3) {
+			/* the new initializer is not an input: the saved model says IR 4 */
+			uint8_t *bytes;
+			size_t len;
+			ck_assert(ir_save_bytes(m, &bytes, &len, &d));
+			IrModel *back = ir_load_bytes(bytes, len, "back.onnx", NULL, NULL, &d);
+			ck_assert_ptr_nonnull(back);
+			ck_assert_int_eq(back->ir_version, 4);
+			ir_model_free(back);
+			free(bytes);
+		}
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 Suite *suite_eval(void)
 {
 	Suite *s = suite_create("eval");
@@ -389,6 +486,9 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_fold_size_cap);
 	tcase_add_test(tc, test_fold_constant_shares_bytes);
 	tcase_add_test(tc, test_fold_graph_output_keeps_name);
+	tcase_add_test(tc, test_fold_shape_chain_symbolic);
+	tcase_add_test(tc, test_fold_static_shape);
+	tcase_add_test(tc, test_ir3_initializers_are_constants);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");
 	tcase_set_timeout(tc, 1200);

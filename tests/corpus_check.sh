@@ -3,7 +3,8 @@
 # when the corpus exists):
 #   1. graft run on every torch model reproduces the shipped outputs;
 #   2. ONNX Runtime, fed the same inputs, agrees with graft's outputs;
-#   3. graft fold's output agrees with the original under graft compare and
+#   3. graft shapes agrees with python3-onnx's shape inference;
+#   4. graft fold's output agrees with the original under graft compare and
 #      under ONNX Runtime (ort-compare.mjs), for torch and light models.
 # Usage: tests/corpus_check.sh [CORPUS] [ORT_TOOLS]
 set -euo pipefail
@@ -22,6 +23,18 @@ if command -v node >/dev/null && [ -d "$ort" ]; then
 fi
 ortmsg=""
 [ $have_ort = 1 ] && ortmsg=" and ONNX Runtime" || echo "note: ONNX Runtime tools not available; ORT checks skipped"
+
+# shape inference: every value of every static-shape model gets a shape, equal
+# to python3-onnx's wherever python has one; the dyn models keep their batch
+static=$(ls "$corpus"/torch/*/{raw,eval,raw_opset17,raw_injected}/model.onnx 2>/dev/null)
+if ! /usr/bin/python3 tests/shape_oracle.py --graft $graft --static $static > "$tmp/log" 2>&1; then
+  echo "FAIL shape inference vs python3-onnx (static models)"; grep -v " 0 mismatch, 0 missing" "$tmp/log"; fail=1
+else
+  tail -1 "$tmp/log"
+fi
+if ! /usr/bin/python3 tests/shape_oracle.py --graft $graft "$corpus"/torch/*/dyn/model.onnx > "$tmp/log" 2>&1; then
+  echo "FAIL shape inference vs python3-onnx (dyn models)"; cat "$tmp/log"; fail=1
+fi
 
 n=0
 for model in "$corpus"/torch/*/*/model.onnx; do
