@@ -59,6 +59,31 @@ START_TEST(test_broadcast_shape)
 }
 END_TEST
 
+/* ---- the required set: every op the corpus uses has a kernel ------------------ */
+
+START_TEST(test_required_ops)
+{
+	size_t len;
+	char *text = (char *)read_file("tests/required_ops.txt", &len);
+	ck_assert_ptr_nonnull(text);
+	text = realloc(text, len + 1);
+	text[len] = 0;
+	unsigned required = 0, missing = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (*line == '#' || !*line || strstr(line, "excluded:"))
+			continue;
+		required++;
+		if (!ev_kernel_find("", line)) {
+			fprintf(stderr, "required op without a kernel: %s\n", line);
+			missing++;
+		}
+	}
+	free(text);
+	ck_assert_uint_ge(required, 70);
+	ck_assert_uint_eq(missing, 0);
+}
+END_TEST
+
 /* ---- conformance ------------------------------------------------------------- */
 
 START_TEST(test_conformance)
@@ -479,6 +504,7 @@ Suite *suite_eval(void)
 	TCase *tc = tcase_create("values");
 	tcase_add_test(tc, test_half_conversions);
 	tcase_add_test(tc, test_broadcast_shape);
+	tcase_add_test(tc, test_required_ops);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_test(tc, test_fold_chain);
