@@ -36,6 +36,20 @@ if ! /usr/bin/python3 tests/shape_oracle.py --graft $graft "$corpus"/torch/*/dyn
   echo "FAIL shape inference vs python3-onnx (dyn models)"; cat "$tmp/log"; fail=1
 fi
 
+# generated inputs: graft run and ort-run.mjs feed identical numbers for a seed
+if [ $have_ort = 1 ]; then
+  for model in "$corpus"/torch/small_cnn/raw/model.onnx "$corpus"/torch/bert_h128_l2/dyn/model.onnx; do
+    rm -rf "$tmp/gi" "$tmp/oi"
+    node "$ort/ort-run.mjs" "$model" --seed 7 --out "$tmp/oi" > /dev/null
+    $graft run "$model" --seed 7 -o "$tmp/gi" > /dev/null
+    if ! /usr/bin/python3 -c 'import sys, onnx, numpy as np; from onnx import numpy_helper as nh
+a, b = (nh.to_array(onnx.load_tensor(p)) for p in sys.argv[1:])
+sys.exit(0 if a.dtype == b.dtype and np.array_equal(a, b) else 1)' "$tmp/oi/input_0.pb" "$tmp/gi/input_0.pb"; then
+      echo "FAIL generated inputs differ from ort-run.mjs's: $model"; fail=1
+    fi
+  done
+fi
+
 n=0
 for model in "$corpus"/torch/*/*/model.onnx; do
   dir=$(dirname "$model")
