@@ -16,7 +16,7 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime -I$(GEN) -D_GNU_SOURCE
+CPPFLAGS += -I. -Iir -Iruntime -Idsl -I$(GEN) -D_GNU_SOURCE
 ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -25,8 +25,8 @@ ONNX_PROTO_DIR ?= /usr/include/onnx
 DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-config \
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev
 
-all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance
-.PHONY: all test demo deps sanitize valgrind fuzz-load bench clean
+all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+.PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-dsl bench clean
 
 # --- generated sources -------------------------------------------------------
 # protoc-c bindings for the installed onnx.proto (never copied into the repo).
@@ -50,16 +50,30 @@ $(GEN)/kernel_families.h: $(wildcard runtime/kernels/*.c) Makefile
 	@for f in $(KERNEL_FAMILIES); do printf 'FAMILY(%s)\n' $$f >> $@.tmp; done
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-GEN_HDRS := $(GEN)/onnx.pb-c.h $(GEN)/kernel_families.h $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.h)
+# The rule language: re2c lexer and Lemon grammar.
+$(GEN)/dsl_lexer.c: dsl/lexer.re
+	@mkdir -p $(GEN)
+	re2c -W --no-generation-date -o $@ $<
+$(GEN)/dsl_grammar.c $(GEN)/dsl_grammar.h: dsl/grammar.y
+	@mkdir -p $(GEN)
+	cp dsl/grammar.y $(GEN)/dsl_grammar.y
+	lemon -q -d$(GEN) -T/usr/share/lemon/lempar.c $(GEN)/dsl_grammar.y
 
-# --- libgraft ----------------------------------------------------------------
+GEN_HDRS := $(GEN)/onnx.pb-c.h $(GEN)/kernel_families.h $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.h) $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.h)
+
+# --- libraries ----------------------------------------------------------------
+# libgraftir: ir/ (the ground floor); libgraftdsl: dsl/ (needs only ir/'s
+# schema table), so graftc builds without the engine; libgraft: everything.
 IR_SRCS  := $(filter-out %_main.c,$(wildcard ir/*.c))
+DSL_SRCS := $(wildcard dsl/*.c) \
+            $(if $(wildcard dsl/lexer.re),$(GEN)/dsl_lexer.c) \
+            $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
 RT_SRCS  := $(filter-out runtime/graft.c,$(wildcard runtime/*.c)) $(wildcard runtime/kernels/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/kernels/%.c,%,$(filter-out runtime/kernels/registry.c,$(wildcard runtime/kernels/*.c)))
 GEN_SRCS := $(GEN)/onnx.pb-c.c \
             $(if $(wildcard ir/text_lexer.re),$(GEN)/text_lexer.c) \
             $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.c)
-LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS)
+LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
@@ -75,6 +89,17 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS)
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+IRLIB_OBJS := $(call obj,$(IR_SRCS) $(GEN_SRCS))
+$(BUILD)/libgraftir.a: $(IRLIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libgraftdsl.a: $(call obj,$(DSL_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+
+# graftc: the rule compiler; links dsl/ and ir/ only.
+$(BUILD)/graftc: $(call obj,compiler/graftc.c) $(BUILD)/libgraftdsl.a $(BUILD)/libgraftir.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 # --- programs ----------------------------------------------------------------
 $(BUILD)/graft: $(call obj,runtime/graft.c) $(BUILD)/libgraft.a
@@ -95,8 +120,8 @@ $(call obj,tests/runner.c): $(GEN)/suites.h
 $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c $(TEST_SRCS)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
 
-test: $(BUILD)/graft-tests $(BUILD)/graft
-	GRAFT=$(abspath $(BUILD)/graft) $(BUILD)/graft-tests
+test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx
@@ -127,6 +152,13 @@ fuzz-load:
 	@mkdir -p build/fuzz/corpus-load
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS)
 	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
+
+FUZZ_DSL_SECONDS ?= 60
+fuzz-dsl:
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a
+	@mkdir -p build/fuzz/corpus-dsl
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
+	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
 bench: $(BUILD)/bench-load
 	$(BUILD)/bench-load
