@@ -66,7 +66,8 @@ bool ev_is_unsigned_int(int dtype); /* includes bool */
 
 /* Element access as double / int64 / uint64 with ONNX conversion rules
  * (float16/bfloat16 decoded; setting rounds to nearest even). */
-double ev_get_f(const EvValue *t, int64_t i);
+/* Defined here, inline: kernels call it in their inner loops. */
+static inline double ev_get_f(const EvValue *t, int64_t i);
 void ev_set_f(EvValue *t, int64_t i, double v);
 int64_t ev_get_i(const EvValue *t, int64_t i);
 void ev_set_i(EvValue *t, int64_t i, int64_t v);
@@ -152,5 +153,28 @@ bool ev_run(IrModel *m, const EvValue *const *inputs, uint32_t ninputs,
 bool ev_run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs, uint32_t noutputs);
 /* Evaluate one node on given input values (the constant folder's entry). */
 bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d);
+
+/* ---- inline definitions ---- */
+#include <math.h>
+
+static inline double ev_get_f(const EvValue *t, int64_t i)
+{
+	const void *d = t->data;
+	switch (t->dtype) {
+	case DT_FLOAT: return ((const float *)d)[i];
+	case DT_DOUBLE: return ((const double *)d)[i];
+	case DT_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[i]);
+	case DT_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[i]);
+	case DT_INT8: return ((const int8_t *)d)[i];
+	case DT_INT16: return ((const int16_t *)d)[i];
+	case DT_INT32: return ((const int32_t *)d)[i];
+	case DT_INT64: return (double)((const int64_t *)d)[i];
+	case DT_UINT8: case DT_BOOL: return ((const uint8_t *)d)[i];
+	case DT_UINT16: return ((const uint16_t *)d)[i];
+	case DT_UINT32: return ((const uint32_t *)d)[i];
+	case DT_UINT64: return (double)((const uint64_t *)d)[i];
+	default: return NAN;
+	}
+}
 
 #endif

@@ -238,26 +238,6 @@ uint16_t ev_float_to_bf16(float f)
 	return (uint16_t)((x + rounding) >> 16);
 }
 
-double ev_get_f(const EvValue *t, int64_t i)
-{
-	const void *d = t->data;
-	switch (t->dtype) {
-	case DT_FLOAT: return ((const float *)d)[i];
-	case DT_DOUBLE: return ((const double *)d)[i];
-	case DT_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[i]);
-	case DT_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[i]);
-	case DT_INT8: return ((const int8_t *)d)[i];
-	case DT_INT16: return ((const int16_t *)d)[i];
-	case DT_INT32: return ((const int32_t *)d)[i];
-	case DT_INT64: return (double)((const int64_t *)d)[i];
-	case DT_UINT8: case DT_BOOL: return ((const uint8_t *)d)[i];
-	case DT_UINT16: return ((const uint16_t *)d)[i];
-	case DT_UINT32: return ((const uint32_t *)d)[i];
-	case DT_UINT64: return (double)((const uint64_t *)d)[i];
-	default: return NAN;
-	}
-}
-
 /* Float to integer as C casts do, but defined for NaN and out-of-range
  * values (which C leaves undefined): saturate, NaN -> 0. */
 static int64_t f_to_i64(double v)

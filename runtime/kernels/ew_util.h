@@ -138,22 +138,7 @@ static inline uint64_t ew_d2u(double d)
  * which round once. */
 static inline double ew_get_f(const EvValue *t, int64_t i)
 {
-	const void *d = t->data;
-	switch (t->dtype) {
-	case DT_FLOAT: return ((const float *)d)[i];
-	case DT_DOUBLE: return ((const double *)d)[i];
-	case DT_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[i]);
-	case DT_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[i]);
-	case DT_INT8: return ((const int8_t *)d)[i];
-	case DT_INT16: return ((const int16_t *)d)[i];
-	case DT_INT32: return ((const int32_t *)d)[i];
-	case DT_INT64: return (double)((const int64_t *)d)[i];
-	case DT_UINT8: case DT_BOOL: return ((const uint8_t *)d)[i];
-	case DT_UINT16: return ((const uint16_t *)d)[i];
-	case DT_UINT32: return ((const uint32_t *)d)[i];
-	case DT_UINT64: return (double)((const uint64_t *)d)[i];
-	default: return NAN;
-	}
+	return ev_get_f(t, i);
 }
 
 /* Integers as their two's-complement bits in 64 (sign- or zero-extended);
