@@ -8,6 +8,7 @@
 #   make sanitize   build with ASan+UBSan into build/san/ and run the tests
 #   make valgrind   run the tests under valgrind
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
+#   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language
 #   make bench      load/save benchmark on a generated ~100 MB model
 
 CC       ?= cc
@@ -26,7 +27,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
-.PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-dsl bench clean
+.PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-text fuzz-dsl bench clean
 
 # --- generated sources -------------------------------------------------------
 # protoc-c bindings for the installed onnx.proto (never copied into the repo).
@@ -152,6 +153,13 @@ fuzz-load:
 	@mkdir -p build/fuzz/corpus-load
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS)
 	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
+
+FUZZ_TEXT_SECONDS ?= 60
+fuzz-text:
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftir.a
+	@mkdir -p build/fuzz/corpus-text
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraftir.a $(LDLIBS)
+	build/fuzz/fuzz-text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=16384 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-text tests/fuzz/text-seeds
 
 FUZZ_DSL_SECONDS ?= 60
 fuzz-dsl:

@@ -12,6 +12,7 @@
 #include "ir.h"
 #include "onnx.pb-c.h"
 #include "testutil.h"
+#include "text.h"
 
 static char *tmp;          /* per-test temporary folder */
 static Arena *A;           /* per-test allocations of the builders */
@@ -509,6 +510,28 @@ START_TEST(test_fuzz_seeds)
 }
 END_TEST
 
+START_TEST(test_fuzz_text_seeds)
+{
+	/* the text parser's seeds and saved crash inputs: no crash; a parse
+	 * without errors gives a valid model */
+	size_t n;
+	char **paths = find_files("tests/fuzz/text-seeds", ".txt", &n);
+	ck_assert_uint_ge(n, 7);
+	for (char **p = paths; *p; p++) {
+		size_t len;
+		char *text = (char *)read_file(*p, &len);
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = ir_parse_model(text, len, *p, &d);
+		if (m && d.nerrors == 0)
+			ck_assert_msg(ir_validate(m, &d), "%s: %s", *p, d.first);
+		ir_model_free(m);
+		free(text);
+	}
+	paths_free(paths);
+}
+END_TEST
+
 /* ---- the CLI: one line on stderr, exit 1, nothing written ------------------ */
 
 START_TEST(test_cli_bad_model)
@@ -575,6 +598,7 @@ Suite *suite_load_errors(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fuzz");
 	tcase_add_test(tc, test_fuzz_seeds);
+	tcase_add_test(tc, test_fuzz_text_seeds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_checked_fixture(tc, setup, teardown);

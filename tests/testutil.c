@@ -11,7 +11,7 @@
 
 #include "onnx.pb-c.h"
 
-static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
+static void collect(const char *dir, const char *suffix, char ***paths, size_t *n, size_t *cap)
 {
 	DIR *dp = opendir(dir);
 	if (!dp)
@@ -24,12 +24,12 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
 		sprintf(p, "%s/%s", dir, de->d_name);
 		struct stat st;
 		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			collect(p, paths, n, cap);
+			collect(p, suffix, paths, n, cap);
 			free(p);
 			continue;
 		}
-		size_t len = strlen(p);
-		if (len < 5 || strcmp(p + len - 5, ".onnx") != 0) {
+		size_t len = strlen(p), slen = strlen(suffix);
+		if (len < slen || strcmp(p + len - slen, suffix) != 0) {
 			free(p);
 			continue;
 		}
@@ -49,9 +49,14 @@ static int cmp_str(const void *a, const void *b)
 
 char **find_models(const char *dir, size_t *count)
 {
+	return find_files(dir, ".onnx", count);
+}
+
+char **find_files(const char *dir, const char *suffix, size_t *count)
+{
 	char **paths = NULL;
 	size_t n = 0, cap = 0;
-	collect(dir, &paths, &n, &cap);
+	collect(dir, suffix, &paths, &n, &cap);
 	if (!paths)
 		paths = calloc(1, sizeof *paths);
 	qsort(paths, n, sizeof *paths, cmp_str);

@@ -14,6 +14,8 @@
 /* Paths of every *.onnx under dir (following symlinks), sorted; NULL-terminated.
  * Free with paths_free.  *count gets the number (0 if dir is missing). */
 char **find_models(const char *dir, size_t *count);
+/* The same for any file name suffix (".txt"). */
+char **find_files(const char *dir, const char *suffix, size_t *count);
 void paths_free(char **paths);
 /* Whole file into memory (caller frees), or NULL. */
 uint8_t *read_file(const char *path, size_t *len);
