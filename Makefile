@@ -20,11 +20,13 @@ WARN     := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS += -I. -Iir -Iruntime -Idsl -I$(GEN) -D_GNU_SOURCE
 ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
+GRAFT_LIBS := -ljansson -lcrypto
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
 ONNX_PROTO_DIR ?= /usr/include/onnx
 DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-config \
-                libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev
+                libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev \
+                libjansson-dev libssl-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-text fuzz-dsl bench clean
@@ -104,7 +106,7 @@ $(BUILD)/graftc: $(call obj,compiler/graftc.c) $(BUILD)/libgraftdsl.a $(BUILD)/l
 
 # --- programs ----------------------------------------------------------------
 $(BUILD)/graft: $(call obj,runtime/graft.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -119,7 +121,7 @@ $(GEN)/suites.h: $(TEST_SRCS) Makefile
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 $(call obj,tests/runner.c): $(GEN)/suites.h
 $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c $(TEST_SRCS)) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
 test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests

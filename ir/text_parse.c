@@ -930,6 +930,8 @@ void text_node(TextParser *p, Lit name, LitList *outs, LitList *op, AttrList *a1
 	if (!clash) {
 		const char *nname = name.kind ? lit_str(p, name) : "";
 		NodeId n = ir_node_new(m, g, 0, domain, op_type, nname, inputs, nin, onames, nout);
+		if (n) /* a node of the input, like a loaded file's: its position names it */
+			ir_node(m, n)->orig_index = ir_graph(m, g)->nnodes - 1;
 		if (!n)
 			text_error(p, op->v[0].tok, "node outputs clash with existing names");
 		else if (p->nerrors == errors)
@@ -960,6 +962,7 @@ IrModel *ir_parse_model(const char *text, size_t len, const char *filename, Diag
 	TextParser p = {0};
 	p.m = ir_model_new();
 	p.m->ir_version = DEFAULT_IR_VERSION;
+	p.m->path = arena_strdup(p.m->arena, filename ? filename : "<text>");
 	p.d = d;
 	p.src = src;
 	p.len = len;

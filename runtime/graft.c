@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 
 #include "eval.h"
+#include "audit.h"
 #include "fold.h"
+#include "rewrite.h"
 #include "infer.h"
 #include "ir.h"
 #include "run.h"
@@ -23,7 +25,13 @@ enum {
 	EXIT_OK = 0,
 	EXIT_INPUT = 1,   /* bad or unreadable input, or a failed save */
 	EXIT_USAGE = 2,   /* bad command line */
+	EXIT_STOPPED = 3, /* optimize: stopped by fuel or a rewrite cycle (a valid model was saved) */
 };
+
+/* The compiled rule sets graft carries.  graftc generates them from rules/
+ * (issue 5); until then the engine runs its built-in passes only. */
+static const RwRuleSet *const *const rule_sets = NULL;
+static const int nrule_sets = 0;
 
 static const char *const usage_text =
 	"usage: graft <command> [options] MODEL\n"
@@ -35,13 +43,15 @@ static const char *const usage_text =
 	"  run MODEL [-o DIR]         run the model on the reference evaluator\n"
 	"  compare A B                run two models on the same inputs; exit 0 only if they agree\n"
 	"  ops                        the ops the evaluator supports, with their types\n"
+	"  optimize MODEL -o OUT      rewrite to a fixpoint; report what fired (--report FILE.json)\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
 	"\n"
 	"Run 'graft <command> --help' for a command's options.\n"
 	"\n"
 	"exit status: 0 success, 1 bad input, failed save or (compare, run --expect)\n"
-	"             outputs that differ, 2 bad command line\n";
+	"             outputs that differ, 2 bad command line, 3 optimize stopped by fuel\n"
+	"             or a rewrite cycle (the model it reached is still saved)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -646,6 +656,149 @@ static int cmd_fold(int argc, char **argv)
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
 
+/* ---- optimize --------------------------------------------------------------- */
+
+static int cmd_optimize(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"level", required_argument, NULL, 'l'},
+		{"allow-vendor-ops", no_argument, NULL, 'V'},
+		{"enable", required_argument, NULL, 'e'},
+		{"disable", required_argument, NULL, 'x'},
+		{"max-rewrites", required_argument, NULL, 'M'},
+		{"fuel", required_argument, NULL, 'F'},
+		{"shuffle", required_argument, NULL, 'S'},
+		{"trace", no_argument, NULL, 't'},
+		{"report", required_argument, NULL, 'r'},
+		{"list-rules", no_argument, NULL, 'L'},
+		{"no-fold", no_argument, NULL, '1'},
+		{"no-cse", no_argument, NULL, '2'},
+		{"no-dce", no_argument, NULL, '3'},
+		{"max-bytes", required_argument, NULL, 'm'},
+		{"overwrite", no_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	RwOptions ro = {.trace_out = stderr};
+	SaveOptions so = {0};
+	const char *out = NULL, *report = NULL;
+	const char *enabled[128], *disabled[128];
+	bool list = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'r': report = optarg; break;
+		case 'V': ro.allow_vendor_ops = true; break;
+		case 't': ro.trace = true; break;
+		case 'L': list = true; break;
+		case '1': ro.no_fold = true; break;
+		case '2': ro.no_cse = true; break;
+		case '3': ro.no_dce = true; break;
+		case 'w': so.overwrite_input = true; break;
+		case 'l':
+			if (strcmp(optarg, "basic") == 0)
+				ro.levels |= 1u << RW_LEVEL_BASIC;
+			else if (strcmp(optarg, "extended") == 0)
+				ro.levels |= 1u << RW_LEVEL_EXTENDED;
+			else if (strcmp(optarg, "layout") == 0)
+				ro.levels |= 1u << RW_LEVEL_LAYOUT;
+			else if (strcmp(optarg, "all") != 0)
+				return usage_error("--level expects basic, extended, layout or all, got '%s'", optarg);
+			break;
+		case 'e': case 'x':
+			if ((c == 'e' ? ro.nenabled : ro.ndisabled) >= 128)
+				return usage_error("too many --enable/--disable%s", "");
+			if (c == 'e')
+				enabled[ro.nenabled++] = optarg;
+			else
+				disabled[ro.ndisabled++] = optarg;
+			break;
+		case 'M': case 'F': case 'S': case 'm': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (*end || !*optarg)
+				return usage_error("expected a number, got '%s'", optarg);
+			if (c == 'M')
+				ro.max_rewrites = (long)v;
+			else if (c == 'F')
+				ro.fuel = (long)v;
+			else if (c == 'S')
+				ro.shuffle_seed = v ? v : 1;
+			else
+				ro.fold.max_bytes = v;
+			break;
+		}
+		case 'h':
+			printf("usage: graft optimize MODEL -o OUT [options]\n"
+			       "Rewrites MODEL to a fixpoint: constant folding, common-subexpression\n"
+			       "elimination, dead-code elimination and the compiled rules, then saves OUT and\n"
+			       "prints the op histogram before and after and what fired.\n"
+			       "  --level L             basic, extended, layout or all (default: all; repeatable)\n"
+			       "  --allow-vendor-ops    also run rules that emit com.microsoft ops\n"
+			       "  --enable NAME         only these rules (a rule, a rule file or a level; repeatable)\n"
+			       "  --disable NAME        not these (same kinds of names; repeatable)\n"
+			       "  --max-rewrites N      apply only the first N rewrites (to bisect a bad one)\n"
+			       "  --fuel N              stop after N rewrites (default 1000000; exit 3)\n"
+			       "  --shuffle SEED        randomize the worklist order\n"
+			       "  --trace               print each firing as it happens\n"
+			       "  --report FILE.json    the audit: every firing, its nodes and their provenance\n"
+			       "  --list-rules          list the rules and exit\n"
+			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
+			       "  --max-bytes N         constant-folding size cap (default 64 MB)\n"
+			       "  --overwrite           allow OUT to be MODEL\n");
+			return EXIT_OK;
+		default:
+			return usage_error("optimize: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	ro.enabled = enabled;
+	ro.disabled = disabled;
+	if (list) {
+		printf("%-32s %-9s %s\n", "rule", "level", "source");
+		for (int s = 0; s < nrule_sets; s++)
+			for (int i = 0; i < rule_sets[s]->nrules; i++) {
+				const RwRule *r = &rule_sets[s]->rules[i];
+				static const char *levels[] = {"", "basic", "extended", "layout"};
+				printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
+			}
+		printf("built-in passes: fold, cse, dce\n");
+		return EXIT_OK;
+	}
+	if (optind != argc - 1)
+		return usage_error("optimize: expected one MODEL%s", "");
+	if (!out)
+		return usage_error("optimize: missing -o OUT%s", "");
+	IrModel *m = load(argv[optind]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	AuditHist before, after;
+	audit_histogram(m, &before);
+	RwResult r;
+	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
+	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
+	audit_histogram(m, &after);
+	if (r.stop != RW_ERROR && !ir_save_file(m, out, &so, &d))
+		rc = EXIT_INPUT;
+	if (rc != EXIT_INPUT) {
+		audit_print_summary(stderr, &before, &after, rule_sets, &r);
+		fprintf(stderr, "%ld rewrites in %.3f s; %u -> %u nodes; %s\n", r.rewrites, r.seconds, r.nodes_before,
+		        r.nodes_after, r.stop == RW_FIXPOINT ? "fixpoint" : r.stop == RW_MAX_REWRITES ? "stopped at --max-rewrites" : "stopped early");
+		if (report && !audit_write_report(report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
+			rc = EXIT_INPUT;
+	}
+	audit_hist_free(&before);
+	audit_hist_free(&after);
+	rw_result_free(&r);
+	ir_model_free(m);
+	return rc;
+}
+
 /* ---- shapes ------------------------------------------------------------------ */
 
 static int cmd_shapes(int argc, char **argv)
@@ -728,6 +881,8 @@ int main(int argc, char **argv)
 		return cmd_ops(argc - 1, argv + 1);
 	if (strcmp(cmd, "fold") == 0)
 		return cmd_fold(argc - 1, argv + 1);
+	if (strcmp(cmd, "optimize") == 0)
+		return cmd_optimize(argc - 1, argv + 1);
 	if (strcmp(cmd, "shapes") == 0)
 		return cmd_shapes(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);

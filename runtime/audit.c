@@ -1,0 +1,236 @@
+/* audit.c - what `graft optimize` tells its user: the before/after op table
+ * and per-rule counts on stderr, and the JSON report (--report), written
+ * with libjansson.  The report's schema is versioned (AUDIT_SCHEMA); it
+ * records graft's version, a hash of the rule set, the input's sha256, the
+ * op histograms and every firing in order with its provenance. */
+#include "audit.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+void audit_histogram(IrModel *m, AuditHist *h)
+{
+	memset(h, 0, sizeof *h);
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		for (NodeId n = ir_first(m, g); n; n = ir_next(m, n)) {
+			IrNode *node = ir_node(m, n);
+			char name[256];
+			snprintf(name, sizeof name, "%s%s%s", node->domain, *node->domain ? "." : "", node->op_type);
+			size_t i;
+			for (i = 0; i < h->n; i++)
+				if (strcmp(h->ops[i].op, name) == 0)
+					break;
+			if (i == h->n) {
+				h->ops = realloc(h->ops, sizeof *h->ops * (h->n + 1));
+				h->ops[h->n].op = strdup(name);
+				h->ops[h->n].count = 0;
+				h->n++;
+			}
+			h->ops[i].count++;
+			h->total++;
+		}
+	}
+}
+
+void audit_hist_free(AuditHist *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->ops[i].op);
+	free(h->ops);
+	memset(h, 0, sizeof *h);
+}
+
+static unsigned count_of(const AuditHist *h, const char *op)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->ops[i].op, op) == 0)
+			return h->ops[i].count;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *after,
+                         const RwRuleSet *const *sets, const RwResult *r)
+{
+	/* every op of either histogram, sorted by name */
+	const char **ops = malloc(sizeof *ops * (before->n + after->n + 1));
+	size_t n = 0;
+	for (size_t i = 0; i < before->n; i++)
+		ops[n++] = before->ops[i].op;
+	for (size_t i = 0; i < after->n; i++)
+		if (!count_of(before, after->ops[i].op))
+			ops[n++] = after->ops[i].op;
+	qsort(ops, n, sizeof *ops, cmp_name);
+	int w = 2;
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(ops[i]) > w)
+			w = (int)strlen(ops[i]);
+	fprintf(out, "%-*s  %7s  %7s  %7s\n", w, "op", "before", "after", "change");
+	for (size_t i = 0; i < n; i++) {
+		unsigned b = count_of(before, ops[i]), a = count_of(after, ops[i]);
+		if (a == b)
+			fprintf(out, "%-*s  %7u  %7u  %7s\n", w, ops[i], b, a, "");
+		else
+			fprintf(out, "%-*s  %7u  %7u  %+7d\n", w, ops[i], b, a, (int)a - (int)b);
+	}
+	fprintf(out, "%-*s  %7u  %7u  %+7d\n", w, "total", before->total, after->total, (int)after->total - (int)before->total);
+	free(ops);
+	/* fire counts per rule or pass, in order of first firing */
+	const char **names = malloc(sizeof *names * (r->nfirings + 1));
+	unsigned *counts = calloc(r->nfirings + 1, sizeof *counts);
+	size_t k = 0;
+	for (size_t i = 0; i < r->nfirings; i++) {
+		const char *name = rw_firing_name(sets, &r->firings[i]);
+		size_t j;
+		for (j = 0; j < k && strcmp(names[j], name) != 0; j++)
+			;
+		if (j == k)
+			names[k++] = name;
+		counts[j]++;
+	}
+	if (k) {
+		fprintf(out, "\n%-*s  %7s\n", w, "rule", "fired");
+		for (size_t j = 0; j < k; j++)
+			fprintf(out, "%-*s  %7u\n", w, names[j], counts[j]);
+	}
+	free(names);
+	free(counts);
+}
+
+static bool sha256_file(const char *path, char hex[65])
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	unsigned char buf[1 << 16];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		EVP_DigestUpdate(ctx, buf, n);
+	unsigned char md[32];
+	unsigned int len;
+	EVP_DigestFinal_ex(ctx, md, &len);
+	EVP_MD_CTX_free(ctx);
+	fclose(f);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	return true;
+}
+
+/* FNV-1a over every rule's name, level, file:line and metadata: a rule-set
+ * identity that changes when the rules change. */
+static unsigned long long ruleset_hash(const RwRuleSet *const *sets, int nsets)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (int s = 0; s < nsets; s++)
+		for (int i = 0; i < sets[s]->nrules; i++) {
+			const RwRule *r = &sets[s]->rules[i];
+			char buf[1024];
+			snprintf(buf, sizeof buf, "%s|%d|%s|%d|%d|%d|%d|%d", r->name, r->level, r->file ? r->file : "", r->line,
+			         r->priority, r->opset_min, r->opset_max, r->vendor);
+			for (const char *c = buf; *c; c++)
+				h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		}
+	return h;
+}
+
+static json_t *hist_json(const AuditHist *h)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < h->n; i++)
+		json_object_set_new(o, h->ops[i].op, json_integer(h->ops[i].count));
+	return o;
+}
+
+static json_t *names_json(char **names, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_string(names[i]));
+	return a;
+}
+
+static const char *stop_name(RwStop s)
+{
+	switch (s) {
+	case RW_FIXPOINT: return "fixpoint";
+	case RW_OUT_OF_FUEL: return "out_of_fuel";
+	case RW_CYCLE: return "cycle";
+	case RW_MAX_REWRITES: return "max_rewrites";
+	default: return "error";
+	}
+}
+
+bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
+                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "schema", json_string("graft-audit/" AUDIT_SCHEMA));
+	json_object_set_new(root, "graft_version", json_string(GRAFT_VERSION));
+	char hex[65] = "";
+	json_t *in = json_object();
+	json_object_set_new(in, "path", json_string(input));
+	if (sha256_file(input, hex))
+		json_object_set_new(in, "sha256", json_string(hex));
+	json_object_set_new(root, "input", in);
+	json_object_set_new(root, "output", output ? json_string(output) : json_null());
+	char rh[32];
+	snprintf(rh, sizeof rh, "%016llx", ruleset_hash(sets, nsets));
+	json_object_set_new(root, "rule_set_hash", json_string(rh));
+	json_object_set_new(root, "stop", json_string(stop_name(r->stop)));
+	json_object_set_new(root, "rewrites", json_integer(r->rewrites));
+	json_object_set_new(root, "engine_seconds", json_real(r->seconds));
+	json_t *hist = json_object();
+	json_object_set_new(hist, "before", hist_json(before));
+	json_object_set_new(hist, "after", hist_json(after));
+	json_object_set_new(root, "op_histogram", hist);
+	json_t *firings = json_array();
+	for (size_t i = 0; i < r->nfirings; i++) {
+		const RwFiring *f = &r->firings[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "rule", json_string(rw_firing_name(sets, f)));
+		if (f->rule >= 0) {
+			const RwRule *rule = &sets[f->set]->rules[f->rule];
+			static const char *levels[] = {"", "basic", "extended", "layout"};
+			json_object_set_new(o, "level", json_string(levels[rule->level]));
+			char where[512];
+			snprintf(where, sizeof where, "%s:%d", rule->file ? rule->file : "?", rule->line);
+			json_object_set_new(o, "source", json_string(where));
+		} else {
+			json_object_set_new(o, "level", json_string("builtin"));
+		}
+		json_object_set_new(o, "matched", names_json(f->matched, f->nmatched));
+		json_t *created = json_array();
+		for (int k = 0; k < f->ncreated; k++) {
+			json_t *c = json_object();
+			json_object_set_new(c, "node", json_string(f->created[k]));
+			json_object_set_new(c, "provenance", names_json(f->provenance ? f->provenance[k] : NULL,
+			                                               f->provenance ? f->nprovenance[k] : 0));
+			json_array_append_new(created, c);
+		}
+		json_object_set_new(o, "created", created);
+		json_object_set_new(o, "removed", names_json(f->removed, f->nremoved));
+		json_array_append_new(firings, o);
+	}
+	json_object_set_new(root, "firings", firings);
+	/* write beside and rename, like every other output */
+	char *tmp = malloc(strlen(path) + 8);
+	sprintf(tmp, "%s.tmp", path);
+	bool ok = json_dump_file(root, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && rename(tmp, path) == 0;
+	if (!ok) {
+		diag_error(d, path, "cannot write the report");
+		remove(tmp);
+	}
+	free(tmp);
+	json_decref(root);
+	return ok;
+}

@@ -1,0 +1,28 @@
+/* audit.h - the account of an optimization: op histograms, the summary on
+ * stderr and the JSON report (see audit.c). */
+#ifndef GRAFT_AUDIT_H
+#define GRAFT_AUDIT_H
+
+#include <stdio.h>
+
+#include "rewrite.h"
+
+#define GRAFT_VERSION "0.1.0"
+#define AUDIT_SCHEMA "1"
+
+typedef struct AuditHist {
+	struct { char *op; unsigned count; } *ops;
+	size_t n;
+	unsigned total;
+} AuditHist;
+
+void audit_histogram(IrModel *m, AuditHist *h);
+void audit_hist_free(AuditHist *h);
+/* The aligned before/after op table with the change per op, then fire
+ * counts per rule (built-in passes included). */
+void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *after,
+                         const RwRuleSet *const *sets, const RwResult *r);
+bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
+                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d);
+
+#endif

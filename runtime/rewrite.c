@@ -1,0 +1,992 @@
+/* rewrite.c - the rewrite engine: a true worklist to a fixpoint (see
+ * rewrite.h and docs/engine.md).
+ *
+ * Cost follows the rewrites, not rounds x graph size: the worklist is seeded
+ * once with every node in topological order; afterwards only what a rewrite
+ * touched is revisited (the nodes it created, the consumers of the values it
+ * replaced, the producers of its operands).  Nodes are removed as they die.
+ * Built-in passes run first on every popped node: constant folding, then
+ * common-subexpression elimination; each is reported like a rule. */
+#include "rewrite.h"
+#include "infer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_FUEL 1000000L
+#define CSE_CONST_LIMIT 4096   /* largest constant (elements) compared by content */
+
+typedef struct CseEntry {
+	uint64_t hash;
+	NodeId node;
+} CseEntry;
+
+struct Rewriter {
+	IrModel *m;
+	const RwRuleSet *const *sets;
+	int nsets;
+	int cur;                    /* set being matched */
+	RwOptions o;
+	Diag *d;
+	RwResult *res;
+	InferState *infer;
+	bool **enabled;             /* [set][rule] */
+	/* worklist */
+	NodeId *work;
+	size_t nwork, capwork;
+	uint8_t *queued;
+	uint32_t capqueued;
+	uint64_t rng;
+	/* provenance by NodeId: the input-file nodes a node stands for */
+	char ***prov;
+	int *nprov;
+	uint32_t capprov;
+	/* the transaction of the rewrite being built */
+	bool tx;
+	int tx_rule;
+	NodeId tx_root;
+	NodeId *tx_matched;
+	int ntx_matched;
+	NodeId *tx_created;
+	int ntx_created, captx_created;
+	ValueId *tx_repl;           /* per root output */
+	uint32_t ntx_repl;
+	ValueId *tx_consts;         /* initializers made by rw_const_* (an abort removes them) */
+	int ntx_consts, captx_consts;
+	/* CSE table: open addressing over (hash, node) */
+	CseEntry *cse;
+	uint32_t capcse, ncse;
+	/* cycle detection: fingerprints of graph states once rewrites run long */
+	uint64_t *seen;
+	size_t nseen, capseen;
+	const char *last_rules[8];
+	int nlast;
+};
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort();
+	return q;
+}
+
+static char *label_of(IrModel *m, NodeId n)
+{
+	char buf[300];
+	return strdup(ir_node_label(m, n, buf, sizeof buf));
+}
+
+static void grow_node_tables(Rewriter *rw)
+{
+	uint32_t need = rw->m->nnodes + 1;
+	if (need > rw->capqueued) {
+		uint32_t cap = need * 2;
+		rw->queued = xrealloc(rw->queued, cap);
+		memset(rw->queued + rw->capqueued, 0, cap - rw->capqueued);
+		rw->capqueued = cap;
+	}
+	if (need > rw->capprov) {
+		uint32_t cap = need * 2;
+		rw->prov = xrealloc(rw->prov, sizeof *rw->prov * cap);
+		rw->nprov = xrealloc(rw->nprov, sizeof *rw->nprov * cap);
+		memset(rw->prov + rw->capprov, 0, sizeof *rw->prov * (cap - rw->capprov));
+		memset(rw->nprov + rw->capprov, 0, sizeof *rw->nprov * (cap - rw->capprov));
+		rw->capprov = cap;
+	}
+}
+
+static void push(Rewriter *rw, NodeId n)
+{
+	grow_node_tables(rw);
+	if (!n || rw->queued[n] || ir_node(rw->m, n)->dead)
+		return;
+	if (rw->nwork == rw->capwork) {
+		rw->capwork = rw->capwork ? rw->capwork * 2 : 256;
+		rw->work = xrealloc(rw->work, sizeof *rw->work * rw->capwork);
+	}
+	rw->work[rw->nwork++] = n;
+	rw->queued[n] = 1;
+}
+
+/* Pop the next node: from the front (a FIFO keeps topological order for the
+ * seeded nodes), or at random with --shuffle. */
+static NodeId pop(Rewriter *rw, size_t *h)
+{
+	while (*h < rw->nwork) {
+		size_t i = *h;
+		if (rw->o.shuffle_seed) {
+			rw->rng ^= rw->rng << 13;
+			rw->rng ^= rw->rng >> 7;
+			rw->rng ^= rw->rng << 17;
+			size_t j = i + (size_t)(rw->rng % (rw->nwork - i));
+			NodeId t = rw->work[i];
+			rw->work[i] = rw->work[j];
+			rw->work[j] = t;
+		}
+		NodeId n = rw->work[(*h)++];
+		rw->queued[n] = 0;
+		if (!ir_node(rw->m, n)->dead)
+			return n;
+	}
+	return 0;
+}
+
+static void push_consumers(Rewriter *rw, ValueId v)
+{
+	IrValue *val = ir_value(rw->m, v);
+	for (uint32_t u = 0; !val->dead && u < val->nuses; u++)
+		push(rw, val->uses[u].node);
+}
+
+/* ---- audit records ---------------------------------------------------------------- */
+
+static RwFiring *new_firing(Rewriter *rw, int rule, const char *builtin)
+{
+	RwResult *r = rw->res;
+	r->firings = xrealloc(r->firings, sizeof *r->firings * (r->nfirings + 1));
+	RwFiring *f = &r->firings[r->nfirings++];
+	memset(f, 0, sizeof *f);
+	f->set = rule >= 0 ? rw->cur : -1;
+	f->rule = rule;
+	f->builtin = builtin;
+	return f;
+}
+
+static void add_name(char ***list, int *n, char *s)
+{
+	*list = xrealloc(*list, sizeof **list * (size_t)(*n + 1));
+	(*list)[(*n)++] = s;
+}
+
+/* Provenance of node n: itself if it came from the input file. */
+static void prov_of(Rewriter *rw, NodeId n, char ***out, int *nout)
+{
+	grow_node_tables(rw);
+	if (rw->nprov[n]) {
+		for (int i = 0; i < rw->nprov[n]; i++) {
+			bool dup = false;
+			for (int k = 0; k < *nout && !dup; k++)
+				dup = strcmp((*out)[k], rw->prov[n][i]) == 0;
+			if (!dup)
+				add_name(out, nout, strdup(rw->prov[n][i]));
+		}
+	} else if (ir_node(rw->m, n)->orig_index != UINT32_MAX) {
+		char *l = label_of(rw->m, n);
+		bool dup = false;
+		for (int k = 0; k < *nout && !dup; k++)
+			dup = strcmp((*out)[k], l) == 0;
+		if (dup)
+			free(l);
+		else
+			add_name(out, nout, l);
+	}
+}
+
+/* ---- removing what died ------------------------------------------------------------- */
+
+static bool node_is_dead(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	if (node->dead)
+		return false;
+	for (uint32_t i = 0; i < node->noutputs; i++) {
+		ValueId v = node->outputs[i];
+		if (v && (ir_value(m, v)->nuses || ir_value(m, v)->is_output))
+			return false;
+	}
+	return true;
+}
+
+/* Remove n if nothing reads it, then its producers that die with it.
+ * Removed labels go to `removed` (NULL: not recorded). */
+static void remove_if_dead(Rewriter *rw, NodeId n, RwFiring *f)
+{
+	IrModel *m = rw->m;
+	NodeId stack[256];
+	int sp = 0;
+	stack[sp++] = n;
+	while (sp) {
+		NodeId x = stack[--sp];
+		if (!node_is_dead(m, x))
+			continue;
+		IrNode *node = ir_node(m, x);
+		uint32_t nin = node->ninputs;
+		ValueId ins[nin + 1];
+		memcpy(ins, node->inputs, sizeof *ins * nin);
+		if (f)
+			add_name(&f->removed, &f->nremoved, label_of(m, x));
+		ir_node_remove(m, x);
+		for (uint32_t i = 0; i < nin; i++) {
+			if (!ins[i] || ir_value(m, ins[i])->dead)
+				continue;
+			NodeId p = ir_value(m, ins[i])->producer;
+			if (p && sp < 256)
+				stack[sp++] = p;
+			else if (!p && ir_is_constant(m, ins[i]) && !ir_value(m, ins[i])->is_input &&
+			         !ir_value(m, ins[i])->nuses)
+				ir_value_remove(m, ins[i]); /* an initializer nothing reads any more */
+			else if (p)
+				push(rw, p);
+		}
+	}
+}
+
+/* ---- common-subexpression elimination ------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static bool small_const(IrModel *m, ValueId v)
+{
+	return ir_is_constant(m, v) && ir_tensor(m, ir_value(m, v)->tensor)->numel <= CSE_CONST_LIMIT &&
+	       ir_tensor(m, ir_value(m, v)->tensor)->dtype != DT_STRING;
+}
+
+static uint64_t hash_value(IrModel *m, ValueId v)
+{
+	if (!v)
+		return 0;
+	if (small_const(m, v)) {
+		IrTensor *t = ir_tensor(m, ir_value(m, v)->tensor);
+		size_t n;
+		const uint8_t *b = ir_tensor_bytes(m, ir_value(m, v)->tensor, &n);
+		return mix(mix(hash_bytes(b, n), (uint64_t)t->dtype), hash_bytes(t->dims, sizeof *t->dims * (size_t)t->rank));
+	}
+	return mix(0x5151, v);
+}
+
+/* Same value, or equal small constants: bitwise for integers; for floats ==
+ * per element (so -0.0 == 0.0 and NaN never equal). */
+static bool same_value(IrModel *m, ValueId a, ValueId b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || !small_const(m, a) || !small_const(m, b))
+		return false;
+	IrTensor *ta = ir_tensor(m, ir_value(m, a)->tensor), *tb = ir_tensor(m, ir_value(m, b)->tensor);
+	if (ta->dtype != tb->dtype || ta->rank != tb->rank || memcmp(ta->dims, tb->dims, sizeof *ta->dims * (size_t)ta->rank))
+		return false;
+	size_t na, nb;
+	const uint8_t *pa = ir_tensor_bytes(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_bytes(m, ir_value(m, b)->tensor, &nb);
+	if (na != nb)
+		return false;
+	if (ta->dtype == DT_FLOAT) {
+		for (size_t i = 0; i < na / 4; i++)
+			if (((const float *)pa)[i] != ((const float *)pb)[i])
+				return false;
+		return true;
+	}
+	if (ta->dtype == DT_DOUBLE) {
+		for (size_t i = 0; i < na / 8; i++)
+			if (((const double *)pa)[i] != ((const double *)pb)[i])
+				return false;
+		return true;
+	}
+	if (ev_is_float(ta->dtype)) /* half types: compare decoded */
+		return memcmp(pa, pb, na) == 0;
+	return memcmp(pa, pb, na) == 0;
+}
+
+static bool same_attr(const IrAttr *a, const IrAttr *b)
+{
+	if (strcmp(a->name, b->name) != 0 || a->type != b->type)
+		return false;
+	switch (a->type) {
+	case ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+	case ATTR_INT: return a->i == b->i;
+	case ATTR_STRING: return a->s.len == b->s.len && (!a->s.len || memcmp(a->s.data, b->s.data, a->s.len) == 0);
+	case ATTR_FLOATS: return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, sizeof *a->floats * a->n) == 0);
+	case ATTR_INTS: return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, sizeof *a->ints * a->n) == 0);
+	case ATTR_TENSOR: return a->t == b->t;
+	default: return false;  /* graphs, strings lists, ...: never merged */
+	}
+}
+
+static uint64_t cse_hash(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	uint64_t h = mix(hash_bytes(node->op_type, strlen(node->op_type)), hash_bytes(node->domain, strlen(node->domain)));
+	h = mix(h, node->graph);
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		h = mix(h, hash_value(m, node->inputs[i]));
+	h = mix(h, node->noutputs);
+	for (uint32_t a = 0; a < node->nattrs; a++)
+		h = mix(h, hash_bytes(node->attrs[a].name, strlen(node->attrs[a].name)));
+	return h ? h : 1;
+}
+
+static bool cse_eligible(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	const OpSchema *s = node->domain[0] ? NULL : op_schema_lookup("", node->op_type, (int)ir_opset(m, ""));
+	if (s && (s->flags & OPF_RANDOM))
+		return false;
+	if (!s && node->domain[0])
+		return false; /* other domains: side effects unknown */
+	for (uint32_t a = 0; a < node->nattrs; a++)
+		if (node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS)
+			return false;
+	return node->noutputs > 0;
+}
+
+static bool cse_equal(IrModel *m, NodeId a, NodeId b)
+{
+	IrNode *x = ir_node(m, a), *y = ir_node(m, b);
+	if (x->dead || y->dead || x->graph != y->graph || strcmp(x->op_type, y->op_type) || strcmp(x->domain, y->domain) ||
+	    x->ninputs != y->ninputs || x->noutputs != y->noutputs || x->nattrs != y->nattrs)
+		return false;
+	for (uint32_t i = 0; i < x->ninputs; i++)
+		if (!same_value(m, x->inputs[i], y->inputs[i]))
+			return false;
+	for (uint32_t i = 0; i < x->nattrs; i++) {
+		const IrAttr *o = ir_attr(m, b, x->attrs[i].name);
+		if (!o || !same_attr(&x->attrs[i], o))
+			return false;
+	}
+	return true;
+}
+
+static void cse_insert(Rewriter *rw, uint64_t h, NodeId n)
+{
+	if ((rw->ncse + 1) * 2 > rw->capcse) {
+		uint32_t cap = rw->capcse ? rw->capcse * 2 : 1024;
+		CseEntry *old = rw->cse;
+		uint32_t oldcap = rw->capcse;
+		rw->cse = calloc(cap, sizeof *rw->cse);
+		rw->capcse = cap;
+		rw->ncse = 0;
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (old[i].node && !ir_node(rw->m, old[i].node)->dead)
+				cse_insert(rw, old[i].hash, old[i].node);
+		free(old);
+	}
+	uint32_t mask = rw->capcse - 1;
+	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask)
+		if (!rw->cse[i].node || ir_node(rw->m, rw->cse[i].node)->dead) {
+			if (!rw->cse[i].node)
+				rw->ncse++;
+			rw->cse[i] = (CseEntry){h, n};
+			return;
+		}
+}
+
+/* Merge n into an equal node seen before; true if n was removed. */
+static bool try_cse(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	if (!cse_eligible(m, n))
+		return false;
+	uint64_t h = cse_hash(m, n);
+	if (rw->capcse) {
+		uint32_t mask = rw->capcse - 1;
+		for (uint32_t i = (uint32_t)h & mask; rw->cse[i].node; i = (i + 1) & mask) {
+			NodeId e = rw->cse[i].node;
+			if (rw->cse[i].hash != h || e == n || !cse_equal(m, n, e))
+				continue;
+			/* n's outputs become e's: interface names stay with graph outputs */
+			IrNode *node = ir_node(m, n);
+			for (uint32_t o = 0; o < node->noutputs; o++)
+				if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
+					return false;
+			RwFiring *f = new_firing(rw, -1, "cse");
+			add_name(&f->matched, &f->nmatched, label_of(m, n));
+			add_name(&f->matched, &f->nmatched, label_of(m, e));
+			for (uint32_t o = 0; o < node->noutputs; o++) {
+				ValueId ov = node->outputs[o], ev = ir_node(m, e)->outputs[o];
+				if (!ov)
+					continue;
+				if (!ev)
+					return false;
+				push_consumers(rw, ov);
+				ir_replace_all_uses(m, ov, ev);
+			}
+			remove_if_dead(rw, n, f);
+			rw->res->rewrites++;
+			return true;
+		}
+	}
+	cse_insert(rw, h, n);
+	return false;
+}
+
+/* ---- rule enablement ---------------------------------------------------------------- */
+
+static const char *level_name(RwLevel l)
+{
+	return l == RW_LEVEL_BASIC ? "basic" : l == RW_LEVEL_EXTENDED ? "extended" : "layout";
+}
+
+/* A name matches a rule by rule name, by rule file (path or its last part,
+ * with or without .rules), or by level name. */
+static bool names_rule(const char *name, const RwRule *r)
+{
+	if (strcmp(name, r->name) == 0 || strcmp(name, level_name(r->level)) == 0)
+		return true;
+	if (!r->file)
+		return false;
+	const char *base = strrchr(r->file, '/');
+	base = base ? base + 1 : r->file;
+	size_t n = strlen(name);
+	return strcmp(name, r->file) == 0 || strcmp(name, base) == 0 ||
+	       (strncmp(name, base, n) == 0 && strcmp(base + n, ".rules") == 0);
+}
+
+static void compute_enabled(Rewriter *rw)
+{
+	int opset = (int)ir_opset(rw->m, "");
+	unsigned levels = rw->o.levels ? rw->o.levels : (1u << RW_LEVEL_BASIC) | (1u << RW_LEVEL_EXTENDED) | (1u << RW_LEVEL_LAYOUT);
+	rw->enabled = calloc((size_t)rw->nsets + 1, sizeof *rw->enabled);
+	for (int s = 0; s < rw->nsets; s++) {
+		const RwRuleSet *set = rw->sets[s];
+		rw->enabled[s] = calloc((size_t)set->nrules + 1, sizeof **rw->enabled);
+		for (int i = 0; i < set->nrules; i++) {
+			const RwRule *r = &set->rules[i];
+			bool on = (levels & (1u << r->level)) && (!r->vendor || rw->o.allow_vendor_ops) &&
+			          opset >= r->opset_min && (r->opset_max == 0 || opset <= r->opset_max);
+			if (rw->o.nenabled) {
+				bool listed = false;
+				for (int k = 0; k < rw->o.nenabled && !listed; k++)
+					listed = names_rule(rw->o.enabled[k], r);
+				on = on && listed;
+			}
+			for (int k = 0; k < rw->o.ndisabled && on; k++)
+				if (names_rule(rw->o.disabled[k], r))
+					on = false;
+			rw->enabled[s][i] = on;
+		}
+	}
+}
+
+/* ---- cycle detection ------------------------------------------------------------------ */
+
+/* A fingerprint of the graph's structure, independent of value ids and of
+ * the names rewrites invent: each node hashes its op, attributes and its
+ * inputs' fingerprints, in topological order. */
+static uint64_t fingerprint(IrModel *m)
+{
+	uint64_t *vh = calloc(m->nvalues + 1, sizeof *vh), total = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		uint32_t count;
+		Diag quiet;
+		diag_init(&quiet, NULL);
+		NodeId *order = ir_topo_order(m, g, &count, &quiet);
+		for (uint32_t i = 0; order && i < count; i++) {
+			IrNode *node = ir_node(m, order[i]);
+			uint64_t h = hash_bytes(node->op_type, strlen(node->op_type));
+			for (uint32_t k = 0; k < node->ninputs; k++) {
+				ValueId v = node->inputs[k];
+				/* constants by content: rewrites give them fresh names */
+				h = mix(h, !v ? 0 : ir_value(m, v)->producer ? vh[v] : small_const(m, v) ? hash_value(m, v) :
+				                   hash_bytes(ir_value(m, v)->name, strlen(ir_value(m, v)->name)));
+			}
+			for (uint32_t a = 0; a < node->nattrs; a++)
+				h = mix(h, hash_bytes(node->attrs[a].name, strlen(node->attrs[a].name)) + node->attrs[a].i);
+			for (uint32_t o = 0; o < node->noutputs; o++)
+				if (node->outputs[o])
+					vh[node->outputs[o]] = mix(h, o);
+			total += h * 0x100000001b3ull; /* order-free sum over nodes */
+		}
+		free(order);
+	}
+	free(vh);
+	return total;
+}
+
+static bool seen_before(Rewriter *rw)
+{
+	uint64_t f = fingerprint(rw->m);
+	for (size_t i = 0; i < rw->nseen; i++)
+		if (rw->seen[i] == f)
+			return true;
+	if (rw->nseen == rw->capseen) {
+		rw->capseen = rw->capseen ? rw->capseen * 2 : 64;
+		rw->seen = xrealloc(rw->seen, sizeof *rw->seen * rw->capseen);
+	}
+	rw->seen[rw->nseen++] = f;
+	return false;
+}
+
+/* ---- the builder API ------------------------------------------------------------------- */
+
+IrModel *rw_model(Rewriter *rw) { return rw->m; }
+int rw_opset(Rewriter *rw) { return (int)ir_opset(rw->m, ""); }
+bool rw_enabled(Rewriter *rw, int rule) { return rw->enabled[rw->cur][rule]; }
+
+ValueId rw_input(Rewriter *rw, NodeId n, uint32_t i)
+{
+	IrNode *node = ir_node(rw->m, n);
+	return i < node->ninputs ? node->inputs[i] : 0;
+}
+
+uint32_t rw_ninputs(Rewriter *rw, NodeId n) { return ir_node(rw->m, n)->ninputs; }
+
+NodeId rw_producer(Rewriter *rw, ValueId v)
+{
+	return v ? ir_value(rw->m, v)->producer : 0;
+}
+
+bool rw_single_use(Rewriter *rw, ValueId v, const NodeId *within, int nwithin)
+{
+	IrValue *val = ir_value(rw->m, v);
+	if (val->is_output)
+		return false;
+	for (uint32_t u = 0; u < val->nuses; u++) {
+		bool inside = false;
+		for (int k = 0; k < nwithin && !inside; k++)
+			inside = val->uses[u].node == within[k];
+		if (!inside)
+			return false;
+	}
+	return true;
+}
+
+bool rw_is_const(Rewriter *rw, ValueId v) { return v && ir_is_constant(rw->m, v); }
+bool rw_same_value(Rewriter *rw, ValueId a, ValueId b) { return same_value(rw->m, a, b); }
+
+bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol)
+{
+	if (!rw_is_const(rw, v))
+		return false;
+	EvValue *t = ev_value_from_ir_tensor(rw->m, ir_value(rw->m, v)->tensor);
+	bool ok = t && t->kind == EV_TENSOR && t->dtype != DT_STRING && t->numel > 0;
+	/* the literal as the constant's own dtype would store it */
+	EvValue *lit = ok ? ev_scalar_f(t->dtype, x) : NULL;
+	double want = lit ? ev_get_f(lit, 0) : 0;
+	for (int64_t i = 0; ok && i < t->numel; i++) {
+		double e = ev_get_f(t, i);
+		ok = tol > 0 ? (e >= x - tol && e <= x + tol) : e == want;
+	}
+	ev_unref(lit);
+	ev_unref(t);
+	return ok;
+}
+
+void rw_begin(Rewriter *rw, int rule, NodeId root, const NodeId *matched, int nmatched)
+{
+	rw->tx = true;
+	rw->tx_rule = rule;
+	rw->tx_root = root;
+	rw->tx_matched = xrealloc(rw->tx_matched, sizeof *rw->tx_matched * (size_t)(nmatched + 1));
+	memcpy(rw->tx_matched, matched, sizeof *matched * (size_t)nmatched);
+	rw->ntx_matched = nmatched;
+	rw->ntx_created = 0;
+	rw->ntx_consts = 0;
+	rw->ntx_repl = ir_node(rw->m, root)->noutputs;
+	rw->tx_repl = xrealloc(rw->tx_repl, sizeof *rw->tx_repl * (rw->ntx_repl + 1));
+	memset(rw->tx_repl, 0, sizeof *rw->tx_repl * (rw->ntx_repl + 1));
+}
+
+NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
+                  uint32_t ninputs, uint32_t noutputs)
+{
+	IrModel *m = rw->m;
+	GraphId g = ir_node(m, rw->tx_root)->graph;
+	NodeId n = ir_node_new(m, g, rw->tx_root, domain, op, "", inputs, ninputs, NULL, noutputs);
+	if (rw->ntx_created == rw->captx_created) {
+		rw->captx_created = rw->captx_created ? rw->captx_created * 2 : 8;
+		rw->tx_created = xrealloc(rw->tx_created, sizeof *rw->tx_created * (size_t)rw->captx_created);
+	}
+	rw->tx_created[rw->ntx_created++] = n;
+	grow_node_tables(rw);
+	return n;
+}
+
+NodeId rw_node(Rewriter *rw, const char *op, const ValueId *inputs, uint32_t ninputs, uint32_t noutputs)
+{
+	return rw_node_in(rw, "", op, inputs, ninputs, noutputs);
+}
+
+ValueId rw_output(Rewriter *rw, NodeId n, uint32_t i) { return ir_node(rw->m, n)->outputs[i]; }
+
+void rw_copy_attrs(Rewriter *rw, NodeId to, NodeId from)
+{
+	IrModel *m = rw->m;
+	IrNode *f = ir_node(m, from);
+	for (uint32_t i = 0; i < f->nattrs; i++) {
+		IrAttr a = ir_node(m, from)->attrs[i];
+		IrAttr *t = ir_attr_set(m, to, a.name, (AttrType)a.type);
+		const char *name = t->name;
+		*t = a;
+		t->name = name;
+		t->orig = NULL;
+	}
+}
+
+static ValueId tx_const(Rewriter *rw, TensorId t)
+{
+	GraphId g = ir_node(rw->m, rw->tx_root)->graph;
+	ValueId v = ir_add_initializer(rw->m, g, ir_fresh_name(rw->m, "const"), t);
+	if (rw->ntx_consts == rw->captx_consts) {
+		rw->captx_consts = rw->captx_consts ? rw->captx_consts * 2 : 8;
+		rw->tx_consts = xrealloc(rw->tx_consts, sizeof *rw->tx_consts * (size_t)rw->captx_consts);
+	}
+	rw->tx_consts[rw->ntx_consts++] = v;
+	return v;
+}
+
+ValueId rw_const_scalar(Rewriter *rw, int dtype, double x)
+{
+	EvValue *v = ev_scalar_f(dtype, x);
+	TensorId t = ir_tensor_new(rw->m, dtype, NULL, 0, v->data, v->nbytes);
+	ev_unref(v);
+	return tx_const(rw, t);
+}
+
+ValueId rw_const_ints(Rewriter *rw, const int64_t *v, int n)
+{
+	int64_t dim = n;
+	return tx_const(rw, ir_tensor_new(rw->m, DT_INT64, &dim, 1, v, sizeof *v * (size_t)n));
+}
+
+void rw_replace(Rewriter *rw, uint32_t out, ValueId v)
+{
+	if (out < rw->ntx_repl)
+		rw->tx_repl[out] = v;
+}
+
+void rw_abort(Rewriter *rw)
+{
+	for (int i = rw->ntx_created; i-- > 0;) {
+		NodeId n = rw->tx_created[i];
+		if (!ir_node(rw->m, n)->dead && node_is_dead(rw->m, n))
+			ir_node_remove(rw->m, n);
+	}
+	for (int i = 0; i < rw->ntx_consts; i++)
+		if (!ir_value(rw->m, rw->tx_consts[i])->nuses)
+			ir_value_remove(rw->m, rw->tx_consts[i]);
+	rw->tx = false;
+}
+
+bool rw_commit(Rewriter *rw)
+{
+	IrModel *m = rw->m;
+	NodeId root = rw->tx_root;
+	IrNode *rn = ir_node(m, root);
+	/* Outputs of the root that are not replaced must be unused, and a graph
+	 * output keeps its name: refuse what would change the interface. */
+	for (uint32_t o = 0; o < rn->noutputs; o++) {
+		ValueId ov = rn->outputs[o], nv = rw->tx_repl[o];
+		if (!ov)
+			continue;
+		IrValue *old = ir_value(m, ov);
+		if (!nv && (old->nuses || old->is_output)) {
+			rw_abort(rw);
+			return false;
+		}
+		if (nv && old->is_output) {
+			IrValue *nval = ir_value(m, nv);
+			bool renamable = nval->producer && !nval->is_output;
+			if (!renamable) {
+				rw_abort(rw);
+				return false;
+			}
+		}
+	}
+	const RwRule *rule = &rw->sets[rw->cur]->rules[rw->tx_rule];
+	RwFiring *f = new_firing(rw, rw->tx_rule, NULL);
+	for (int i = 0; i < rw->ntx_matched; i++)
+		add_name(&f->matched, &f->nmatched, label_of(m, rw->tx_matched[i]));
+	/* provenance of the created nodes: every input node the match stands for */
+	char **prov = NULL;
+	int nprov = 0;
+	for (int i = 0; i < rw->ntx_matched; i++)
+		prov_of(rw, rw->tx_matched[i], &prov, &nprov);
+	f->provenance = xrealloc(NULL, sizeof *f->provenance * (size_t)(rw->ntx_created + 1));
+	f->nprovenance = xrealloc(NULL, sizeof *f->nprovenance * (size_t)(rw->ntx_created + 1));
+	for (int i = 0; i < rw->ntx_created; i++) {
+		NodeId n = rw->tx_created[i];
+		char name[300];
+		snprintf(name, sizeof name, "%s#new%u", ir_node(m, n)->op_type, n);
+		add_name(&f->created, &f->ncreated, strdup(name));
+		f->provenance[i] = xrealloc(NULL, sizeof **f->provenance * (size_t)(nprov + 1));
+		f->nprovenance[i] = nprov;
+		rw->prov[n] = xrealloc(NULL, sizeof **rw->prov * (size_t)(nprov + 1));
+		rw->nprov[n] = nprov;
+		for (int k = 0; k < nprov; k++) {
+			f->provenance[i][k] = strdup(prov[k]);
+			rw->prov[n][k] = strdup(prov[k]);
+		}
+	}
+	for (int k = 0; k < nprov; k++)
+		free(prov[k]);
+	free(prov);
+	/* rewire: consumers of the root's outputs read the replacements */
+	const char *keep[rn->noutputs + 1];
+	for (uint32_t o = 0; o < rn->noutputs; o++) {
+		ValueId ov = ir_node(m, root)->outputs[o], nv = rw->tx_repl[o];
+		keep[o] = NULL;
+		if (!ov || !nv)
+			continue;
+		push_consumers(rw, ov);
+		ir_replace_all_uses(m, ov, nv);
+		if (ir_value(m, ov)->is_output) {
+			for (GraphId g = 1; g < m->ngraphs; g++)
+				for (uint32_t k = 0; k < ir_graph(m, g)->noutputs; k++)
+					if (ir_graph(m, g)->outputs[k] == ov)
+						ir_set_output(m, g, k, nv);
+			keep[o] = ir_value(m, ov)->name;
+		}
+		NodeId p = ir_value(m, nv)->producer;
+		if (p)
+			push(rw, p);
+	}
+	/* the operands' producers may match now, or die */
+	for (int i = 0; i < rw->ntx_matched; i++) {
+		IrNode *mn = ir_node(m, rw->tx_matched[i]);
+		for (uint32_t k = 0; !mn->dead && k < mn->ninputs; k++)
+			if (mn->inputs[k] && ir_value(m, mn->inputs[k])->producer)
+				push(rw, ir_value(m, mn->inputs[k])->producer);
+	}
+	for (int i = 0; i < rw->ntx_matched; i++)
+		remove_if_dead(rw, rw->tx_matched[i], f);
+	/* the interface keeps its names */
+	for (uint32_t o = 0; o < rw->ntx_repl; o++)
+		if (keep[o] && rw->tx_repl[o])
+			ir_value_rename(m, rw->tx_repl[o], keep[o]);
+	for (int i = 0; i < rw->ntx_created; i++) {
+		NodeId n = rw->tx_created[i];
+		if (!ir_node(m, n)->dead) {
+			push(rw, n);
+			if (rw->infer)
+				infer_node_and_consumers(rw->infer, n, rw->d);
+		}
+	}
+	rw->tx = false;
+	rw->res->rewrites++;
+	rw->last_rules[rw->nlast++ % 8] = rule->name;
+	if (rw->o.trace && rw->o.trace_out)
+		fprintf(rw->o.trace_out, "fired %s (%s:%d) at %s\n", rule->name, rule->file ? rule->file : "?", rule->line,
+		        f->nmatched ? f->matched[0] : "?");
+	return true;
+}
+
+/* ---- the driver ------------------------------------------------------------------------- */
+
+static uint32_t count_nodes(IrModel *m)
+{
+	uint32_t n = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		n += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
+	return n;
+}
+
+static bool try_fold(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	IrNode *node = ir_node(m, n);
+	uint32_t nout = node->noutputs, nin = node->ninputs;
+	const char *names[nout + 1];
+	ValueId ins[nin + 1];
+	memcpy(ins, node->inputs, sizeof *ins * nin);
+	for (uint32_t i = 0; i < nout; i++)
+		names[i] = node->outputs[i] ? ir_value(m, node->outputs[i])->name : NULL;
+	char *label = label_of(m, n);
+	GraphId g = node->graph;
+	FoldStats st = {0};
+	if (!fold_node(m, n, &rw->o.fold, &st, rw->d)) {
+		free(label);
+		if (st.reshapes) { /* the node stayed, with a constant shape: its old chain may be dead */
+			RwFiring *f = new_firing(rw, -1, "fold");
+			add_name(&f->matched, &f->nmatched, label_of(m, n));
+			for (uint32_t i = 0; i < nin; i++)
+				if (ins[i] && ir_value(m, ins[i])->producer)
+					remove_if_dead(rw, ir_value(m, ins[i])->producer, f);
+			rw->res->rewrites++;
+			return true;
+		}
+		return false;
+	}
+	RwFiring *f = new_firing(rw, -1, "fold");
+	add_name(&f->matched, &f->nmatched, label);
+	add_name(&f->removed, &f->nremoved, strdup(label));
+	for (uint32_t i = 0; i < nout; i++) {
+		ValueId v = names[i] ? ir_lookup(m, g, names[i]) : 0;
+		if (v)
+			push_consumers(rw, v);
+	}
+	for (uint32_t i = 0; i < nin; i++) {
+		if (!ins[i] || ir_value(m, ins[i])->dead)
+			continue;
+		if (ir_value(m, ins[i])->producer)
+			remove_if_dead(rw, ir_value(m, ins[i])->producer, f);
+		else if (ir_is_constant(m, ins[i]) && !ir_value(m, ins[i])->is_input && !ir_value(m, ins[i])->nuses)
+			ir_value_remove(m, ins[i]);
+	}
+	rw->res->rewrites++;
+	return true;
+}
+
+static void seed(Rewriter *rw)
+{
+	IrModel *m = rw->m;
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		uint32_t count;
+		NodeId *order = ir_topo_order(m, g, &count, rw->d);
+		for (uint32_t i = 0; order && i < count; i++)
+			push(rw, order[i]);
+		free(order);
+	}
+}
+
+bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o, RwResult *r, Diag *d)
+{
+	memset(r, 0, sizeof *r);
+	for (int s = 0; s < nsets; s++)
+		if (sets[s]->api_version != GRAFT_BUILDER_API_VERSION) {
+			diag_error(d, NULL, "rule set '%s' was generated for builder API %d, libgraft has %d",
+			           sets[s]->name, sets[s]->api_version, GRAFT_BUILDER_API_VERSION);
+			r->stop = RW_ERROR;
+			return false;
+		}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	Rewriter rw = {.m = m, .sets = sets, .nsets = nsets, .o = *o, .d = d, .res = r};
+	if (!rw.o.fold.max_bytes)
+		rw.o.fold.max_bytes = FOLD_DEFAULT_MAX_BYTES;
+	rw.rng = o->shuffle_seed ? o->shuffle_seed : 1;
+	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
+	r->nodes_before = count_nodes(m);
+	compute_enabled(&rw);
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	rw.infer = infer_new(m);
+	infer_model(rw.infer, &quiet);
+	rw.o.fold.infer = rw.infer;
+	grow_node_tables(&rw);
+	/* nodes that are dead from the start */
+	if (!o->no_dce) {
+		RwFiring *f = NULL;
+		for (NodeId n = 1; n < m->nnodes; n++)
+			if (!ir_node(m, n)->dead && node_is_dead(m, n)) {
+				if (!f)
+					f = new_firing(&rw, -1, "dce");
+				remove_if_dead(&rw, n, f);
+			}
+		if (f)
+			r->rewrites++;
+	}
+	seed(&rw);
+	size_t h = 0;
+	r->stop = RW_FIXPOINT;
+	NodeId n;
+	while ((n = pop(&rw, &h))) {
+		if (o->max_rewrites && r->rewrites >= o->max_rewrites) {
+			r->stop = RW_MAX_REWRITES;
+			break;
+		}
+		if (r->rewrites >= fuel) {
+			r->stop = RW_OUT_OF_FUEL;
+			break;
+		}
+		if (!o->no_fold && try_fold(&rw, n))
+			continue;
+		if (ir_node(m, n)->dead)
+			continue;
+		if (!o->no_cse && try_cse(&rw, n))
+			continue;
+		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {
+			rw.cur = s;
+			if (sets[s]->match(&rw, n))
+				break;
+		}
+		/* a long run is checked for a cycle: the same graph state again */
+		if (r->rewrites > 2 * (long)r->nodes_before + 1000 && seen_before(&rw)) {
+			r->stop = RW_CYCLE;
+			break;
+		}
+		/* compact the worklist now and then */
+		if (h > 4096 && h * 2 > rw.nwork) {
+			memmove(rw.work, rw.work + h, sizeof *rw.work * (rw.nwork - h));
+			rw.nwork -= h;
+			h = 0;
+		}
+	}
+	if (r->stop == RW_OUT_OF_FUEL || r->stop == RW_CYCLE) {
+		char rules[600] = "";
+		int count = rw.nlast < 8 ? rw.nlast : 8;
+		for (int i = 0; i < count; i++) {
+			const char *name = rw.last_rules[i];
+			if (name && !strstr(rules, name) && strlen(rules) + strlen(name) + 3 < sizeof rules) {
+				if (*rules)
+					strcat(rules, ", ");
+				strcat(rules, name);
+			}
+		}
+		diag_error(d, m->path, "%s after %ld rewrites; rules firing: %s",
+		           r->stop == RW_CYCLE ? "stopped: the rules rewrite in a cycle" : "stopped: out of fuel",
+		           r->rewrites, *rules ? rules : "(built-in passes)");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	r->nodes_after = count_nodes(m);
+	infer_free(rw.infer);
+	for (int s = 0; s < nsets; s++)
+		free(rw.enabled[s]);
+	free(rw.enabled);
+	free(rw.work);
+	free(rw.queued);
+	for (uint32_t i = 0; i < rw.capprov; i++) {
+		for (int k = 0; k < rw.nprov[i]; k++)
+			free(rw.prov[i][k]);
+		free(rw.prov[i]);
+	}
+	free(rw.prov);
+	free(rw.nprov);
+	free(rw.tx_matched);
+	free(rw.tx_created);
+	free(rw.tx_repl);
+	free(rw.tx_consts);
+	free(rw.cse);
+	free(rw.seen);
+	return r->stop == RW_FIXPOINT || r->stop == RW_MAX_REWRITES;
+}
+
+void rw_result_free(RwResult *r)
+{
+	for (size_t i = 0; i < r->nfirings; i++) {
+		RwFiring *f = &r->firings[i];
+		for (int k = 0; k < f->nmatched; k++)
+			free(f->matched[k]);
+		for (int k = 0; k < f->ncreated; k++) {
+			free(f->created[k]);
+			for (int j = 0; f->provenance && j < f->nprovenance[k]; j++)
+				free(f->provenance[k][j]);
+			if (f->provenance)
+				free(f->provenance[k]);
+		}
+		for (int k = 0; k < f->nremoved; k++)
+			free(f->removed[k]);
+		free(f->matched);
+		free(f->created);
+		free(f->removed);
+		free(f->provenance);
+		free(f->nprovenance);
+	}
+	free(r->firings);
+	memset(r, 0, sizeof *r);
+}
+
+const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f)
+{
+	return f->rule >= 0 ? sets[f->set]->rules[f->rule].name : f->builtin;
+}

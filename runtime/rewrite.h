@@ -1,0 +1,151 @@
+/* rewrite.h - the rewrite engine and the builder API that generated matchers
+ * call (see docs/engine.md).
+ *
+ * The engine runs a worklist over the graph until nothing more applies:
+ * popping a node runs the built-in constant folder, then CSE, then the
+ * matchers for the node's op (compiled from rules by graftc).  A match
+ * builds its replacement through rw_* calls inside a transaction
+ * (rw_begin ... rw_commit); the engine then re-infers shapes of what
+ * changed, pushes the new nodes, the consumers of replaced values and the
+ * producers of their operands, and removes nodes as they die.  Every firing
+ * is recorded for the audit: rule, matched, created and removed nodes, and
+ * the provenance of each created node. */
+#ifndef GRAFT_REWRITE_H
+#define GRAFT_REWRITE_H
+
+#include <stdio.h>
+
+#include "eval.h"
+#include "fold.h"
+
+/* Generated matchers check this at build time against the version they were
+ * generated for (graftc writes a static assertion). */
+#define GRAFT_BUILDER_API_VERSION 1
+
+typedef enum RwLevel {
+	RW_LEVEL_BASIC = 1,
+	RW_LEVEL_EXTENDED = 2,
+	RW_LEVEL_LAYOUT = 3,
+} RwLevel;
+
+/* One rule, as the generated rule table describes it. */
+typedef struct RwRule {
+	const char *name;
+	RwLevel level;
+	const char *file;       /* rule file, for the audit: rules/basic/squeeze.rules */
+	int line;
+	const char *doc;
+	int priority;
+	int opset_min, opset_max;   /* default-domain opsets where it applies (after the ops it emits) */
+	bool vendor;            /* emits com.microsoft ops: needs allow_vendor_ops */
+} RwRule;
+
+typedef struct Rewriter Rewriter;
+
+/* Try the rules rooted at node n's op; apply at most one.  True if the graph
+ * changed.  A failed match must change nothing. */
+typedef bool (*RwMatchFn)(Rewriter *rw, NodeId n);
+
+typedef struct RwRuleSet {
+	const char *name;           /* "graft-basic" */
+	int api_version;            /* GRAFT_BUILDER_API_VERSION it was generated for */
+	const RwRule *rules;
+	int nrules;
+	RwMatchFn match;
+} RwRuleSet;
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct RwOptions {
+	unsigned levels;            /* bit (1 << RwLevel); 0: basic|extended|layout */
+	bool allow_vendor_ops;
+	long fuel;                  /* most rewrites before stopping (0: default, 1,000,000) */
+	long max_rewrites;          /* apply only the first N (bisection; 0: no limit) */
+	uint64_t shuffle_seed;      /* randomize the worklist order (0: topological) */
+	bool trace;                 /* print each firing to trace_out as it happens */
+	FILE *trace_out;
+	const char *const *disabled;    /* rule names, rule file names, or level names */
+	int ndisabled;
+	const char *const *enabled;     /* if any: only these (same kinds of names) */
+	int nenabled;
+	bool no_fold, no_cse, no_dce;   /* switch the built-in passes off */
+	FoldOptions fold;
+} RwOptions;
+
+typedef enum RwStop {
+	RW_FIXPOINT = 0,            /* the worklist emptied */
+	RW_OUT_OF_FUEL,             /* fuel ran out: a rule set that does not converge */
+	RW_CYCLE,                   /* the same graph state came back */
+	RW_MAX_REWRITES,            /* --max-rewrites reached */
+	RW_ERROR,                   /* a rewrite failed (message in the Diag) */
+} RwStop;
+
+/* One firing, for the audit.  Nodes are named by ir_node_label: their name,
+ * or Op#index for unnamed nodes of the input file. */
+typedef struct RwFiring {
+	int set, rule;              /* rule = -1: a built-in pass, named by builtin */
+	const char *builtin;        /* "fold", "cse", "dce" */
+	char **matched;  int nmatched;
+	char **created;  int ncreated;
+	char **removed;  int nremoved;
+	char ***provenance;         /* per created node: the input-file nodes it stands for */
+	int *nprovenance;
+} RwFiring;
+
+typedef struct RwResult {
+	RwStop stop;
+	long rewrites;
+	RwFiring *firings;
+	size_t nfirings;
+	double seconds;             /* engine time, without load and save */
+	uint32_t nodes_before, nodes_after;
+} RwResult;
+
+bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o,
+            RwResult *r, Diag *d);
+void rw_result_free(RwResult *r);
+/* The name of the rule or pass of a firing. */
+const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f);
+
+/* ---- the builder API for generated matchers --------------------------------------- */
+
+IrModel *rw_model(Rewriter *rw);
+int rw_opset(Rewriter *rw);
+/* Is rule `rule` of the set being run enabled for this model (level,
+ * --enable/--disable, opset range, vendor ops)?  Generated code tests it first. */
+bool rw_enabled(Rewriter *rw, int rule);
+
+/* Matching (pure: nothing changes). */
+ValueId rw_input(Rewriter *rw, NodeId n, uint32_t i);    /* 0 when absent */
+uint32_t rw_ninputs(Rewriter *rw, NodeId n);
+/* The node producing v, or 0 (graph input, initializer, absent). */
+NodeId rw_producer(Rewriter *rw, ValueId v);
+/* v may be fused away: every consumer is a node of the match so far and v
+ * is not a graph output.  `within` lists the match's nodes. */
+bool rw_single_use(Rewriter *rw, ValueId v, const NodeId *within, int nwithin);
+bool rw_is_const(Rewriter *rw, ValueId v);
+/* Same value, or equal constants (bitwise for integers, == for floats). */
+bool rw_same_value(Rewriter *rw, ValueId a, ValueId b);
+/* A constant all of whose elements equal x after conversion to its dtype
+ * (tol 0), or lie within tol of it. */
+bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol);
+
+/* Building (between rw_begin and rw_commit). */
+void rw_begin(Rewriter *rw, int rule, NodeId root, const NodeId *matched, int nmatched);
+NodeId rw_node(Rewriter *rw, const char *op, const ValueId *inputs, uint32_t ninputs, uint32_t noutputs);
+NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
+                  uint32_t ninputs, uint32_t noutputs);
+ValueId rw_output(Rewriter *rw, NodeId n, uint32_t i);
+void rw_copy_attrs(Rewriter *rw, NodeId to, NodeId from);
+/* Constants: a scalar of dtype, or a 1-D int64 vector. */
+ValueId rw_const_scalar(Rewriter *rw, int dtype, double x);
+ValueId rw_const_ints(Rewriter *rw, const int64_t *v, int n);
+/* Output `out` of the root is replaced by v.  Outputs not replaced must be unused. */
+void rw_replace(Rewriter *rw, uint32_t out, ValueId v);
+/* Finish the rewrite: rewire, remove what died, fold the new constant nodes,
+ * record the firing.  True on success (then the match function returns true). */
+bool rw_commit(Rewriter *rw);
+/* Abandon a rewrite begun with rw_begin (nodes created are removed). */
+void rw_abort(Rewriter *rw);
+
+#endif

@@ -1,0 +1,365 @@
+/* check_rewrite.c - the rewrite engine: fixpoint, built-in passes (fold,
+ * CSE, DCE), interface preservation, fuel, cycle detection, --max-rewrites,
+ * enable/disable, determinism, --shuffle and the audit records.  The rules
+ * are a small hand-written matcher in the shape graftc generates, so the
+ * engine is tested on its own. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "eval.h"
+#include "rewrite.h"
+#include "run.h"
+#include "testutil.h"
+#include "text.h"
+
+/* ---- a hand-written rule set ---------------------------------------------------- */
+
+enum { R_IDENTITY, R_NEG_TO_SUB, R_SUB_TO_NEG, R_COUNT };
+
+static const RwRule rules[R_COUNT] = {
+	{"identity", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "Identity(x) => x", 0, 1, 0, false},
+	{"neg_to_sub", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 2, "Neg(x) => Sub(0, x)", 0, 1, 0, false},
+	{"sub_to_neg", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 3, "Sub(0, x) => Neg(x)", 0, 1, 0, false},
+};
+
+static bool match(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw_model(rw);
+	IrNode *node = ir_node(m, n);
+	if (node->kind == OP_Identity && rw_enabled(rw, R_IDENTITY)) {
+		/* match: Identity(x)   result: x */
+		rw_begin(rw, R_IDENTITY, n, &n, 1);
+		rw_replace(rw, 0, rw_input(rw, n, 0));
+		return rw_commit(rw);
+	}
+	if (node->kind == OP_Neg && rw_enabled(rw, R_NEG_TO_SUB)) {
+		rw_begin(rw, R_NEG_TO_SUB, n, &n, 1);
+		ValueId in[2] = {rw_const_scalar(rw, DT_FLOAT, 0.0), rw_input(rw, n, 0)};
+		NodeId s = rw_node(rw, "Sub", in, 2, 1);
+		rw_replace(rw, 0, rw_output(rw, s, 0));
+		return rw_commit(rw);
+	}
+	if (node->kind == OP_Sub && rw_enabled(rw, R_SUB_TO_NEG) && rw_const_equals(rw, rw_input(rw, n, 0), 0.0, 0)) {
+		rw_begin(rw, R_SUB_TO_NEG, n, &n, 1);
+		ValueId x = rw_input(rw, n, 1);
+		NodeId g = rw_node(rw, "Neg", &x, 1, 1);
+		rw_replace(rw, 0, rw_output(rw, g, 0));
+		return rw_commit(rw);
+	}
+	return false;
+}
+
+static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match};
+static const RwRuleSet *const sets[] = {&test_set};
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static IrModel *parse(const char *text)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	return m;
+}
+
+static uint32_t nodes_of(IrModel *m, const char *op)
+{
+	uint32_t n = 0;
+	for (NodeId x = ir_first(m, IR_MAIN_GRAPH); x; x = ir_next(m, x))
+		n += !op || strcmp(ir_node(m, x)->op_type, op) == 0;
+	return n;
+}
+
+static RwResult run(IrModel *m, const RwOptions *o, bool expect_ok)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	RwResult r;
+	bool ok = rw_run(m, sets, 1, o, &r, &d);
+	ck_assert_msg(ok == expect_ok, "rw_run returned %d: %s", ok, d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	return r;
+}
+
+static const char *chain =
+	"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	"g (float[4] x) => (float[4] y) {\n"
+	"  a = Identity (x)\n"
+	"  b = Relu (a)\n"
+	"  c = Identity (b)\n"
+	"  y = Identity (c)\n"
+	"}\n";
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(test_fixpoint_and_interface)
+{
+	IrModel *m = parse(chain);
+	RwOptions o = {0};
+	RwResult r = run(m, &o, true);
+	ck_assert_int_eq(r.stop, RW_FIXPOINT);
+	/* only the Relu is left, and it now produces the graph output under its name */
+	ck_assert_uint_eq(nodes_of(m, NULL), 1);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ck_assert_str_eq(ir_value(m, g->outputs[0])->name, "y");
+	ck_assert_str_eq(ir_node(m, ir_value(m, g->outputs[0])->producer)->op_type, "Relu");
+	ck_assert_str_eq(ir_value(m, ir_node(m, g->first)->inputs[0])->name, "x");
+	ck_assert_int_eq(r.rewrites, 3);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_interface_refused)
+{
+	/* y = Identity(x) with x a graph input and y a graph output: removing it
+	 * would rename the interface, so the rewrite is refused */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[4] x) => (float[4] y) {\n"
+	                   "  y = Identity (x)\n"
+	                   "}\n");
+	RwOptions o = {0};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Identity"), 1);
+	ck_assert_int_eq(r.rewrites, 0);
+	ck_assert_uint_eq(ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "x"))->nuses, 1);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_max_rewrites)
+{
+	IrModel *m = parse(chain);
+	RwOptions o = {.max_rewrites = 2};
+	RwResult r = run(m, &o, true);
+	ck_assert_int_eq(r.stop, RW_MAX_REWRITES);
+	ck_assert_int_eq(r.rewrites, 2);
+	ck_assert_uint_eq(nodes_of(m, "Identity"), 1);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_disable_and_levels)
+{
+	const char *names[] = {"identity"};
+	IrModel *m = parse(chain);
+	RwOptions o = {.disabled = names, .ndisabled = 1};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Identity"), 3);
+	rw_result_free(&r);
+	ir_model_free(m);
+	/* the rule file's name and the level name work too */
+	const char *file[] = {"check_rewrite.c"};
+	m = parse(chain);
+	o = (RwOptions){.disabled = file, .ndisabled = 1};
+	r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Identity"), 3);
+	rw_result_free(&r);
+	ir_model_free(m);
+	m = parse(chain);
+	o = (RwOptions){.levels = 1u << RW_LEVEL_EXTENDED};
+	r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Identity"), 3);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+static const char *neg =
+	"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	"g (float[4] x) => (float[4] y) {\n"
+	"  n = Neg (x)\n"
+	"  y = Relu (n)\n"
+	"}\n";
+
+START_TEST(test_fuel)
+{
+	/* Neg => Sub(0, x) => Neg ... never converges: fuel stops it, a valid model remains */
+	IrModel *m = parse(neg);
+	RwOptions o = {.fuel = 50};
+	Diag d;
+	diag_init(&d, NULL);
+	RwResult r;
+	ck_assert(!rw_run(m, sets, 1, &o, &r, &d));
+	ck_assert_int_eq(r.stop, RW_OUT_OF_FUEL);
+	ck_assert_int_eq(r.rewrites, 50);
+	ck_assert_str_eq(d.first, "t.onnx: stopped: out of fuel after 50 rewrites; rules firing: neg_to_sub, sub_to_neg");
+	ck_assert(ir_validate(m, &d));
+	ck_assert_uint_eq(nodes_of(m, NULL), 2);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_cycle)
+{
+	IrModel *m = parse(neg);
+	RwOptions o = {0};
+	Diag d;
+	diag_init(&d, NULL);
+	RwResult r;
+	ck_assert(!rw_run(m, sets, 1, &o, &r, &d));
+	ck_assert_int_eq(r.stop, RW_CYCLE);
+	ck_assert_msg(strstr(d.first, "stopped: the rules rewrite in a cycle after") != NULL, "%s", d.first);
+	ck_assert_msg(strstr(d.first, "rules firing: neg_to_sub, sub_to_neg") != NULL, "%s", d.first);
+	ck_assert_int_lt(r.rewrites, 2000); /* found long before the default fuel */
+	ck_assert(ir_validate(m, &d));
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_builtin_passes)
+{
+	/* CSE merges the two Relu(x); DCE drops the dead Tanh; fold computes Add(a, b) */
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[2] y) <float[2] a = {1, 2}, float[2] b = {3, 4}> {\n"
+	                   "  dead = Tanh (x)\n"
+	                   "  r1 = Relu (x)\n"
+	                   "  r2 = Relu (x)\n"
+	                   "  k = Add (a, b)\n"
+	                   "  s = Add (r1, r2)\n"
+	                   "  y = Mul (s, k)\n"
+	                   "}\n");
+	RwOptions o = {0};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Relu"), 1);
+	ck_assert_uint_eq(nodes_of(m, "Tanh"), 0);
+	ck_assert_uint_eq(nodes_of(m, NULL), 3);
+	const char *seen[3] = {0};
+	for (size_t i = 0; i < r.nfirings; i++) {
+		const char *name = rw_firing_name(sets, &r.firings[i]);
+		if (strcmp(name, "dce") == 0)
+			seen[0] = name;
+		else if (strcmp(name, "cse") == 0)
+			seen[1] = name;
+		else if (strcmp(name, "fold") == 0)
+			seen[2] = name;
+	}
+	ck_assert(seen[0] && seen[1] && seen[2]);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_audit_records)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[4] x) => (float[4] y) {\n"
+	                   "  [negate] n = Neg (x)\n"
+	                   "  y = Relu (n)\n"
+	                   "}\n");
+	const char *only[] = {"neg_to_sub"};
+	RwOptions o = {.enabled = only, .nenabled = 1, .no_fold = true};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(r.nfirings, 1);
+	const RwFiring *f = &r.firings[0];
+	ck_assert_str_eq(rw_firing_name(sets, f), "neg_to_sub");
+	ck_assert_int_eq(f->nmatched, 1);
+	ck_assert_str_eq(f->matched[0], "negate");
+	ck_assert_int_eq(f->ncreated, 1);
+	ck_assert_msg(strncmp(f->created[0], "Sub#new", 7) == 0, "%s", f->created[0]);
+	ck_assert_int_eq(f->nprovenance[0], 1);
+	ck_assert_str_eq(f->provenance[0][0], "negate");
+	ck_assert_int_eq(f->nremoved, 1);
+	ck_assert_str_eq(f->removed[0], "negate");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* The whole engine on a corpus model: the same bytes twice, and the same
+ * node count and outputs under several --shuffle seeds. */
+START_TEST(test_determinism_and_shuffle)
+{
+	const char *corpus = corpus_dir();
+	char path[512];
+	if (corpus)
+		snprintf(path, sizeof path, "%s/torch/gpt2_h128_l2/dyn/model.onnx", corpus);
+	else
+		snprintf(path, sizeof path, "examples/tiny_cnn.onnx");
+	uint8_t *first = NULL;
+	size_t first_len = 0;
+	uint32_t nodes = 0;
+	EvValue *ref = NULL;
+	for (uint64_t seed = 0; seed < 5; seed++) {
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file(path, NULL, &d);
+		ck_assert_ptr_nonnull(m);
+		RwOptions o = {.shuffle_seed = seed};
+		RwResult r = run(m, &o, true);
+		uint8_t *bytes;
+		size_t len;
+		ck_assert(ir_save_bytes(m, &bytes, &len, &d));
+		if (seed == 0) {
+			first = bytes;
+			first_len = len;
+			nodes = r.nodes_after;
+		} else {
+			ck_assert_uint_eq(r.nodes_after, nodes);
+			free(bytes);
+		}
+		/* the same outputs as the first run, on the same inputs */
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		RunOptions ro = {.int_hi = 100};
+		EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+		ck_assert(run_prepare_inputs(m, &ro, in, &d));
+		ck_assert(ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d));
+		if (!ref) {
+			ref = ev_ref(out[0]);
+		} else {
+			RunDiff diff;
+			run_compare(ref, out[0], 0, 0, &diff);
+			ck_assert(diff.agree);
+		}
+		for (uint32_t i = 0; i < g->ninputs; i++)
+			ev_unref(in[i]);
+		for (uint32_t i = 0; i < g->noutputs; i++)
+			ev_unref(out[i]);
+		free(in);
+		free(out);
+		rw_result_free(&r);
+		ir_model_free(m);
+		if (seed == 0) {
+			/* determinism: a second unshuffled run saves the same bytes */
+			IrModel *m2 = ir_load_file(path, NULL, &d);
+			RwOptions o2 = {0};
+			RwResult r2 = run(m2, &o2, true);
+			uint8_t *b2;
+			size_t l2;
+			ck_assert(ir_save_bytes(m2, &b2, &l2, &d));
+			ck_assert_uint_eq(l2, first_len);
+			ck_assert_int_eq(memcmp(b2, first, l2), 0);
+			free(b2);
+			rw_result_free(&r2);
+			ir_model_free(m2);
+		}
+	}
+	ev_unref(ref);
+	free(first);
+}
+END_TEST
+
+Suite *suite_rewrite(void)
+{
+	Suite *s = suite_create("rewrite");
+	TCase *tc = tcase_create("engine");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_fixpoint_and_interface);
+	tcase_add_test(tc, test_interface_refused);
+	tcase_add_test(tc, test_max_rewrites);
+	tcase_add_test(tc, test_disable_and_levels);
+	tcase_add_test(tc, test_fuel);
+	tcase_add_test(tc, test_cycle);
+	tcase_add_test(tc, test_builtin_passes);
+	tcase_add_test(tc, test_audit_records);
+	tcase_add_test(tc, test_determinism_and_shuffle);
+	suite_add_tcase(s, tc);
+	return s;
+}
