@@ -4,6 +4,7 @@
 #   1. graft run on every torch model reproduces the shipped outputs;
 #   2. ONNX Runtime, fed the same inputs, agrees with graft's outputs;
 #   3. graft shapes agrees with python3-onnx's shape inference;
+#   5. so does graft optimize's (torch models);
 #   4. graft fold's output agrees with the original under graft compare and
 #      under ONNX Runtime (ort-compare.mjs), for torch and light models.
 # Usage: tests/corpus_check.sh [CORPUS] [ORT_TOOLS]
@@ -82,4 +83,20 @@ for model in "$corpus"/torch/*/*/model.onnx "$corpus"/onnx-backend/light/*.onnx;
   m=$((m + 1))
 done
 echo "corpus: $m models folded; graft compare${ortmsg:+ and ort-compare} agree"
+
+k=0
+for model in "$corpus"/torch/*/*/model.onnx; do
+  opt="$tmp/optimized.onnx"
+  if ! $graft optimize "$model" -o "$opt" --report "$tmp/report.json" 2> "$tmp/log"; then
+    echo "FAIL graft optimize: $model"; cat "$tmp/log"; fail=1; continue
+  fi
+  if ! $graft compare "$model" "$opt" --runs 2 > "$tmp/log" 2>&1; then
+    echo "FAIL graft compare after optimize: $model"; cat "$tmp/log"; fail=1
+  fi
+  if [ $have_ort = 1 ] && ! node "$ort/ort-compare.mjs" "$model" "$opt" --runs 2 > "$tmp/log" 2>&1; then
+    echo "FAIL ort-compare after optimize: $model"; cat "$tmp/log"; fail=1
+  fi
+  k=$((k + 1))
+done
+echo "corpus: $k models optimized; graft compare${ortmsg:+ and ort-compare} agree"
 exit $fail
