@@ -36,6 +36,31 @@ NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d)
 		index[n] = ++k;
 		nodes[k - 1] = n;
 	}
+	/* Most lists are already in topological order: check that in one pass
+	 * (every producer in g comes before its consumers, bodies included)
+	 * and return the list itself without sorting. */
+	bool sorted = true;
+	for (uint32_t i = 0; i < total && sorted; i++) {
+		IrNode *node = ir_node(m, nodes[i]);
+		for (uint32_t o = 0; o < node->noutputs && sorted; o++) {
+			ValueId v = node->outputs[o];
+			if (!v)
+				continue;
+			IrValue *val = ir_value(m, v);
+			for (uint32_t u = 0; u < val->nuses && sorted; u++) {
+				NodeId c = ancestor_in(m, val->uses[u].node, g);
+				sorted = !c || index[c] > i + 1;
+			}
+		}
+	}
+	if (sorted) {
+		memcpy(order, nodes, sizeof *order * total);
+		*count = total;
+		free(index);
+		free(nodes);
+		free(pending);
+		return order;
+	}
 	/* pending[i] = number of inputs of node i (including reads from inside
 	 * its bodies) produced by nodes of g.  Each use is counted once per
 	 * (consumer, use), so a value read twice counts twice. */

@@ -392,6 +392,15 @@ static bool try_cse(Rewriter *rw, NodeId n)
 	IrModel *m = rw->m;
 	if (!cse_eligible(m, n))
 		return false;
+	/* A twin reads the same values, so an input that only n reads (and that
+	 * is not a constant a twin could read a copy of) rules one out: most
+	 * nodes never touch the table. */
+	IrNode *nn = ir_node(m, n);
+	for (uint32_t i = 0; i < nn->ninputs; i++) {
+		ValueId v = nn->inputs[i];
+		if (v && ir_value(m, v)->nuses < 2 && !small_const(m, v))
+			return false;
+	}
 	uint64_t h = cse_hash(m, n);
 	if (rw->capcse) {
 		uint32_t mask = rw->capcse - 1;
