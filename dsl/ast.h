@@ -56,6 +56,7 @@ typedef enum DslType {
 	TY_TENSOR,          /* a constant tensor: value(c) */
 	TY_GRAPH,           /* a graph attribute (only bound and passed on) */
 	TY_NODE,            /* a node binding (d @ Op(...)), used as a value or for ..d */
+	TY_VALUES,          /* a rest list xs...: len(xs), xs[i] */
 } DslType;
 
 typedef struct AttrArg AttrArg;
@@ -79,6 +80,8 @@ typedef struct Expr {
 	DslType type;
 	const OpSchema *schema;     /* EXPR_OP */
 	struct Binding *binding;    /* EXPR_VAR */
+	/* filled by the parser */
+	int depth;                  /* 1 + the deepest item's (the parser bounds it) */
 } Expr;
 
 struct AttrArg {
@@ -105,7 +108,8 @@ typedef struct Pattern {
 	const char *bind;           /* PAT_OP: "d @ Op(...)" binds d to the node's output */
 	SrcPos bind_pos;
 	bool shared;                /* PAT_OP: "shared Op(...)": may have consumers outside the match */
-	int output;                 /* PAT_OP: which output of the node ("#k"), default 0 */
+	int output;                 /* PAT_OP: which output of the node ("#k"), default 0;
+	                               PAT_VAR: "s#k", output k of the node bound to s */
 	bool is_const;              /* PAT_VAR: x:const (a non-overridable initializer) */
 	bool optional;              /* PAT_VAR, PAT_WILDCARD: x? / _? may be absent */
 	AttrArg *attrs;             /* PAT_OP: [name = expr]: a variable binds, else must equal */
@@ -114,7 +118,7 @@ typedef struct Pattern {
 	int nargs;
 	Expr *lit;                  /* PAT_LITERAL */
 	/* filled by the checker */
-	const OpSchema *schema;     /* PAT_OP: the first definition in the rule's opset range */
+	const OpSchema *schema;     /* PAT_OP: the newest definition in the rule's opset range */
 } Pattern;
 
 /* ---- rules and files ------------------------------------------------------------- */

@@ -1,0 +1,174 @@
+/* graftc.c - the rule compiler's command line.
+ *
+ *   graftc --check FILE...      parse and check rule files, print every diagnostic
+ *   graftc --dump-ast FILE...   the same, then print the checked syntax trees
+ *
+ * The pipeline reads like a script: read every file, parse each (dsl_parse,
+ * which reports syntax errors and goes on), check them together
+ * (dsl_check: rule names are unique across files), then the chosen output.
+ * Code generation (-o OUT.c, issue 5) becomes one more output step.  Exit
+ * status: 0 when there is no error, 1 when there are errors, 2 on a usage
+ * problem. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+
+typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP } Mode;
+
+typedef struct Options {
+	Mode mode;
+	const char *out;            /* -o: reserved for code generation */
+	const char **files;
+	int nfiles;
+} Options;
+
+static void usage(FILE *to)
+{
+	fputs("usage: graftc --check FILE...      parse and check rule files\n"
+	      "       graftc --dump-ast FILE...   check, then print the syntax trees\n"
+	      "       graftc --help\n"
+	      "Diagnostics go to stderr as file:line:col: error: message, with the\n"
+	      "source line and a caret; the exit status is 0 only without errors.\n"
+	      "The rule language: docs/rule-language.md.\n", to);
+}
+
+/* Returns 0 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, Options *o)
+{
+	o->files = calloc((size_t)argc, sizeof *o->files);
+	if (!o->files)
+		abort();
+	bool only_files = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_files || a[0] != '-' || a[1] == 0) {
+			o->files[o->nfiles++] = a;
+		} else if (!strcmp(a, "--")) {
+			only_files = true;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return -1;
+		} else if (!strcmp(a, "--check")) {
+			o->mode = MODE_CHECK;
+		} else if (!strcmp(a, "--dump-ast")) {
+			o->mode = MODE_DUMP;
+		} else {
+			fprintf(stderr, "graftc: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (o->mode == MODE_NONE) {
+		fputs("graftc: say what to do: --check or --dump-ast\n", stderr);
+		usage(stderr);
+		return 2;
+	}
+	if (o->nfiles == 0) {
+		fputs("graftc: no rule files given\n", stderr);
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* The whole file, or NULL after a message. */
+static char *read_all(const char *path, uint32_t *len)
+{
+	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!fp) {
+		fprintf(stderr, "graftc: cannot read '%s': %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t n = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	if (!buf)
+		abort();
+	for (;;) {
+		if (n == cap) {
+			if (cap > UINT32_MAX / 2) {
+				fprintf(stderr, "graftc: '%s' is too large\n", path);
+				free(buf);
+				if (fp != stdin)
+					fclose(fp);
+				return NULL;
+			}
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	bool bad = ferror(fp);
+	if (fp != stdin)
+		fclose(fp);
+	if (bad) {
+		fprintf(stderr, "graftc: cannot read '%s'\n", path);
+		free(buf);
+		return NULL;
+	}
+	*len = (uint32_t)n;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	Options o = {0};
+	int status = parse_args(argc, argv, &o);
+	if (status) {
+		free(o.files);
+		return status < 0 ? 0 : status;
+	}
+
+	Diag d;
+	diag_init(&d, stderr);
+	char **texts = calloc((size_t)o.nfiles, sizeof *texts);
+	RuleFile **files = calloc((size_t)o.nfiles, sizeof *files);
+	if (!texts || !files)
+		abort();
+	int nfiles = 0;
+	bool unreadable = false;
+
+	/* 1. read and parse every file */
+	for (int i = 0; i < o.nfiles; i++) {
+		uint32_t len;
+		char *text = read_all(o.files[i], &len);
+		if (!text) {
+			unreadable = true;
+			continue;
+		}
+		texts[nfiles] = text;
+		files[nfiles++] = dsl_parse(o.files[i], text, len, &d);
+	}
+
+	/* 2. check them together */
+	dsl_check(files, nfiles, &d);
+
+	/* 3. output */
+	if (o.mode == MODE_DUMP) {
+		for (int i = 0; i < nfiles; i++) {
+			if (i)
+				fputc('\n', stdout);
+			dsl_dump(files[i], stdout);
+		}
+	}
+
+	if (d.nerrors || d.nwarnings)
+		fprintf(stderr, "graftc: %d error%s, %d warning%s\n", d.nerrors, d.nerrors == 1 ? "" : "s",
+		        d.nwarnings, d.nwarnings == 1 ? "" : "s");
+	for (int i = 0; i < nfiles; i++) {
+		dsl_free(files[i]);
+		free(texts[i]);
+	}
+	free(files);
+	free(texts);
+	free(o.files);
+	return d.nerrors || unreadable ? 1 : 0;
+}

@@ -1,0 +1,393 @@
+/* check_dsl_check.c - tests of the rule checker (dsl/check.c): one rule
+ * text per diagnostic, asserting the exact message and position; the rule
+ * library in rules/ checks clean; and what the checker fills in (bindings,
+ * expression types, schemas, the opset a result needs). */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsl/ast.h"
+
+/* The diagnostics of checking one or more texts (file names t.rules,
+ * u.rules, ...), all printed lines; the files stay alive until checked_free. */
+typedef struct Checked {
+	RuleFile *files[4];
+	int nfiles;
+	Diag d;
+	char *out;
+	size_t outlen;
+	bool ok;
+} Checked;
+
+static void check_texts(Checked *c, const char *const *srcs, int n)
+{
+	static const char *const names[] = {"t.rules", "u.rules", "v.rules", "w.rules"};
+	memset(c, 0, sizeof *c);
+	FILE *out = open_memstream(&c->out, &c->outlen);
+	diag_init(&c->d, out);
+	for (int i = 0; i < n; i++)
+		c->files[i] = dsl_parse(names[i], srcs[i], (uint32_t)strlen(srcs[i]), &c->d);
+	c->nfiles = n;
+	c->ok = dsl_check(c->files, n, &c->d);
+	fclose(out);
+}
+
+static void checked_free(Checked *c)
+{
+	for (int i = 0; i < c->nfiles; i++)
+		dsl_free(c->files[i]);
+	free(c->out);
+}
+
+/* Does the output contain this line exactly? */
+static bool has_line(const char *out, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = out; (p = strstr(p, line)) != NULL; p++)
+		if ((p == out || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* One diagnostic class: the rule text, the message (with file:line:col)
+ * that must appear, an optional second line (a note), and the counts. */
+static const struct {
+	const char *what, *src, *line, *line2;
+	int nerrors, nwarnings;
+} cases[] = {
+	{"unknown op",
+	 "rule sq: Squeeze(Unsqeeze(x, a), a) => x;\n",
+	 "t.rules:1:18: error: unknown operator 'Unsqeeze' (did you mean 'Unsqueeze'?)", NULL, 1, 0},
+	{"unknown op, nothing close",
+	 "rule r: Frobnicate(x) => x;\n",
+	 "t.rules:1:9: error: unknown operator 'Frobnicate'", NULL, 1, 0},
+	{"arity, exact",
+	 "rule r: Relu(x, x) => x;\n",
+	 "t.rules:1:9: error: 'Relu' takes 1 input, got 2", NULL, 1, 0},
+	{"arity, range",
+	 "rule r: Conv(x) => x;\n",
+	 "t.rules:1:9: error: 'Conv' takes 2 to 3 inputs, got 1", NULL, 1, 0},
+	{"arity, variadic",
+	 "rule r: Add(Concat(), y) => y;\n",
+	 "t.rules:1:13: error: 'Concat' takes at least 1 input, got 0", NULL, 1, 0},
+	{"arity, rest list",
+	 "rule r: Relu(x, y, zs...) => x;\n",
+	 "t.rules:1:9: error: 'Relu' takes 1 input, got at least 2", NULL, 1, 2},
+	{"unknown attribute",
+	 "rule r: Transpose[prem = [1, 0]](x) => x;\n",
+	 "t.rules:1:19: error: unknown attribute 'prem' of 'Transpose' (did you mean 'perm'?)", NULL, 1, 0},
+	{"wrong attribute type",
+	 "rule r: Transpose[perm = 1.5](x) => x;\n",
+	 "t.rules:1:26: error: attribute 'perm' of 'Transpose' is ints, got float", NULL, 1, 0},
+	{"wrong attribute type in a result",
+	 "rule r: Relu(x) => Transpose[perm = \"ab\"](x);\n",
+	 "t.rules:1:37: error: attribute 'perm' of 'Transpose' is ints, got string", NULL, 1, 0},
+	{"duplicate attribute",
+	 "rule r: Transpose[perm = [1, 0], perm = [0, 1]](x) => x;\n",
+	 "t.rules:1:34: error: attribute 'perm' is given twice",
+	 "t.rules:1:19: note: first given here", 1, 0},
+	{"unbound variable",
+	 "rule r: Relu(x) => Add(x, y);\n",
+	 "t.rules:1:27: error: 'y' is used on the right side but never bound on the left", NULL, 1, 0},
+	{"unbound variable in a guard",
+	 "rule r: Relu(x) if rank(z) == 2 => x;\n",
+	 "t.rules:1:25: error: 'z' is used in the guard but never bound on the left", NULL, 1, 0},
+	{"unknown function",
+	 "rule r: Transpose[perm = p](x) if is_identty(p) => x;\n",
+	 "t.rules:1:35: error: unknown function 'is_identty' (did you mean 'is_identity'?)", NULL, 1, 0},
+	{"comparison of int with float",
+	 "rule r: Relu(x) if rank(x) == 2.0 => x;\n",
+	 "t.rules:1:28: error: '==' compares int with float", NULL, 1, 0},
+	{"operator on the wrong type",
+	 "rule r: Relu(x) if shape(x) && true => x;\n",
+	 "t.rules:1:20: error: operator '&&' needs bool, got ints", NULL, 1, 0},
+	{"builtin arity",
+	 "rule r: Relu(x) if rank(x, x) == 2 => x;\n",
+	 "t.rules:1:20: error: 'rank' takes 1 argument, got 2", NULL, 1, 0},
+	{"builtin argument type",
+	 "rule r: Relu(x) if rank(2) == 2 => x;\n",
+	 "t.rules:1:25: error: 'rank' expects a value, got int", NULL, 1, 0},
+	{"guard not bool",
+	 "rule r: Relu(x) if rank(x) => x;\n",
+	 "t.rules:1:20: error: the guard must be bool, got int", NULL, 1, 0},
+	{"value() of a non-constant",
+	 "rule r: Relu(x) if scalar(x) == 0 && len(shape(value(x))) == 0 => x;\n",
+	 "t.rules:1:54: error: 'value' expects a constant (c:const), got 'x'", NULL, 1, 0},
+	{"extern argument type",
+	 "extern bool f(tensor);\nrule r: Div(x, c:const) if f(c) => x;\n",
+	 "t.rules:2:30: error: 'f' expects a tensor, got 'c'", NULL, 1, 0},
+	{"a node built in a guard",
+	 "rule r: Relu(x) if rank(Neg(x)) == 1 => x;\n",
+	 "t.rules:1:25: error: 'Neg' builds an ONNX node, which only the result may do", NULL, 1, 0},
+	{"duplicate rule names",
+	 "rule a: Relu(x) => x;\nrule a: Neg(Neg(x)) => x;\n",
+	 "t.rules:2:6: error: duplicate rule name 'a'",
+	 "t.rules:1:6: note: 'a' is first defined here", 1, 0},
+	{"unknown level in metadata",
+	 "rule r [basik]: Relu(x) => x;\n",
+	 "t.rules:1:9: error: unknown level 'basik' (expected basic, extended or layout)", NULL, 1, 0},
+	{"unknown level line",
+	 "level extendd;\nrule r: Relu(x) => x;\n",
+	 "t.rules:1:7: error: unknown level 'extendd' (expected basic, extended or layout)", NULL, 1, 0},
+	{"result op not in the opset range",
+	 "rule g [opset 13..17]: Erf(x) => Gelu(x);\n",
+	 "t.rules:1:34: error: 'Gelu' does not exist in opset 13..17 (it was added in opset 20)", NULL, 1, 0},
+	{"pattern op not in the opset range",
+	 "rule g [opset ..19]: Gelu(x) => x;\n",
+	 "t.rules:1:22: error: 'Gelu' does not exist in opset ..19 (it was added in opset 20)", NULL, 1, 0},
+	{"removed op",
+	 "rule u [opset 11..]: Upsample(x, s) => x;\n",
+	 "t.rules:1:22: error: 'Upsample' does not exist in opset 11.. (it was removed in opset 10)", NULL, 1, 1},
+	{"output that does not exist",
+	 "rule r: Relu(x)#1 => x;\n",
+	 "t.rules:1:9: error: 'Relu' has 1 output: #1 does not exist", NULL, 1, 0},
+	{"output of something not a node",
+	 "rule r: Concat(s#1, s) => s;\n",
+	 "t.rules:1:16: error: 's#1' needs a node binding, but 's' is a value", NULL, 1, 0},
+	{"input given both ways",
+	 "rule r: ReduceMean[axes = [0]](x, a) => x;\n",
+	 "t.rules:1:20: error: 'axes' of 'ReduceMean' is given both as an attribute and as input 2", NULL, 1, 1},
+	{"emitting a removed op",
+	 "rule r [opset 1..30]: Relu(x) => Upsample(x, x);\n",
+	 "t.rules:1:34: error: 'Upsample' was removed in opset 10: a rule that emits it needs an opset range ending before 10", NULL, 1, 0},
+	{"unused variable",
+	 "rule r: Add(x, q) => x;\n",
+	 "t.rules:1:16: warning: 'q' is bound but never used", NULL, 0, 1},
+	{"unused attribute binding",
+	 "rule r: Transpose[perm = p](x) => x;\n",
+	 "t.rules:1:26: warning: 'p' is bound but never used", NULL, 0, 1},
+	{"single-variable left side",
+	 "rule r: x => x;\n",
+	 "t.rules:1:9: warning: the left side of rule 'r' is a single variable: it would match every value", NULL, 0, 1},
+};
+
+START_TEST(diagnostic)
+{
+	Checked c;
+	const char *src = cases[_i].src;
+	check_texts(&c, &src, 1);
+	ck_assert_msg(has_line(c.out, cases[_i].line), "%s: expected\n%s\ngot\n%s", cases[_i].what,
+	              cases[_i].line, c.out);
+	if (cases[_i].line2)
+		ck_assert_msg(has_line(c.out, cases[_i].line2), "%s: expected\n%s\ngot\n%s", cases[_i].what,
+		              cases[_i].line2, c.out);
+	ck_assert_msg(c.d.nerrors == cases[_i].nerrors && c.d.nwarnings == cases[_i].nwarnings,
+	              "%s: %d errors, %d warnings (expected %d, %d):\n%s", cases[_i].what, c.d.nerrors,
+	              c.d.nwarnings, cases[_i].nerrors, cases[_i].nwarnings, c.out);
+	/* dsl_check's own verdict (the parser reports unknown levels) */
+	if (cases[_i].nerrors == 0)
+		ck_assert(c.ok);
+	checked_free(&c);
+}
+END_TEST
+
+/* Texts that must check without any error or warning. */
+static const char *const clean[] = {
+	/* the rule language is written in the newest form; older forms are mapped */
+	"rule s [opset 11..11]: Squeeze(Unsqueeze(x, a), a) => x;\n",
+	"rule s [opset ..12]: Squeeze(x, a) => Unsqueeze(Squeeze(x, a), a);\n",
+	"rule s [opset ..12]: Squeeze[axes = a](x) => Squeeze(x, a);\n",
+	"rule m [opset 18..]: ReduceMean[axes = [-1]](x) => x;\n",
+	"rule m: ReduceMean(x, _) => ReduceMean[axes = [0]](x);\n",
+	"rule c [opset 6..10]: Clip(x, lo, hi) => Clip(x, lo, hi);\n",
+	"rule d [opset ..11]: Dropout(x, 0.5) => x;\n",
+	/* types */
+	"rule t: Relu(x) if scalar(x) == 0 && dtype(x) == float32 && shape(x)[0] > 1 => x;\n",
+	"rule t: Mul(x, c:const) if numel(c) == 1 => Mul(x, sqrt(c) * 2 + 1.0);\n",
+	"rule t: Concat[axis = a](xs...) if len(xs) > 1 && a >= 0 => Concat[axis = a + 0](xs[0], xs[1]);\n",
+	"rule t: Cast[to = t](x) if t == 1 => cast(x, float32);\n",
+	"rule t: Gemm[transA = 0](a, b, c?) => Gemm(a, b, c ?? 0.0);\n",
+	"rule t: Split(x)#1 => x;\n",
+	"rule t [opset 13..17]: Erf(x) => LayerNormalization[axis = -1](x, x, x);\n",
+	"rule t [extended, priority 3, opset 17..]: Erf(x) => Sqrt(x);\n",
+};
+
+START_TEST(checks_clean)
+{
+	Checked c;
+	check_texts(&c, &clean[_i], 1);
+	ck_assert_msg(c.ok && c.d.nerrors == 0 && c.d.nwarnings == 0, "%s\n%s", clean[_i], c.out);
+	checked_free(&c);
+}
+END_TEST
+
+START_TEST(duplicate_rule_names_across_files)
+{
+	const char *srcs[] = {
+		"rule a: Relu(x) => x;\n",
+		"// another file\nrule b: Neg(Neg(x)) => x;\n  rule a: Neg(Neg(x)) => x;\n",
+	};
+	Checked c;
+	check_texts(&c, srcs, 2);
+	ck_assert_msg(has_line(c.out, "u.rules:3:8: error: duplicate rule name 'a'"), "%s", c.out);
+	ck_assert_msg(has_line(c.out, "t.rules:1:6: note: 'a' is first defined here"), "%s", c.out);
+	ck_assert_int_eq(c.d.nerrors, 1);
+	checked_free(&c);
+}
+END_TEST
+
+/* Every rule file of rules/, given to one run as graftc gets them. */
+START_TEST(rule_library_checks_clean)
+{
+	const char *dirs[] = {"rules/basic", "rules/extended"};
+	char *srcs[64];
+	const char *names[64];
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		DIR *dir = opendir(dirs[k]);
+		ck_assert_msg(dir != NULL, "%s: run the tests from the top directory", dirs[k]);
+		struct dirent *de;
+		while ((de = readdir(dir)) != NULL && n < 64) {
+			size_t len = strlen(de->d_name);
+			if (len < 7 || strcmp(de->d_name + len - 6, ".rules") != 0)
+				continue;
+			char path[512];
+			snprintf(path, sizeof path, "%s/%s", dirs[k], de->d_name);
+			FILE *fp = fopen(path, "rb");
+			ck_assert_ptr_nonnull(fp);
+			char *buf = NULL;
+			size_t cap = 0;
+			FILE *mem = open_memstream(&buf, &cap);
+			int ch;
+			while ((ch = fgetc(fp)) != EOF)
+				fputc(ch, mem);
+			fclose(mem);
+			fclose(fp);
+			srcs[n] = buf;
+			names[n] = strdup(path);
+			n++;
+		}
+		closedir(dir);
+	}
+	ck_assert_int_ge(n, 8);
+	RuleFile **files = calloc((size_t)n, sizeof *files);
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *mem = open_memstream(&out, &outlen);
+	Diag d;
+	diag_init(&d, mem);
+	int nrules = 0;
+	for (int i = 0; i < n; i++) {
+		files[i] = dsl_parse(names[i], srcs[i], (uint32_t)strlen(srcs[i]), &d);
+		nrules += files[i] ? files[i]->nrules : 0;
+	}
+	bool ok = dsl_check(files, n, &d);
+	fclose(mem);
+	ck_assert_msg(ok && d.nerrors == 0 && d.nwarnings == 0, "%s", out);
+	ck_assert_int_ge(nrules, 16);
+	for (int i = 0; i < n; i++) {
+		dsl_free(files[i]);
+		free(srcs[i]);
+		free((char *)names[i]);
+	}
+	free(files);
+	free(out);
+}
+END_TEST
+
+static Rule *rule_named(RuleFile *f, const char *name)
+{
+	for (int i = 0; i < f->nrules; i++)
+		if (strcmp(f->rules[i]->name, name) == 0)
+			return f->rules[i];
+	ck_abort_msg("no rule %s", name);
+	return NULL;
+}
+
+static Binding *binding_named(Rule *r, const char *name)
+{
+	for (int i = 0; i < r->nbindings; i++)
+		if (strcmp(r->bindings[i].name, name) == 0)
+			return &r->bindings[i];
+	ck_abort_msg("rule %s binds no %s", r->name, name);
+	return NULL;
+}
+
+/* What the checker fills in, on the examples. */
+START_TEST(fills_bindings_types_and_opsets)
+{
+	const char *src =
+		"rule conv_bn: BatchNormalization[epsilon = eps](c @ Conv(x, w:const, b:const?), s:const, t:const, m:const, v:const)\n"
+		"    => Conv[..c](x, w * reshape(s / sqrt(v + eps), [-1] ++ ones(rank(w) - 1)),\n"
+		"                 ((b ?? 0.0) - m) * s / sqrt(v + eps) + t);\n"
+		"rule gelu: Mul(Mul(x, 0.5), Add(Erf(Div(x, 1.4142135)), 1.0)) => Gelu(x);\n"
+		"rule ln: Add(Mul(Div(d @ Sub(x, ReduceMean[axes = [-1]](x)),\n"
+		"                Sqrt(Add(ReduceMean[axes = [-1]](Pow(d, 2.0)), eps:const))), g:const), b:const)\n"
+		"    => LayerNormalization[axis = -1, epsilon = scalar(eps)](x, g, b);\n"
+		"rule cs: Concat[axis = a](s @ Split[axis = a](x, _?)#0, s#1) if outputs(s) == 2 => x;\n"
+		"rule cat: Concat(xs...) if len(xs) == 1 => xs[0];\n";
+	Checked c;
+	check_texts(&c, &src, 1);
+	ck_assert_msg(c.ok && c.d.nwarnings == 0, "%s", c.out);
+	RuleFile *f = c.files[0];
+
+	/* unused node bindings and optional operands are warned about like any other */
+	const char *unused = "rule u: Add(m @ Relu(x), x) => x;\n"
+	                     "rule v: Dropout(x, r?) => x;\n";
+	Checked c2;
+	check_texts(&c2, &unused, 1);
+	ck_assert_int_eq(c2.d.nwarnings, 2);
+	ck_assert_msg(strstr(c2.out, "t.rules:1:13: warning: 'm' is bound but never used") != NULL, "%s", c2.out);
+	ck_assert_msg(strstr(c2.out, "t.rules:2:20: warning: 'r' is bound but never used") != NULL, "%s", c2.out);
+	checked_free(&c2);
+
+	Rule *r = rule_named(f, "conv_bn");
+	ck_assert_int_eq(r->nbindings, 9);
+	Binding *b = binding_named(r, "eps");
+	ck_assert_int_eq(b->type, TY_FLOAT);
+	ck_assert_int_eq(b->uses, 2);
+	b = binding_named(r, "c");
+	ck_assert_int_eq(b->type, TY_NODE);
+	ck_assert_int_eq(b->uses, 1);
+	b = binding_named(r, "b");
+	ck_assert_int_eq(b->type, TY_VALUE);
+	ck_assert(b->is_const && b->optional);
+	ck_assert(binding_named(r, "w")->is_const && !binding_named(r, "w")->optional);
+	ck_assert_ptr_nonnull(r->lhs->schema);
+	ck_assert_str_eq(r->lhs->schema->name, "BatchNormalization");
+	ck_assert_int_eq(r->rhs->type, TY_VALUE);
+	ck_assert_ptr_nonnull(r->rhs->schema);
+	ck_assert_str_eq(r->rhs->schema->name, "Conv");
+	ck_assert_int_eq(r->min_opset_needed, 1);
+
+	ck_assert_int_eq(rule_named(f, "gelu")->min_opset_needed, 20);
+
+	r = rule_named(f, "ln");
+	ck_assert_int_eq(r->min_opset_needed, 17);
+	ck_assert_int_eq(binding_named(r, "d")->type, TY_NODE);
+	ck_assert_int_eq(binding_named(r, "d")->uses, 1);
+	/* ReduceMean's newest form in 1..23 takes axes as an input, written as
+	 * the attribute of the older form. */
+	Pattern *mean = r->lhs->args[0]->args[0]->args[0]->args[1];
+	ck_assert_str_eq(mean->name, "ReduceMean");
+	ck_assert_int_eq(mean->schema->since_version, 18);
+
+	r = rule_named(f, "cs");
+	ck_assert_int_eq(binding_named(r, "a")->type, TY_INT);
+	ck_assert_int_eq(binding_named(r, "a")->uses, 1);
+	ck_assert_int_eq(binding_named(r, "s")->type, TY_NODE);
+	ck_assert_int_eq(r->guard->type, TY_BOOL);
+
+	r = rule_named(f, "cat");
+	ck_assert_int_eq(binding_named(r, "xs")->type, TY_VALUES);
+	ck_assert_int_eq(r->rhs->type, TY_VALUE);
+	checked_free(&c);
+}
+END_TEST
+
+Suite *suite_dsl_check(void)
+{
+	Suite *s = suite_create("dsl_check");
+	TCase *tc = tcase_create("diagnostics");
+	tcase_add_loop_test(tc, diagnostic, 0, (int)(sizeof cases / sizeof cases[0]));
+	tcase_add_loop_test(tc, checks_clean, 0, (int)(sizeof clean / sizeof clean[0]));
+	tcase_add_test(tc, duplicate_rule_names_across_files);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("library");
+	tcase_add_test(tc, rule_library_checks_clean);
+	tcase_add_test(tc, fills_bindings_types_and_opsets);
+	suite_add_tcase(s, tc);
+	return s;
+}
