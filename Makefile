@@ -170,9 +170,10 @@ fuzz-dsl:
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
-bench: $(BUILD)/bench-load $(BUILD)/bench-engine
+bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/graftc
 	$(BUILD)/bench-load
 	$(BUILD)/bench-engine
+	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
 $(BUILD)/bench-engine: $(call obj,tests/bench/bench_engine.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
