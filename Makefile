@@ -3,7 +3,7 @@
 #
 #   make            build graft, graftc (later), libgraft and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
-#   make demo       run graft on the bundled example model
+#   make demo       optimize the bundled example model and check it still computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
 #   make sanitize   build with ASan+UBSan into build/san/ and run the tests
 #   make valgrind   run the tests under valgrind
@@ -128,7 +128,9 @@ test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(B
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx
-	$(BUILD)/graft print examples/tiny_cnn.onnx
+	$(BUILD)/graft optimize examples/tiny_cnn.onnx -o $(BUILD)/tiny_cnn.opt.onnx --report $(BUILD)/tiny_cnn.report.json
+	$(BUILD)/graft compare examples/tiny_cnn.onnx $(BUILD)/tiny_cnn.opt.onnx --runs 3
+	@echo "optimized model: $(BUILD)/tiny_cnn.opt.onnx; audit: $(BUILD)/tiny_cnn.report.json"
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
