@@ -1,7 +1,8 @@
 # graft: one non-recursive Makefile.  Everything generated or built goes to
 # build/ (generated C sources under build/gen/); nothing there is committed.
 #
-#   make            build graft, graftc (later), libgraft and the tests
+#   make            build graft, graftc, libgraft (with the rule library compiled
+#                   by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
@@ -29,6 +30,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
                 libjansson-dev libssl-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+.SECONDEXPANSION:
 .PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-text fuzz-dsl bench clean
 
 # --- generated sources -------------------------------------------------------
@@ -45,6 +47,7 @@ $(GEN)/text_grammar.c $(GEN)/text_grammar.h: ir/text_grammar.y
 	@mkdir -p $(GEN)
 	cp ir/text_grammar.y $(GEN)/text_grammar.y
 	lemon -q -d$(GEN) -T/usr/share/lemon/lempar.c $(GEN)/text_grammar.y
+	@touch $(GEN)/text_grammar.c $(GEN)/text_grammar.h
 
 # Kernel families: each runtime/kernels/<family>.c exports ev_kernels_<family>[].
 $(GEN)/kernel_families.h: $(wildcard runtime/kernels/*.c) Makefile
@@ -61,6 +64,7 @@ $(GEN)/dsl_grammar.c $(GEN)/dsl_grammar.h: dsl/grammar.y
 	@mkdir -p $(GEN)
 	cp dsl/grammar.y $(GEN)/dsl_grammar.y
 	lemon -q -d$(GEN) -T/usr/share/lemon/lempar.c $(GEN)/dsl_grammar.y
+	@touch $(GEN)/dsl_grammar.c $(GEN)/dsl_grammar.h  # lemon keeps an unchanged header's date
 
 GEN_HDRS := $(GEN)/onnx.pb-c.h $(GEN)/kernel_families.h $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.h) $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.h)
 
@@ -73,7 +77,12 @@ DSL_SRCS := $(wildcard dsl/*.c) \
             $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
 RT_SRCS  := $(filter-out runtime/graft.c,$(wildcard runtime/*.c)) $(wildcard runtime/kernels/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/kernels/%.c,%,$(filter-out runtime/kernels/registry.c,$(wildcard runtime/kernels/*.c)))
-GEN_SRCS := $(GEN)/onnx.pb-c.c \
+# The rule library: graftc compiles each level directory of rules/ into one
+# rule set (build/gen/rules_basic.c exports graft_rules_basic); the rule
+# files' own level lines decide the levels.
+RULE_SETS := basic extended
+RULE_SRCS := $(if $(wildcard compiler/graftc.c),$(patsubst %,$(GEN)/rules_%.c,$(RULE_SETS)))
+GEN_SRCS := $(GEN)/onnx.pb-c.c $(RULE_SRCS) \
             $(if $(wildcard ir/text_lexer.re),$(GEN)/text_lexer.c) \
             $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.c)
 LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
@@ -92,7 +101,7 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS)
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-IRLIB_OBJS := $(call obj,$(IR_SRCS) $(GEN_SRCS))
+IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS),$(GEN_SRCS)))
 $(BUILD)/libgraftir.a: $(IRLIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -101,8 +110,18 @@ $(BUILD)/libgraftdsl.a: $(call obj,$(DSL_SRCS))
 	ar rcs $@ $^
 
 # graftc: the rule compiler; links dsl/ and ir/ only.
-$(BUILD)/graftc: $(call obj,compiler/graftc.c) $(BUILD)/libgraftdsl.a $(BUILD)/libgraftir.a
+$(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgraftdsl.a $(BUILD)/libgraftir.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# Matchers generated from the rule library, regenerated when a rule file or
+# graftc changes (graftc rewrites the file only when its text changes, so
+# an unchanged result compiles nothing).  They are ours: full warnings.
+$(RULE_SRCS): $(GEN)/rules_%.c: $(BUILD)/graftc $$(wildcard rules/$$*/*.rules)
+	@mkdir -p $(GEN)
+	$(BUILD)/graftc -n $* -o $@ $(sort $(wildcard rules/$*/*.rules))
+$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
 # --- programs ----------------------------------------------------------------
 $(BUILD)/graft: $(call obj,runtime/graft.c) $(BUILD)/libgraft.a

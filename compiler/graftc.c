@@ -2,11 +2,15 @@
  *
  *   graftc --check FILE...      parse and check rule files, print every diagnostic
  *   graftc --dump-ast FILE...   the same, then print the checked syntax trees
+ *   graftc -o OUT.c [-n SET] FILE...   check, then write the C matchers
+ *                               (codegen.c) as rule set SET (default: from
+ *                               OUT's name, rules_basic.c -> basic)
  *
  * The pipeline reads like a script: read every file, parse each (dsl_parse,
  * which reports syntax errors and goes on), check them together
  * (dsl_check: rule names are unique across files), then the chosen output.
- * Code generation (-o OUT.c, issue 5) becomes one more output step.  Exit
+ * Code generation (-o OUT.c) is one more output step, taken only when
+ * there is no error, and the file is rewritten only when it changed.  Exit
  * status: 0 when there is no error, 1 when there are errors, 2 on a usage
  * problem. */
 #include <errno.h>
@@ -16,12 +20,14 @@
 #include <string.h>
 
 #include "ast.h"
+#include "codegen.h"
 
-typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP } Mode;
+typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP, MODE_GEN } Mode;
 
 typedef struct Options {
 	Mode mode;
-	const char *out;            /* -o: reserved for code generation */
+	const char *out;            /* -o: the C file to generate */
+	const char *set;            /* -n: the rule set's name */
 	const char **files;
 	int nfiles;
 } Options;
@@ -30,6 +36,10 @@ static void usage(FILE *to)
 {
 	fputs("usage: graftc --check FILE...      parse and check rule files\n"
 	      "       graftc --dump-ast FILE...   check, then print the syntax trees\n"
+	      "       graftc -o OUT.c [-n SET] FILE...\n"
+	      "                                   check, then write C matchers exporting\n"
+	      "                                   graft_rules_SET (default SET: OUT's name\n"
+	      "                                   without 'rules_' and '.c')\n"
 	      "       graftc --help\n"
 	      "Diagnostics go to stderr as file:line:col: error: message, with the\n"
 	      "source line and a caret; the exit status is 0 only without errors.\n"
@@ -56,6 +66,14 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->mode = MODE_CHECK;
 		} else if (!strcmp(a, "--dump-ast")) {
 			o->mode = MODE_DUMP;
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-n") || !strcmp(a, "--name")) &&
+		           i + 1 < argc) {
+			if (a[1] == 'o' || a[2] == 'o') {
+				o->out = argv[++i];
+				o->mode = MODE_GEN;
+			} else {
+				o->set = argv[++i];
+			}
 		} else {
 			fprintf(stderr, "graftc: unknown option '%s'\n", a);
 			usage(stderr);
@@ -63,7 +81,7 @@ static int parse_args(int argc, char **argv, Options *o)
 		}
 	}
 	if (o->mode == MODE_NONE) {
-		fputs("graftc: say what to do: --check or --dump-ast\n", stderr);
+		fputs("graftc: say what to do: --check, --dump-ast or -o OUT.c\n", stderr);
 		usage(stderr);
 		return 2;
 	}
@@ -72,7 +90,37 @@ static int parse_args(int argc, char **argv, Options *o)
 		usage(stderr);
 		return 2;
 	}
+	if (o->set) {
+		bool ok = (o->set[0] < '0' || o->set[0] > '9') && o->set[0];
+		for (const char *p = o->set; *p; p++)
+			ok = ok && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'));
+		if (!ok) {
+			fprintf(stderr, "graftc: the set name '%s' is not a C identifier\n", o->set);
+			return 2;
+		}
+	}
 	return 0;
+}
+
+/* The set name from the output file: build/gen/rules_basic.c -> basic. */
+static char *set_from_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "rules_", 6) && base[6])
+		base += 6;
+	char *s = strdup(base);
+	if (!s)
+		abort();
+	char *dot = strrchr(s, '.');
+	if (dot && dot != s)
+		*dot = 0;
+	for (char *p = s; *p; p++)
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			*p = '_';
+	if (*s >= '0' && *s <= '9')
+		*s = '_';
+	return s;
 }
 
 /* The whole file, or NULL after a message. */
@@ -160,6 +208,16 @@ int main(int argc, char **argv)
 		}
 	}
 
+	bool write_failed = false;
+	if (o.mode == MODE_GEN && !d.nerrors && !unreadable) {
+		char *set = o.set ? strdup(o.set) : set_from_path(o.out);
+		char *text = codegen_c(files, nfiles, set, &d);
+		if (text && !codegen_write_if_changed(o.out, text))
+			write_failed = true;
+		free(text);
+		free(set);
+	}
+
 	if (d.nerrors || d.nwarnings)
 		fprintf(stderr, "graftc: %d error%s, %d warning%s\n", d.nerrors, d.nerrors == 1 ? "" : "s",
 		        d.nwarnings, d.nwarnings == 1 ? "" : "s");
@@ -170,5 +228,5 @@ int main(int argc, char **argv)
 	free(files);
 	free(texts);
 	free(o.files);
-	return d.nerrors || unreadable ? 1 : 0;
+	return d.nerrors || unreadable || write_failed ? 1 : 0;
 }

@@ -28,10 +28,11 @@ enum {
 	EXIT_STOPPED = 3, /* optimize: stopped by fuel or a rewrite cycle (a valid model was saved) */
 };
 
-/* The compiled rule sets graft carries.  graftc generates them from rules/
- * (issue 5); until then the engine runs its built-in passes only. */
-static const RwRuleSet *const *const rule_sets = NULL;
-static const int nrule_sets = 0;
+/* The compiled rule sets graft carries: graftc generates them at build time
+ * from rules/basic/ and rules/extended/ (build/gen/rules_*.c). */
+extern const RwRuleSet graft_rules_basic, graft_rules_extended;
+static const RwRuleSet *const rule_sets[] = {&graft_rules_basic, &graft_rules_extended};
+static const int nrule_sets = sizeof rule_sets / sizeof rule_sets[0];
 
 static const char *const usage_text =
 	"usage: graft <command> [options] MODEL\n"

@@ -1,0 +1,26 @@
+/* codegen.h - checked rules -> one C file of matchers (graftc -o).
+ *
+ * The generated file holds the rule table, one function per rule (its
+ * `// match:` and `// result:` source above its code), one match_<Op>
+ * function per root op trying its rules by priority, then source order,
+ * and the set's dispatch on the node's op; it exports
+ * `const RwRuleSet graft_rules_<set>` and calls only the builder API
+ * (runtime/rewrite.h) and its helpers (runtime/rw_gen.h).  A construct the
+ * generator cannot compile yet is reported as an error at its position,
+ * never compiled wrongly. */
+#ifndef GRAFT_CODEGEN_H
+#define GRAFT_CODEGEN_H
+
+#include <stdbool.h>
+
+#include "ast.h"
+
+/* The C text for the checked files (malloc'd), or NULL after errors in d.
+ * set: the rule set's name, a C identifier ("basic"). */
+char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d);
+
+/* Write text to path unless the file already holds exactly it (so make
+ * sees no change); false after a message on stderr. */
+bool codegen_write_if_changed(const char *path, const char *text);
+
+#endif

@@ -1,0 +1,804 @@
+/* rw_gen.c - helpers for graftc's generated matchers (see rw_gen.h): old
+ * opset forms, attributes with defaults, guard builtins over the IR's
+ * shapes and constants, and building ops in the model's opset form. */
+#include "rw_gen.h"
+
+#include <math.h>
+#include <string.h>
+
+static IrModel *M(Rewriter *rw) { return rw_model(rw); }
+
+/* ---- matching --------------------------------------------------------------------- */
+
+NodeId rwg_producer_op(Rewriter *rw, ValueId v, OpKind kind, uint32_t out)
+{
+	NodeId p = rw_producer(rw, v);
+	if (!p || ir_node(M(rw), p)->kind != kind || ir_value(M(rw), v)->out_slot != out)
+		return 0;
+	return p;
+}
+
+NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const char *name, uint32_t out)
+{
+	NodeId p = rw_producer(rw, v);
+	if (!p || strcmp(ir_node(M(rw), p)->domain, domain) || strcmp(ir_node(M(rw), p)->op_type, name) ||
+	    ir_value(M(rw), v)->out_slot != out)
+		return 0;
+	return p;
+}
+
+bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from)
+{
+	IrNode *node = ir_node(M(rw), n);
+	for (uint32_t i = from; i < node->ninputs; i++)
+		if (node->inputs[i])
+			return false;
+	return true;
+}
+
+bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin)
+{
+	IrNode *node = ir_node(M(rw), n);
+	for (uint32_t i = 0; i < node->noutputs; i++)
+		if (node->outputs[i] && !rw_single_use(rw, node->outputs[i], within, nwithin))
+			return false;
+	return true;
+}
+
+ValueId rwg_out(Rewriter *rw, NodeId n, uint32_t k)
+{
+	IrNode *node = ir_node(M(rw), n);
+	return n && k < node->noutputs ? node->outputs[k] : 0;
+}
+
+/* The constant's elements as an EvValue (borrowed bytes), or NULL. */
+static EvValue *const_of(Rewriter *rw, ValueId v)
+{
+	if (!rw_is_const(rw, v))
+		return NULL;
+	EvValue *t = ev_value_from_ir_tensor(M(rw), ir_value(M(rw), v)->tensor);
+	if (t && (t->kind != EV_TENSOR || t->dtype == DT_STRING || !t->data)) {
+		ev_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+bool rwg_const_equals_list(Rewriter *rw, ValueId v, const double *list, int n)
+{
+	EvValue *t = const_of(rw, v);
+	bool ok = t && t->rank == 1 && t->numel == n;
+	for (int i = 0; ok && i < n; i++) {
+		EvValue *lit = ev_scalar_f(t->dtype, list[i]);
+		ok = lit && ev_get_f(t, i) == ev_get_f(lit, 0);
+		ev_unref(lit);
+	}
+	ev_unref(t);
+	return ok;
+}
+
+/* ---- operands that may be attributes -------------------------------------------------- */
+
+RwgArg rwg_arg(Rewriter *rw, NodeId n, uint32_t index, const char *attr, int first, int last)
+{
+	int opset = rw_opset(rw);
+	if (opset >= first && opset <= last)
+		return (RwgArg){0, n, attr};
+	return (RwgArg){rw_input(rw, n, index), n, NULL};
+}
+
+static const IrAttr *arg_attr(Rewriter *rw, RwgArg a)
+{
+	return a.attr ? ir_attr(M(rw), a.n, a.attr) : NULL;
+}
+
+bool rwg_arg_absent(Rewriter *rw, RwgArg a)
+{
+	return a.attr ? arg_attr(rw, a) == NULL : a.v == 0;
+}
+
+/* The operand's elements as doubles (attribute or constant); false if it
+ * is neither an int/float (list) attribute nor a constant that fits. */
+static bool arg_numbers(Rewriter *rw, RwgArg a, double *out, int *n, bool *is_int)
+{
+	if (a.attr) {
+		const IrAttr *at = arg_attr(rw, a);
+		if (!at)
+			return false;
+		switch (at->type) {
+		case ATTR_INT: out[0] = (double)at->i; *n = -1; *is_int = true; return true;
+		case ATTR_FLOAT: out[0] = at->f; *n = -1; *is_int = false; return true;
+		case ATTR_INTS:
+			if (at->n > RWG_MAX_INTS)
+				return false;
+			for (size_t i = 0; i < at->n; i++)
+				out[i] = (double)at->ints[i];
+			*n = (int)at->n;
+			*is_int = true;
+			return true;
+		case ATTR_FLOATS:
+			if (at->n > RWG_MAX_INTS)
+				return false;
+			for (size_t i = 0; i < at->n; i++)
+				out[i] = at->floats[i];
+			*n = (int)at->n;
+			*is_int = false;
+			return true;
+		default:
+			return false;
+		}
+	}
+	EvValue *t = const_of(rw, a.v);
+	bool ok = t && t->numel <= RWG_MAX_INTS && t->rank <= 1;
+	if (ok) {
+		for (int64_t i = 0; i < t->numel; i++)
+			out[i] = ev_get_f(t, i);
+		*n = t->rank == 0 ? -1 : (int)t->numel;
+		*is_int = !ev_is_float(t->dtype);
+	}
+	ev_unref(t);
+	return ok;
+}
+
+bool rwg_arg_same(Rewriter *rw, RwgArg a, RwgArg b)
+{
+	if (!a.attr && !b.attr)
+		return rw_same_value(rw, a.v, b.v);
+	bool absent_a = rwg_arg_absent(rw, a), absent_b = rwg_arg_absent(rw, b);
+	if (absent_a || absent_b)
+		return absent_a && absent_b;
+	double x[RWG_MAX_INTS], y[RWG_MAX_INTS];
+	int nx, ny;
+	bool ix, iy;
+	if (!arg_numbers(rw, a, x, &nx, &ix) || !arg_numbers(rw, b, y, &ny, &iy) || nx != ny || ix != iy)
+		return false;
+	for (int i = 0; i < (nx < 0 ? 1 : nx); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+bool rwg_arg_equals(Rewriter *rw, RwgArg a, double want, double tol)
+{
+	if (!a.attr)
+		return rw_const_equals(rw, a.v, want, tol);
+	double x[RWG_MAX_INTS];
+	int n;
+	bool is_int;
+	if (!arg_numbers(rw, a, x, &n, &is_int))
+		return false;
+	for (int i = 0; i < (n < 0 ? 1 : n); i++) {
+		double w = is_int ? want : (double)(float)want;
+		if (tol > 0 ? fabs(x[i] - want) > tol : x[i] != w)
+			return false;
+	}
+	return true;
+}
+
+bool rwg_arg_equals_list(Rewriter *rw, RwgArg a, const double *list, int n)
+{
+	if (!a.attr)
+		return rwg_const_equals_list(rw, a.v, list, n);
+	double x[RWG_MAX_INTS];
+	int nx;
+	bool is_int;
+	if (!arg_numbers(rw, a, x, &nx, &is_int) || nx != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (x[i] != (is_int ? list[i] : (double)(float)list[i]))
+			return false;
+	return true;
+}
+
+RwgInts rwg_arg_ints(Rewriter *rw, RwgArg a, bool *unknown)
+{
+	if (!a.attr)
+		return rwg_ints(rw, a.v, unknown);
+	RwgInts r = {0};
+	const IrAttr *at = arg_attr(rw, a);
+	if (at && at->type == ATTR_INTS && at->n <= RWG_MAX_INTS) {
+		r.n = (int)at->n;
+		memcpy(r.v, at->ints, sizeof *r.v * at->n);
+	} else if (at && at->type == ATTR_INT) {
+		r.n = 1;
+		r.v[0] = at->i;
+	} else {
+		*unknown = true;
+	}
+	return r;
+}
+
+double rwg_arg_scalar(Rewriter *rw, RwgArg a, bool *unknown)
+{
+	if (!a.attr)
+		return rwg_scalar(rw, a.v, unknown);
+	double x[RWG_MAX_INTS];
+	int n;
+	bool is_int;
+	if (!arg_numbers(rw, a, x, &n, &is_int) || n > 1 || n == 0) {
+		*unknown = true;
+		return 0;
+	}
+	return x[0];
+}
+
+ValueId rwg_arg_value(Rewriter *rw, RwgArg a, bool *unknown)
+{
+	if (!a.attr)
+		return a.v;
+	const IrAttr *at = arg_attr(rw, a);
+	if (!at)
+		return 0;
+	switch (at->type) {
+	case ATTR_INTS: {
+		RwgInts v = rwg_arg_ints(rw, a, unknown);
+		return rwg_const_ints(rw, v);
+	}
+	case ATTR_INT: return rw_const_scalar(rw, DT_INT64, (double)at->i);
+	case ATTR_FLOAT: return rw_const_scalar(rw, DT_FLOAT, at->f);
+	default: *unknown = true; return 0;
+	}
+}
+
+/* ---- attributes with defaults ------------------------------------------------------------ */
+
+/* The attribute as set on n, or its schema default: for the model's opset,
+ * else (an attribute that opset lacks behaves as its newest default) the
+ * newest definition's.  *set gets the node's own attribute or NULL. */
+static const OpAttrDef *attr_or_default(Rewriter *rw, NodeId n, const char *name, const IrAttr **set)
+{
+	IrNode *node = ir_node(M(rw), n);
+	*set = ir_attr(M(rw), n, name);
+	if (*set)
+		return NULL;
+	const OpSchema *s = op_schema_lookup(node->domain, node->op_type,
+	                                     node->domain[0] ? INT32_MAX : rw_opset(rw));
+	const OpAttrDef *d = s ? op_schema_attr(s, name) : NULL;
+	if (!d && !node->domain[0]) {
+		s = op_schema_lookup("", node->op_type, OPSCHEMA_MAX_OPSET);
+		d = s ? op_schema_attr(s, name) : NULL;
+	}
+	return d && d->has_default ? d : NULL;
+}
+
+bool rwg_attr_int(Rewriter *rw, NodeId n, const char *name, int64_t *out)
+{
+	const IrAttr *a;
+	const OpAttrDef *d = attr_or_default(rw, n, name, &a);
+	if (a && a->type == ATTR_INT)
+		*out = a->i;
+	else if (!a && d && d->type == ATTR_INT)
+		*out = d->i;
+	else
+		return false;
+	return true;
+}
+
+bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out)
+{
+	const IrAttr *a;
+	const OpAttrDef *d = attr_or_default(rw, n, name, &a);
+	if (a && a->type == ATTR_FLOAT)
+		*out = a->f;
+	else if (!a && d && d->type == ATTR_FLOAT)
+		*out = (double)(float)d->f;
+	else
+		return false;
+	return true;
+}
+
+bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out)
+{
+	const IrAttr *a;
+	const OpAttrDef *d = attr_or_default(rw, n, name, &a);
+	if (a && a->type == ATTR_STRING)
+		*out = (RwgStr){(const char *)a->s.data, a->s.len};
+	else if (!a && d && d->type == ATTR_STRING && d->s)
+		*out = (RwgStr){d->s, strlen(d->s)};
+	else
+		return false;
+	return true;
+}
+
+bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
+{
+	const IrAttr *a;
+	const OpAttrDef *d = attr_or_default(rw, n, name, &a);
+	const int64_t *v;
+	size_t count;
+	if (a && a->type == ATTR_INTS)
+		v = a->ints, count = a->n;
+	else if (!a && d && d->type == ATTR_INTS)
+		v = d->ints, count = (size_t)d->n;
+	else
+		return false;
+	if (count > RWG_MAX_INTS)
+		return false;
+	out->n = (int)count;
+	if (count)
+		memcpy(out->v, v, sizeof *v * count);
+	return true;
+}
+
+bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out)
+{
+	const IrAttr *a;
+	const OpAttrDef *d = attr_or_default(rw, n, name, &a);
+	const float *v;
+	size_t count;
+	if (a && a->type == ATTR_FLOATS)
+		v = a->floats, count = a->n;
+	else if (!a && d && d->type == ATTR_FLOATS)
+		v = d->floats, count = (size_t)d->n;
+	else
+		return false;
+	if (count > RWG_MAX_INTS)
+		return false;
+	out->n = (int)count;
+	for (size_t i = 0; i < count; i++)
+		out->v[i] = v[i];
+	return true;
+}
+
+/* ---- guard builtins -------------------------------------------------------------------- */
+
+/* The shape of v: a constant's dims, else what inference knows.  rank -1: unknown. */
+static int shape_of(Rewriter *rw, ValueId v, int64_t *dims)
+{
+	if (!v)
+		return -1;
+	IrModel *m = M(rw);
+	IrValue *val = ir_value(m, v);
+	if (val->tensor && !val->is_input) {
+		IrTensor *t = ir_tensor(m, val->tensor);
+		if (t->rank > RWG_MAX_INTS)
+			return -1;
+		for (int i = 0; i < t->rank; i++)
+			dims[i] = t->dims[i];
+		return t->rank;
+	}
+	if (val->shape.rank < 0 || val->shape.rank > RWG_MAX_INTS)
+		return -1;
+	for (int i = 0; i < val->shape.rank; i++)
+		dims[i] = val->shape.dims[i].size;
+	return val->shape.rank;
+}
+
+int64_t rwg_rank(Rewriter *rw, ValueId v, bool *unknown)
+{
+	int64_t dims[RWG_MAX_INTS];
+	int r = shape_of(rw, v, dims);
+	if (r < 0)
+		*unknown = true;
+	return r < 0 ? 0 : r;
+}
+
+RwgInts rwg_shape(Rewriter *rw, ValueId v, bool *unknown)
+{
+	RwgInts s = {0};
+	int r = shape_of(rw, v, s.v);
+	for (int i = 0; i < r; i++)
+		if (s.v[i] < 0)
+			r = -1;
+	if (r < 0) {
+		*unknown = true;
+		s.n = 0;
+	} else {
+		s.n = r;
+	}
+	return s;
+}
+
+int64_t rwg_dim(Rewriter *rw, ValueId v, int64_t i, bool *unknown)
+{
+	int64_t dims[RWG_MAX_INTS];
+	int r = shape_of(rw, v, dims);
+	if (i < 0)
+		i += r;
+	if (r < 0 || i < 0 || i >= r || dims[i] < 0) {
+		*unknown = true;
+		return 0;
+	}
+	return dims[i];
+}
+
+int rwg_dtype(Rewriter *rw, ValueId v)
+{
+	if (!v)
+		return 0;
+	IrValue *val = ir_value(M(rw), v);
+	if (val->tensor)
+		return ir_tensor(M(rw), val->tensor)->dtype;
+	return val->dtype;
+}
+
+int rwg_dtype_k(Rewriter *rw, ValueId v, bool *unknown)
+{
+	int dt = rwg_dtype(rw, v);
+	if (!dt)
+		*unknown = true;
+	return dt;
+}
+
+int64_t rwg_numel(Rewriter *rw, ValueId v, bool *unknown)
+{
+	RwgInts s = rwg_shape(rw, v, unknown);
+	int64_t n = 1;
+	for (int i = 0; i < s.n; i++)
+		n *= s.v[i];
+	return n;
+}
+
+int64_t rwg_uses(Rewriter *rw, ValueId v)
+{
+	return v ? ir_value(M(rw), v)->nuses : 0;
+}
+
+int64_t rwg_outputs(Rewriter *rw, NodeId n)
+{
+	return n ? ir_node(M(rw), n)->noutputs : 0;
+}
+
+double rwg_scalar(Rewriter *rw, ValueId v, bool *unknown)
+{
+	EvValue *t = const_of(rw, v);
+	double x = 0;
+	if (t && t->numel == 1)
+		x = ev_get_f(t, 0);
+	else
+		*unknown = true;
+	ev_unref(t);
+	return x;
+}
+
+RwgInts rwg_ints(Rewriter *rw, ValueId v, bool *unknown)
+{
+	RwgInts r = {0};
+	EvValue *t = const_of(rw, v);
+	if (t && !ev_is_float(t->dtype) && t->rank <= 1 && t->numel <= RWG_MAX_INTS) {
+		r.n = (int)t->numel;
+		for (int i = 0; i < r.n; i++)
+			r.v[i] = ev_get_i(t, i);
+	} else {
+		*unknown = true;
+	}
+	ev_unref(t);
+	return r;
+}
+
+bool rwg_is_identity(RwgInts p)
+{
+	for (int i = 0; i < p.n; i++)
+		if (p.v[i] != i)
+			return false;
+	return true;
+}
+
+/* Transpose[perm = q] then Transpose[perm = p]: output axis i is input axis q[p[i]]. */
+RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown)
+{
+	RwgInts r = {0};
+	if (p.n != q.n) {
+		*unknown = true;
+		return r;
+	}
+	r.n = p.n;
+	for (int i = 0; i < p.n; i++) {
+		if (p.v[i] < 0 || p.v[i] >= q.n) {
+			*unknown = true;
+			return r;
+		}
+		r.v[i] = q.v[p.v[i]];
+	}
+	return r;
+}
+
+RwgInts rwg_ones(int64_t n, bool *unknown)
+{
+	RwgInts r = {0};
+	if (n < 0 || n > RWG_MAX_INTS) {
+		*unknown = true;
+		return r;
+	}
+	r.n = (int)n;
+	for (int i = 0; i < r.n; i++)
+		r.v[i] = 1;
+	return r;
+}
+
+RwgInts rwg_ints_concat(RwgInts a, RwgInts b, bool *unknown)
+{
+	if (a.n + b.n > RWG_MAX_INTS) {
+		*unknown = true;
+		return a;
+	}
+	memcpy(a.v + a.n, b.v, sizeof *b.v * (size_t)b.n);
+	a.n += b.n;
+	return a;
+}
+
+RwgInts rwg_ints_lit(int n, const int64_t *v)
+{
+	RwgInts r = {0};
+	r.n = n < RWG_MAX_INTS ? n : RWG_MAX_INTS;
+	if (r.n)
+		memcpy(r.v, v, sizeof *v * (size_t)r.n);
+	return r;
+}
+
+RwgFloats rwg_floats_lit(int n, const double *v)
+{
+	RwgFloats r = {0};
+	r.n = n < RWG_MAX_INTS ? n : RWG_MAX_INTS;
+	if (r.n)
+		memcpy(r.v, v, sizeof *v * (size_t)r.n);
+	return r;
+}
+
+RwgFloats rwg_ints_to_floats(RwgInts a)
+{
+	RwgFloats r = {a.n, {0}};
+	for (int i = 0; i < a.n; i++)
+		r.v[i] = (double)a.v[i];
+	return r;
+}
+
+bool rwg_ints_eq(RwgInts a, RwgInts b)
+{
+	return a.n == b.n && (a.n == 0 || memcmp(a.v, b.v, sizeof *a.v * (size_t)a.n) == 0);
+}
+
+bool rwg_floats_eq(RwgFloats a, RwgFloats b)
+{
+	if (a.n != b.n)
+		return false;
+	for (int i = 0; i < a.n; i++)
+		if (a.v[i] != b.v[i])
+			return false;
+	return true;
+}
+
+bool rwg_str_eq(RwgStr a, RwgStr b)
+{
+	return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+int64_t rwg_ints_at(RwgInts a, int64_t i, bool *unknown)
+{
+	if (i < 0)
+		i += a.n;
+	if (i < 0 || i >= a.n) {
+		*unknown = true;
+		return 0;
+	}
+	return a.v[i];
+}
+
+double rwg_floats_at(RwgFloats a, int64_t i, bool *unknown)
+{
+	if (i < 0)
+		i += a.n;
+	if (i < 0 || i >= a.n) {
+		*unknown = true;
+		return 0;
+	}
+	return a.v[i];
+}
+
+int64_t rwg_idiv(int64_t a, int64_t b, bool *unknown)
+{
+	if (b == 0 || (a == INT64_MIN && b == -1)) {
+		*unknown = true;
+		return 0;
+	}
+	return a / b;
+}
+
+int64_t rwg_rest_len(Rewriter *rw, RwgRest r)
+{
+	uint32_t n = rw_ninputs(rw, r.n);
+	return n > r.first ? n - r.first : 0;
+}
+
+ValueId rwg_rest_at(Rewriter *rw, RwgRest r, int64_t i, bool *unknown)
+{
+	int64_t len = rwg_rest_len(rw, r);
+	if (i < 0)
+		i += len;
+	if (i < 0 || i >= len) {
+		*unknown = true;
+		return 0;
+	}
+	return rw_input(rw, r.n, r.first + (uint32_t)i);
+}
+
+/* ---- building ------------------------------------------------------------------------ */
+
+/* The form of canonical input i active at the model's opset, or NULL. */
+static const RwgForm *form_at(Rewriter *rw, const RwgForm *forms, int nforms, uint32_t i)
+{
+	int opset = rw_opset(rw);
+	for (int k = 0; k < nforms; k++)
+		if ((uint32_t)forms[k].input == i && opset >= forms[k].first && opset <= forms[k].last)
+			return &forms[k];
+	return NULL;
+}
+
+/* Set attribute `name` of built node n from operand a, with the type the
+ * op's schema gives it at the model's opset. */
+static void set_from_arg(Rewriter *rw, NodeId n, const char *name, RwgArg a, bool *unknown)
+{
+	if (rwg_arg_absent(rw, a))
+		return;
+	IrNode *node = ir_node(M(rw), n);
+	const OpSchema *s = op_schema_lookup("", node->op_type, rw_opset(rw));
+	const OpAttrDef *d = s ? op_schema_attr(s, name) : NULL;
+	double x[RWG_MAX_INTS];
+	int cnt;
+	bool is_int;
+	if (!d || !arg_numbers(rw, a, x, &cnt, &is_int)) {
+		*unknown = true;
+		return;
+	}
+	switch (d->type) {
+	case ATTR_INT: ir_attr_set_int(M(rw), n, name, (int64_t)x[0]); break;
+	case ATTR_FLOAT: ir_attr_set_float(M(rw), n, name, (float)x[0]); break;
+	case ATTR_INTS: {
+		RwgInts v = {cnt < 0 ? 1 : cnt, {0}};
+		for (int i = 0; i < v.n; i++)
+			v.v[i] = (int64_t)x[i];
+		ir_attr_set_ints(M(rw), n, name, v.v, (size_t)v.n);
+		break;
+	}
+	case ATTR_FLOATS: {
+		float f[RWG_MAX_INTS];
+		int k = cnt < 0 ? 1 : cnt;
+		for (int i = 0; i < k; i++)
+			f[i] = (float)x[i];
+		ir_attr_set_floats(M(rw), n, name, f, (size_t)k);
+		break;
+	}
+	default: *unknown = true;
+	}
+}
+
+NodeId rwg_node_forms(Rewriter *rw, const char *op, const RwgArg *ins, uint32_t nin, uint32_t nout,
+                      const RwgForm *forms, int nforms, bool *unknown)
+{
+	ValueId vals[nin + 1];
+	uint32_t kept = 0;
+	/* inputs that are attributes here are dropped: in every form graft
+	 * knows they come after the inputs that stay */
+	for (uint32_t i = 0; i < nin; i++)
+		if (!form_at(rw, forms, nforms, i))
+			vals[kept++] = rwg_arg_value(rw, ins[i], unknown);
+	NodeId node = rwg_node(rw, op, vals, kept, nout);
+	for (uint32_t i = 0; i < nin; i++) {
+		const RwgForm *f = form_at(rw, forms, nforms, i);
+		if (f)
+			set_from_arg(rw, node, f->attr, ins[i], unknown);
+	}
+	return node;
+}
+
+NodeId rwg_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *ins, uint32_t nin,
+                   uint32_t nout)
+{
+	while (nin > 0 && !ins[nin - 1])
+		nin--;
+	return rw_node_in(rw, domain, op, ins, nin, nout);
+}
+
+NodeId rwg_node(Rewriter *rw, const char *op, const ValueId *ins, uint32_t nin, uint32_t nout)
+{
+	return rwg_node_in(rw, "", op, ins, nin, nout);
+}
+
+ValueId rwg_op1(Rewriter *rw, const char *op, ValueId a)
+{
+	return rw_output(rw, rw_node(rw, op, &a, 1, 1), 0);
+}
+
+ValueId rwg_op2(Rewriter *rw, const char *op, ValueId a, ValueId b)
+{
+	ValueId in[2] = {a, b};
+	return rw_output(rw, rw_node(rw, op, in, 2, 1), 0);
+}
+
+ValueId rwg_scalar_like(Rewriter *rw, ValueId like, double x, bool *unknown)
+{
+	int dt = rwg_dtype(rw, like);
+	if (!dt || dt == DT_STRING || !ev_elem_size(dt)) {
+		*unknown = true;
+		dt = DT_FLOAT;
+	}
+	return rw_const_scalar(rw, dt, x);
+}
+
+ValueId rwg_const_ints(Rewriter *rw, RwgInts v)
+{
+	return rw_const_ints(rw, v.v, v.n);
+}
+
+void rwg_set_int(Rewriter *rw, NodeId n, const char *name, int64_t v) { ir_attr_set_int(M(rw), n, name, v); }
+void rwg_set_float(Rewriter *rw, NodeId n, const char *name, double v) { ir_attr_set_float(M(rw), n, name, (float)v); }
+void rwg_set_str(Rewriter *rw, NodeId n, const char *name, RwgStr s) { ir_attr_set_string(M(rw), n, name, s.p, s.n); }
+void rwg_set_ints(Rewriter *rw, NodeId n, const char *name, RwgInts v) { ir_attr_set_ints(M(rw), n, name, v.v, (size_t)v.n); }
+
+void rwg_set_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats v)
+{
+	float f[RWG_MAX_INTS];
+	for (int i = 0; i < v.n; i++)
+		f[i] = (float)v.v[i];
+	ir_attr_set_floats(M(rw), n, name, f, (size_t)v.n);
+}
+
+/* ---- C helpers of the library's rule files ------------------------------------------------ */
+
+bool graft_reciprocal_exact(Rewriter *rw, ValueId t)
+{
+	EvValue *c = const_of(rw, t);
+	/* normal exponents of the type: 1/x must be one of them */
+	int emin = -126, emax = 127;
+	bool ok = c && c->numel > 0;
+	if (ok && c->dtype == DT_FLOAT16)
+		emin = -14, emax = 15;
+	else if (ok && c->dtype == DT_DOUBLE)
+		emin = -1022, emax = 1023;
+	else if (ok && c->dtype != DT_FLOAT && c->dtype != DT_BFLOAT16)
+		ok = false;
+	for (int64_t i = 0; ok && i < c->numel; i++) {
+		double x = ev_get_f(c, i);
+		int e;
+		double mant = isfinite(x) && x != 0 ? frexp(x, &e) : 0;
+		/* x = +-2^(e-1), so 1/x = +-2^(1-e) */
+		ok = fabs(mant) == 0.5 && 1 - e >= emin && 1 - e <= emax;
+	}
+	ev_unref(c);
+	return ok;
+}
+
+bool graft_no_zeros(Rewriter *rw, RwgInts s)
+{
+	(void)rw;
+	for (int i = 0; i < s.n; i++)
+		if (s.v[i] == 0)
+			return false;
+	return true;
+}
+
+/* Does `to` hold every value of `from` exactly?  Widening within floats,
+ * within signed or unsigned ints, unsigned to a wider signed int, bool to
+ * anything numeric, and ints to floats with enough mantissa. */
+bool graft_cast_lossless(Rewriter *rw, int from, int64_t to)
+{
+	(void)rw;
+	if (from == to)
+		return true;
+	switch (from) {
+	case DT_BOOL:
+		return to != DT_STRING && to != DT_UNDEFINED && to < DT_COUNT;
+	case DT_FLOAT16:
+		return to == DT_FLOAT || to == DT_DOUBLE;
+	case DT_BFLOAT16:
+		return to == DT_FLOAT || to == DT_DOUBLE;
+	case DT_FLOAT:
+		return to == DT_DOUBLE;
+	case DT_INT8:
+		return to == DT_INT16 || to == DT_INT32 || to == DT_INT64 || to == DT_FLOAT || to == DT_DOUBLE || to == DT_FLOAT16;
+	case DT_UINT8:
+		return to == DT_UINT16 || to == DT_UINT32 || to == DT_UINT64 || to == DT_INT16 || to == DT_INT32 ||
+		       to == DT_INT64 || to == DT_FLOAT || to == DT_DOUBLE || to == DT_FLOAT16;
+	case DT_INT16:
+		return to == DT_INT32 || to == DT_INT64 || to == DT_FLOAT || to == DT_DOUBLE;
+	case DT_UINT16:
+		return to == DT_UINT32 || to == DT_UINT64 || to == DT_INT32 || to == DT_INT64 || to == DT_FLOAT ||
+		       to == DT_DOUBLE;
+	case DT_INT32:
+		return to == DT_INT64 || to == DT_DOUBLE;
+	case DT_UINT32:
+		return to == DT_UINT64 || to == DT_INT64 || to == DT_DOUBLE;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,168 @@
+/* rw_gen.h - helpers for the matchers graftc generates, and only for them.
+ *
+ * The builder API (rewrite.h) is what any matcher needs; these are what
+ * the rule language adds on top: operands that older opsets spell as
+ * attributes (RwgArg), attributes with the schema's defaults, the builtins
+ * of guards (rank, shape, ints, compose, ...), lists of ints as plain
+ * values, and building ops in the model opset's form.
+ *
+ * Facts that may be unknown (the rank of a value without a shape, ints()
+ * of a non-constant) set *unknown and return a harmless value; generated
+ * code evaluates a whole guard and then treats "unknown" as false, so a
+ * guard on an unknown shape never holds.
+ *
+ * Externs declared in rule files are called as C_NAME(Rewriter *rw, args):
+ * value and tensor arguments are ValueIds, int int64_t, float double, bool
+ * bool, dtype int, string RwgStr, ints RwgInts, floats RwgFloats; the
+ * return types map the same way. */
+#ifndef GRAFT_RW_GEN_H
+#define GRAFT_RW_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rewrite.h"
+
+/* Lists of ints and floats are values of generated code, bounded: a list
+ * that would not fit is unknown. */
+#define RWG_MAX_INTS 64
+
+typedef struct RwgInts {
+	int n;
+	int64_t v[RWG_MAX_INTS];
+} RwgInts;
+
+typedef struct RwgFloats {
+	int n;
+	double v[RWG_MAX_INTS];
+} RwgFloats;
+
+typedef struct RwgStr {
+	const char *p;          /* not NUL-terminated */
+	size_t n;
+} RwgStr;
+
+/* An operand that may be an attribute: canonical input `index` of node n
+ * is the attribute `attr` when the model's opset spells it so (Squeeze's
+ * axes before 13), else the value v (0: absent). */
+typedef struct RwgArg {
+	ValueId v;
+	NodeId n;
+	const char *attr;       /* non-NULL: read the attribute of n */
+} RwgArg;
+
+/* The rest of a node's inputs, from input `first` on: xs... */
+typedef struct RwgRest {
+	NodeId n;
+	uint32_t first;
+} RwgRest;
+
+/* An older form of a built op: canonical input `input` is the attribute
+ * `attr` in opsets first..last. */
+typedef struct RwgForm {
+	int input;
+	const char *attr;
+	int first, last;
+} RwgForm;
+
+/* ---- matching --------------------------------------------------------------- */
+
+/* The node producing v if it is op `kind` of the default domain (or op
+ * `name` of `domain`) and v is its output `out`; else 0. */
+NodeId rwg_producer_op(Rewriter *rw, ValueId v, OpKind kind, uint32_t out);
+NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const char *name, uint32_t out);
+/* Inputs `from` on are all absent. */
+bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from);
+/* Every output of n is used only by the nodes `within` and is no graph output. */
+bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin);
+/* Output k of node n (0 if it has none). */
+ValueId rwg_out(Rewriter *rw, NodeId n, uint32_t k);
+/* A constant whose elements are exactly list[0..n) (1-D, n elements). */
+bool rwg_const_equals_list(Rewriter *rw, ValueId v, const double *list, int n);
+
+/* Operands that may be attributes. */
+RwgArg rwg_arg(Rewriter *rw, NodeId n, uint32_t index, const char *attr, int first, int last);
+static inline RwgArg rwg_val(ValueId v) { return (RwgArg){v, 0, NULL}; }
+bool rwg_arg_absent(Rewriter *rw, RwgArg a);
+bool rwg_arg_same(Rewriter *rw, RwgArg a, RwgArg b);
+bool rwg_arg_equals(Rewriter *rw, RwgArg a, double x, double tol);
+bool rwg_arg_equals_list(Rewriter *rw, RwgArg a, const double *list, int n);
+RwgInts rwg_arg_ints(Rewriter *rw, RwgArg a, bool *unknown);
+double rwg_arg_scalar(Rewriter *rw, RwgArg a, bool *unknown);
+/* As a value: the attribute becomes a new constant (inside rw_begin..rw_commit). */
+ValueId rwg_arg_value(Rewriter *rw, RwgArg a, bool *unknown);
+
+/* Attributes of n, or the schema's default for the model's opset (or, for
+ * an attribute older opsets lack, the newest default).  False if neither. */
+bool rwg_attr_int(Rewriter *rw, NodeId n, const char *name, int64_t *out);
+bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out);
+bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out);
+bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out);
+bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out);
+
+/* ---- guard builtins ------------------------------------------------------------- */
+
+int64_t rwg_rank(Rewriter *rw, ValueId v, bool *unknown);
+RwgInts rwg_shape(Rewriter *rw, ValueId v, bool *unknown);
+int64_t rwg_dim(Rewriter *rw, ValueId v, int64_t i, bool *unknown);
+/* dtype: 0 when unknown (rwg_dtype_k also sets *unknown). */
+int rwg_dtype(Rewriter *rw, ValueId v);
+int rwg_dtype_k(Rewriter *rw, ValueId v, bool *unknown);
+int64_t rwg_numel(Rewriter *rw, ValueId v, bool *unknown);
+int64_t rwg_uses(Rewriter *rw, ValueId v);
+int64_t rwg_outputs(Rewriter *rw, NodeId n);
+double rwg_scalar(Rewriter *rw, ValueId v, bool *unknown);
+RwgInts rwg_ints(Rewriter *rw, ValueId v, bool *unknown);
+bool rwg_is_identity(RwgInts p);
+RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown);
+RwgInts rwg_ones(int64_t n, bool *unknown);
+RwgInts rwg_ints_concat(RwgInts a, RwgInts b, bool *unknown);
+RwgInts rwg_ints_lit(int n, const int64_t *v);
+RwgFloats rwg_floats_lit(int n, const double *v);
+RwgFloats rwg_ints_to_floats(RwgInts a);
+bool rwg_ints_eq(RwgInts a, RwgInts b);
+bool rwg_floats_eq(RwgFloats a, RwgFloats b);
+bool rwg_str_eq(RwgStr a, RwgStr b);
+int64_t rwg_ints_at(RwgInts a, int64_t i, bool *unknown);
+double rwg_floats_at(RwgFloats a, int64_t i, bool *unknown);
+int64_t rwg_idiv(int64_t a, int64_t b, bool *unknown);
+static inline RwgStr rwg_str(const char *s, size_t n) { return (RwgStr){s, n}; }
+int64_t rwg_rest_len(Rewriter *rw, RwgRest r);
+ValueId rwg_rest_at(Rewriter *rw, RwgRest r, int64_t i, bool *unknown);
+
+/* ---- building --------------------------------------------------------------------- */
+
+/* A node of default-domain op with inputs ins[0..nin) (0: absent; trailing
+ * absent ones dropped); rwg_node_in for another domain. */
+NodeId rwg_node(Rewriter *rw, const char *op, const ValueId *ins, uint32_t nin, uint32_t nout);
+NodeId rwg_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *ins, uint32_t nin,
+                   uint32_t nout);
+/* The same in the model opset's form: a canonical input that forms[] says
+ * is an attribute at this opset is set as that attribute (from an
+ * attribute operand or a constant; *unknown when it is neither). */
+NodeId rwg_node_forms(Rewriter *rw, const char *op, const RwgArg *ins, uint32_t nin, uint32_t nout,
+                      const RwgForm *forms, int nforms, bool *unknown);
+/* One-output ops: Sqrt(a), Mul(a, b), Reshape(x, s). */
+ValueId rwg_op1(Rewriter *rw, const char *op, ValueId a);
+ValueId rwg_op2(Rewriter *rw, const char *op, ValueId a, ValueId b);
+/* A scalar constant of like's dtype (*unknown if that is unknown). */
+ValueId rwg_scalar_like(Rewriter *rw, ValueId like, double x, bool *unknown);
+ValueId rwg_const_ints(Rewriter *rw, RwgInts v);
+/* Attributes of a built node. */
+void rwg_set_int(Rewriter *rw, NodeId n, const char *name, int64_t v);
+void rwg_set_float(Rewriter *rw, NodeId n, const char *name, double v);
+void rwg_set_str(Rewriter *rw, NodeId n, const char *name, RwgStr s);
+void rwg_set_ints(Rewriter *rw, NodeId n, const char *name, RwgInts v);
+void rwg_set_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats v);
+
+/* ---- C helpers named by the library's rule files (extern ... = "...") ----------- */
+
+/* Every element of the float constant t has an exact reciprocal: a power of
+ * two whose reciprocal is finite and normal. */
+bool graft_reciprocal_exact(Rewriter *rw, ValueId t);
+/* No element of s is 0 (a Reshape shape that copies no input dim). */
+bool graft_no_zeros(Rewriter *rw, RwgInts s);
+/* Converting from dtype `from` to `to` is exact for every value of `from`. */
+bool graft_cast_lossless(Rewriter *rw, int from, int64_t to);
+
+#endif

@@ -1,0 +1,537 @@
+/* check_rules.c - the rule library, compiled by graftc into build/gen/rules_*.c,
+ * on small text graphs: for each of issue 5's first rules, a graph where
+ * it fires (the firing names it, and the node list after is the expected
+ * one) and one where it must not; before and after, the evaluator runs
+ * the graph on the same generated inputs and the outputs must agree. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "eval.h"
+#include "rewrite.h"
+#include "run.h"
+#include "testutil.h"
+#include "text.h"
+
+extern const RwRuleSet graft_rules_basic, graft_rules_extended;
+static const RwRuleSet *const sets[] = {&graft_rules_basic, &graft_rules_extended};
+
+/* ---- building the text graphs ------------------------------------------------------ */
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	char *s = NULL;
+	ck_assert(vasprintf(&s, f, ap) >= 0);
+	va_end(ap);
+	return s;
+}
+
+/* An initializer "float[3,2,3,3] w = {...}" with deterministic values
+ * base + step * k, k cycling through -5..5; float16 as its bits. */
+static char *tensor(const char *dt, const char *name, const char *dims, double base, double step)
+{
+	int64_t n = 1;
+	for (const char *p = dims; *p;) {
+		n *= strtoll(p, (char **)&p, 10);
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	size_t cap = 64 + (size_t)n * 24;
+	char *s = malloc(cap);
+	size_t len = (size_t)snprintf(s, cap, "%s[%s] %s = {", dt, dims, name);
+	for (int64_t i = 0; i < n; i++) {
+		double v = base + step * (double)((i * 7) % 11 - 5);
+		if (!strcmp(dt, "float16"))
+			len += (size_t)snprintf(s + len, cap - len, "%s%u", i ? ", " : "", ev_float_to_half((float)v));
+		else
+			len += (size_t)snprintf(s + len, cap - len, "%s%.6g", i ? ", " : "", v);
+	}
+	snprintf(s + len, cap - len, "}");
+	return s;
+}
+
+static IrModel *parse(const char *text)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
+	ck_assert_msg(m != NULL, "%s\n%s", d.first, text);
+	return m;
+}
+
+/* The main graph's ops in order, space-separated (static buffer). */
+static const char *ops_of(IrModel *m)
+{
+	static char buf[1024];
+	buf[0] = 0;
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n)) {
+		if (buf[0])
+			strcat(buf, " ");
+		strncat(buf, ir_node(m, n)->op_type, sizeof buf - strlen(buf) - 40);
+	}
+	return buf;
+}
+
+/* Outputs of the main graph on generated inputs (seed 1). */
+static EvValue **evaluate(IrModel *m)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	RunOptions ro = {.seed = 1, .int_hi = 100};
+	EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+	ck_assert(run_prepare_inputs(m, &ro, in, &d));
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d), "%s", d.first);
+	for (uint32_t i = 0; i < g->ninputs; i++)
+		ev_unref(in[i]);
+	free(in);
+	return out;
+}
+
+typedef struct Case {
+	const char *rule;       /* the rule under test (the only one enabled) */
+	const char *want_ops;   /* node list after */
+	bool fires;
+	double tol;             /* outputs agree within tol (0: 1e-5); < 0: no numeric check */
+} Case;
+
+/* Run the rule library on text with only c->rule enabled (and the built-in
+ * passes), then check the firing, the node list and the outputs. */
+static void run_case(const char *text, const Case *c)
+{
+	IrModel *m = parse(text);
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	EvValue **before = c->tol >= 0 ? evaluate(m) : NULL;
+	const char *only[] = {c->rule};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		if (r.firings[i].rule >= 0) {
+			ck_assert_str_eq(rw_firing_name(sets, &r.firings[i]), c->rule);
+			fired++;
+		}
+	ck_assert_msg((fired > 0) == c->fires, "%s fired %d times\n%s", c->rule, fired, text);
+	ck_assert_msg(!strcmp(ops_of(m), c->want_ops), "%s: after: '%s', want '%s'", c->rule, ops_of(m),
+	              c->want_ops);
+	if (before) {
+		EvValue **after = evaluate(m);
+		double tol = c->tol > 0 ? c->tol : 1e-5;
+		for (uint32_t i = 0; i < nout; i++) {
+			RunDiff diff;
+			run_compare(before[i], after[i], tol, tol, &diff);
+			ck_assert_msg(diff.agree, "%s: output %u differs by %g after the rewrite", c->rule, i, diff.max_abs);
+			ev_unref(before[i]);
+			ev_unref(after[i]);
+		}
+		free(before);
+		free(after);
+	}
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+#define HEAD(opset) "<ir_version: 8, opset_import: [\"\" : " #opset "]>\n"
+
+/* ---- identity, dropout -------------------------------------------------------------- */
+
+START_TEST(test_identity)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  a = Identity (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"identity", "Relu", true, 0});
+	/* y = Identity(x): removing it would rename the interface */
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  y = Identity (x)\n}\n",
+	         &(Case){"identity", "Identity", false, 0});
+}
+END_TEST
+
+START_TEST(test_dropout)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  a = Dropout (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_inference", "Relu", true, 0});
+	/* training mode: not the identity (ratio 0 keeps the outputs comparable) */
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float r = {0}, bool t = {1}> {\n"
+	                  "  a = Dropout (x, r, t)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_inference", "Dropout Relu", false, 0});
+	/* opset 11: ratio is an attribute */
+	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y) {\n  a = Dropout <ratio = 0.3> (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_inference_old", "Relu", true, 0});
+	/* the mask output is used: the result gives only output 0 */
+	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y, bool[2,3] k) {\n  a, k = Dropout (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_inference_old", "Dropout Relu", false, -1});
+}
+END_TEST
+
+/* ---- squeeze / unsqueeze in both forms ---------------------------------------------- */
+
+START_TEST(test_squeeze_opset11)
+{
+	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y) {\n"
+	                  "  u = Unsqueeze <axes = [0, 3]> (x)\n  s = Squeeze <axes = [0, 3]> (u)\n  y = Relu (s)\n}\n",
+	         &(Case){"squeeze_unsqueeze", "Relu", true, 0});
+	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3,1] y) {\n"
+	                  "  u = Unsqueeze <axes = [0, 3]> (x)\n  s = Squeeze <axes = [0]> (u)\n  y = Relu (s)\n}\n",
+	         &(Case){"squeeze_unsqueeze", "Unsqueeze Squeeze Relu", false, 0});
+	run_case(HEAD(11) "g (float[1,2,3] x) => (float[1,2,3] y) {\n"
+	                  "  s = Squeeze <axes = [0]> (x)\n  u = Unsqueeze <axes = [0]> (s)\n  y = Relu (u)\n}\n",
+	         &(Case){"unsqueeze_squeeze", "Relu", true, 0});
+}
+END_TEST
+
+START_TEST(test_squeeze_opset13)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[2] a = {0, 3}, int64[2] b = {0, 3}> {\n"
+	                  "  u = Unsqueeze (x, a)\n  s = Squeeze (u, b)\n  y = Relu (s)\n}\n",
+	         &(Case){"squeeze_unsqueeze", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3,1] y) <int64[2] a = {0, 3}, int64[1] b = {0}> {\n"
+	                  "  u = Unsqueeze (x, a)\n  s = Squeeze (u, b)\n  y = Relu (s)\n}\n",
+	         &(Case){"squeeze_unsqueeze", "Unsqueeze Squeeze Relu", false, 0});
+	/* Squeeze without axes squeezes every 1: not the same axes */
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[1] a = {0}> {\n"
+	                  "  u = Unsqueeze (x, a)\n  s = Squeeze (u)\n  y = Relu (s)\n}\n",
+	         &(Case){"squeeze_unsqueeze", "Unsqueeze Squeeze Relu", false, 0});
+}
+END_TEST
+
+/* ---- transposes ------------------------------------------------------------------------ */
+
+START_TEST(test_transpose)
+{
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[3,4,2] y) {\n"
+	                  "  a = Transpose <perm = [1, 0, 2]> (x)\n  b = Transpose <perm = [0, 2, 1]> (a)\n  y = Relu (b)\n}\n",
+	         &(Case){"transpose_transpose", "Transpose Relu", true, 0});
+	/* the first Transpose has another consumer */
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[3,4,2] y, float[3,2,4] z) {\n"
+	                  "  a = Transpose <perm = [1, 0, 2]> (x)\n  b = Transpose <perm = [0, 2, 1]> (a)\n"
+	                  "  y = Relu (b)\n  z = Relu (a)\n}\n",
+	         &(Case){"transpose_transpose", "Transpose Transpose Relu Relu", false, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  a = Transpose <perm = [0, 1]> (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"transpose_identity", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[3,2] y) {\n  a = Transpose <perm = [1, 0]> (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"transpose_identity", "Transpose Relu", false, 0});
+}
+END_TEST
+
+START_TEST(test_transpose_pair_to_identity)
+{
+	/* merged into an identity permutation, which the next rule drops */
+	const char *text = HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n"
+	                            "  a = Transpose <perm = [1, 0]> (x)\n  b = Transpose <perm = [1, 0]> (a)\n  y = Relu (b)\n}\n";
+	IrModel *m = parse(text);
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	RwOptions o = {0};
+	ck_assert(rw_run(m, sets, 2, &o, &r, &d));
+	ck_assert_str_eq(ops_of(m), "Relu");
+	ck_assert_uint_eq(r.nfirings, 2);
+	ck_assert_str_eq(rw_firing_name(sets, &r.firings[0]), "transpose_transpose");
+	ck_assert_str_eq(rw_firing_name(sets, &r.firings[1]), "transpose_identity");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* ---- reshape, cast, variadic --------------------------------------------------------------- */
+
+START_TEST(test_reshape_cast)
+{
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[4,6] y) <int64[2] a = {6, 4}, int64[2] b = {4, -1}> {\n"
+	                  "  r = Reshape (x, a)\n  s = Reshape (r, b)\n  y = Relu (s)\n}\n",
+	         &(Case){"reshape_reshape", "Reshape Relu", true, 0});
+	/* a 0 in the outer shape copies a dim of the inner Reshape's output */
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[6,4] y) <int64[2] a = {6, 4}, int64[2] b = {0, -1}> {\n"
+	                  "  r = Reshape (x, a)\n  s = Reshape (r, b)\n  y = Relu (s)\n}\n",
+	         &(Case){"reshape_reshape", "Reshape Reshape Relu", false, 0});
+	/* float16 -> float32 loses nothing */
+	run_case(HEAD(13) "g (float16[2,3] x) => (int32[2,3] y) {\n"
+	                  "  a = Cast <to = 1> (x)\n  b = Cast <to = 6> (a)\n  y = Abs (b)\n}\n",
+	         &(Case){"cast_cast", "Cast Abs", true, 0});
+	/* float32 -> float16 rounds */
+	run_case(HEAD(13) "g (float[2,3] x) => (double[2,3] y) {\n"
+	                  "  a = Cast <to = 10> (x)\n  b = Cast <to = 11> (a)\n  y = Abs (b)\n}\n",
+	         &(Case){"cast_cast", "Cast Cast Abs", false, 0});
+}
+END_TEST
+
+START_TEST(test_variadic)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  c = Concat <axis = 0> (x)\n  y = Relu (c)\n}\n",
+	         &(Case){"concat_single", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[4,3] y) {\n  c = Concat <axis = 0> (x, x)\n  y = Relu (c)\n}\n",
+	         &(Case){"concat_single", "Concat Relu", false, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  c = Sum (x)\n  y = Relu (c)\n}\n",
+	         &(Case){"sum_single", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  c = Sum (x, x)\n  y = Relu (c)\n}\n",
+	         &(Case){"sum_single", "Sum Relu", false, 0});
+	run_case(HEAD(13) "g (float[4,3] x) => (float[4,3] y) {\n"
+	                  "  a, b = Split <axis = 0> (x)\n  c = Concat <axis = 0> (a, b)\n  y = Relu (c)\n}\n",
+	         &(Case){"concat_of_split", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[4,3] x) => (float[4,3] y) {\n"
+	                  "  a, b = Split <axis = 0> (x)\n  c = Concat <axis = 0> (b, a)\n  y = Relu (c)\n}\n",
+	         &(Case){"concat_of_split", "Split Concat Relu", false, 0});
+}
+END_TEST
+
+/* ---- MatMul + Add, Conv + Add ------------------------------------------------------------ */
+
+START_TEST(test_matmul_add)
+{
+	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
+	char *t = fmt(HEAD(13) "g (float[2,3] x) => (float[2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (b, m)\n}\n", w, b);
+	run_case(t, &(Case){"matmul_add_gemm", "Gemm", true, 0});
+	free(t);
+	/* rank 3: not a Gemm */
+	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
+	run_case(t, &(Case){"matmul_add_gemm", "MatMul Add", false, 0});
+	free(t);
+	free(w);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_conv_add)
+{
+	char *w = tensor("float", "w", "3,2,3,3", 0.1, 0.05), *k = tensor("float", "k", "3,1,1", 0.5, 0.1);
+	char *k2 = tensor("float", "k", "1,3,1,1", 0.5, 0.1), *kb = tensor("float", "k", "3,3,3", 0.5, 0.1);
+	char *t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Add (c, k)\n}\n", w, k);
+	run_case(t, &(Case){"conv_add_bias", "Conv", true, 0});
+	free(t);
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Add (k, c)\n}\n", w, k2);
+	run_case(t, &(Case){"conv_add_bias", "Conv", true, 0});
+	free(t);
+	/* not one value per channel */
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Add (c, k)\n}\n", w, kb);
+	run_case(t, &(Case){"conv_add_bias", "Conv Add", false, 0});
+	free(t);
+	free(w);
+	free(k);
+	free(k2);
+	free(kb);
+}
+END_TEST
+
+/* ---- Conv + BatchNormalization ------------------------------------------------------------- */
+
+/* Conv (dims of x and w given) then BatchNormalization over 4 channels. */
+static char *conv_bn(const char *dt, int opset, const char *xdims, const char *ydims, const char *wdims,
+                     bool bias, const char *conv_attrs, const char *bn_attrs, bool second_use)
+{
+	char *w = tensor(dt, "w", wdims, 0.1, 0.05), *b = tensor(dt, "b", "4", 0.2, 0.1);
+	char *s = tensor(dt, "s", "4", 1.0, 0.1), *tt = tensor(dt, "t", "4", 0.3, 0.05);
+	char *mm = tensor(dt, "m", "4", 0.1, 0.02), *v = tensor(dt, "v", "4", 0.8, 0.05);
+	char *outs = second_use ? fmt("%s[%s] y, %s[%s] z", dt, ydims, dt, ydims) : fmt("%s[%s] y", dt, ydims);
+	char *text = fmt("<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                 "g (%s[%s] x) => (%s) <%s, %s, %s, %s, %s, %s> {\n"
+	                 "  c = Conv %s (x, w%s)\n"
+	                 "  y = BatchNormalization %s (c, s, t, m, v)\n%s"
+	                 "}\n",
+	                 opset, dt, xdims, outs, w, b, s, tt, mm, v, conv_attrs, bias ? ", b" : "", bn_attrs,
+	                 second_use ? "  z = Relu (c)\n" : "");
+	free(outs);
+	free(w);
+	free(b);
+	free(s);
+	free(tt);
+	free(mm);
+	free(v);
+	return text;
+}
+
+START_TEST(test_conv_bn)
+{
+	struct {
+		const char *what, *dt, *x, *y, *w, *conv_attrs, *bn_attrs;
+		int opset;
+		bool bias, second, fires;
+		double tol;
+	} cases[] = {
+		{"conv1d", "float", "1,2,7", "1,4,5", "4,2,3", "", "<epsilon = 0.001>", 13, true, false, true, 1e-4},
+		{"conv2d", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, false, true, 1e-4},
+		{"conv3d", "float", "1,2,4,4,4", "1,4,2,2,2", "4,2,3,3,3", "", "", 13, true, false, true, 1e-4},
+		{"grouped", "float", "1,4,5,5", "1,4,3,3", "4,2,3,3", "<group = 2>", "", 13, true, false, true, 1e-4},
+		{"depthwise, no bias", "float", "1,4,5,5", "1,4,5,5", "4,1,3,3", "<group = 4, pads = [1, 1, 1, 1]>", "",
+		 13, false, false, true, 1e-4},
+		{"no bias", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 9, false, false, true, 1e-4},
+		{"fp16", "float16", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, false, true, 2e-2},
+		{"second consumer", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, true, false, 1e-5},
+		{"training mode", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "<training_mode = 1>", 15, true, false,
+		 false, -1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = conv_bn(cases[i].dt, cases[i].opset, cases[i].x, cases[i].y, cases[i].w, cases[i].bias,
+		                     cases[i].conv_attrs, cases[i].bn_attrs, cases[i].second);
+		const char *want = cases[i].fires ? "Conv" : cases[i].second ? "Conv BatchNormalization Relu" : "Conv BatchNormalization";
+		run_case(text, &(Case){"conv_bn", want, cases[i].fires, cases[i].tol});
+		free(text);
+	}
+}
+END_TEST
+
+/* ---- extended: GELU, LayerNorm, Div by a constant ------------------------------------------- */
+
+START_TEST(test_gelu)
+{
+	const char *erf = "g (float[2,8] x) => (float[2,8] y) <float h = {0.5}, float r = {1.4142135}, float one = {1}> {\n"
+	                  "  d = Div (x, r)\n  e = Erf (d)\n  a = Add (one, e)\n  m = Mul (h, x)\n  y = Mul (a, m)\n}\n";
+	char *t = fmt(HEAD(20) "%s", erf);
+	run_case(t, &(Case){"gelu_erf", "Gelu", true, 1e-5});
+	free(t);
+	/* Gelu needs opset 20 */
+	t = fmt(HEAD(13) "%s", erf);
+	run_case(t, &(Case){"gelu_erf", "Div Erf Add Mul Mul", false, 0});
+	free(t);
+	/* torch's order: (x * (1 + erf(x / sqrt 2))) * 0.5 */
+	run_case(HEAD(20) "g (float[2,8] x) => (float[2,8] y) <float h = {0.5}, float r = {1.4142135}, float one = {1}> {\n"
+	                  "  d = Div (x, r)\n  e = Erf (d)\n  a = Add (e, one)\n  m = Mul (x, a)\n  y = Mul (m, h)\n}\n",
+	         &(Case){"gelu_erf_torch", "Gelu", true, 1e-5});
+	/* 0.6 is no GELU */
+	run_case(HEAD(20) "g (float[2,8] x) => (float[2,8] y) <float h = {0.6}, float r = {1.4142135}, float one = {1}> {\n"
+	                  "  d = Div (x, r)\n  e = Erf (d)\n  a = Add (e, one)\n  m = Mul (x, a)\n  y = Mul (m, h)\n}\n",
+	         &(Case){"gelu_erf_torch", "Div Erf Add Mul Mul", false, 0});
+}
+END_TEST
+
+static const char *layer_norm =
+	"g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}, %s, %s> {\n"
+	"  mu = ReduceMean <axes = [-1]> (x)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	"  var = ReduceMean <axes = [-1]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	"  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)%s\n}\n";
+
+START_TEST(test_layer_norm)
+{
+	char *g = tensor("float", "g", "8", 1.0, 0.1), *b = tensor("float", "b", "8", 0.0, 0.1);
+	char *t = fmt(HEAD(17) "%s", layer_norm);
+	char *text = fmt(t, g, b, "");
+	run_case(text, &(Case){"layer_norm", "LayerNormalization", true, 1e-4});
+	free(text);
+	free(t);
+	/* d has a consumer outside the match */
+	t = fmt(HEAD(17) "%s", layer_norm);
+	text = fmt(t, g, b, "\n  z = Relu (d)");
+	char *p = strstr(text, "float[2,3,8] y)");
+	char *fixed = fmt("%.*sfloat[2,3,8] y, float[2,3,8] z)%s", (int)(p - text), text, p + strlen("float[2,3,8] y)"));
+	run_case(fixed, &(Case){"layer_norm",
+	                        "ReduceMean Sub Pow ReduceMean Add Sqrt Div Mul Add Relu", false, 0});
+	free(fixed);
+	free(text);
+	free(t);
+	free(g);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_div_by_const)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {4, 0.5, -0.25}> {\n  y = Div (x, c)\n}\n",
+	         &(Case){"div_by_const", "Mul", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {4, 3, 2}> {\n  y = Div (x, c)\n}\n",
+	         &(Case){"div_by_const", "Div", false, 0});
+}
+END_TEST
+
+/* ---- graftc -o ------------------------------------------------------------------------ */
+
+/* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
+static int graftc(const char *args, char **err)
+{
+	const char *exe = getenv("GRAFTC");
+	*err = NULL;
+	if (!exe)
+		return -1;
+	char *cmd = fmt("%s %s 2>&1", exe, args);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+	size_t got;
+	while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+		n += got;
+		if (n + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[n] = 0;
+	int st = pclose(p);
+	free(cmd);
+	*err = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
+}
+
+START_TEST(test_graftc_output)
+{
+	char *dir = temp_dir(), *err;
+	char *rules = fmt("%s/mine.rules", dir), *out = fmt("%s/rules_mine.c", dir);
+	const char *src = "level basic;\nrule neg_neg \"two negations cancel\": Neg(Neg(x)) => x;\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	char *args = fmt("-o %s %s", out, rules);
+	int st = graftc(args, &err);
+	if (st == -1) {
+		free(args), free(rules), free(out), rm_rf(dir), free(dir);
+		return;
+	}
+	ck_assert_msg(st == 0, "%s", err);
+	free(err);
+	size_t len;
+	char *text = (char *)read_file(out, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "Code generated by graftc from ") && strstr(text, "DO NOT EDIT."), "%s", text);
+	ck_assert(strstr(text, "// match:  Neg(Neg(x))\n// result: x\n"));
+	ck_assert(strstr(text, "const RwRuleSet graft_rules_mine = {\"graft-mine\""));
+	ck_assert(strstr(text, "_Static_assert(GRAFT_BUILDER_API_VERSION == 1"));
+	free(text);
+	/* unchanged output: the file is not rewritten (its inode stays) */
+	struct stat a, b;
+	ck_assert_int_eq(stat(out, &a), 0);
+	ck_assert_int_eq(graftc(args, &err), 0);
+	free(err);
+	ck_assert_int_eq(stat(out, &b), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	/* what the generator cannot compile is an error at its position */
+	src = "rule r: Pad(x, _) => x;\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	ck_assert_int_eq(graftc(args, &err), 1);
+	ck_assert_msg(strstr(err, "mine.rules:1:9: error: not supported by the code generator yet: 'Pad' input 2, which older opsets spell as several attributes"),
+	              "%s", err);
+	free(err);
+	free(args);
+	free(rules);
+	free(out);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_rules(void)
+{
+	Suite *s = suite_create("rules");
+	TCase *tc = tcase_create("library");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_identity);
+	tcase_add_test(tc, test_dropout);
+	tcase_add_test(tc, test_squeeze_opset11);
+	tcase_add_test(tc, test_squeeze_opset13);
+	tcase_add_test(tc, test_transpose);
+	tcase_add_test(tc, test_transpose_pair_to_identity);
+	tcase_add_test(tc, test_reshape_cast);
+	tcase_add_test(tc, test_variadic);
+	tcase_add_test(tc, test_matmul_add);
+	tcase_add_test(tc, test_conv_add);
+	tcase_add_test(tc, test_conv_bn);
+	tcase_add_test(tc, test_gelu);
+	tcase_add_test(tc, test_layer_norm);
+	tcase_add_test(tc, test_div_by_const);
+	tcase_add_test(tc, test_graftc_output);
+	suite_add_tcase(s, tc);
+	return s;
+}
