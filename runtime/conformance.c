@@ -8,6 +8,7 @@
  * tests (e.g. *_expanded) the op named by the test.  A test is unsupported
  * when some node has no kernel; excluded when the exclusion file names it. */
 #include "conformance.h"
+#include "run.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -200,17 +201,6 @@ static void relabel_bf16(IrModel *m, ValueId v, EvValue *x)
 
 typedef enum { T_PASS, T_FAIL, T_UNSUPPORTED, T_EXCLUDED } TestStatus;
 
-/* Graph inputs that the data sets feed: all inputs that are not initializers
- * (IR-3 models list their initializers as inputs too). */
-static uint32_t fed_inputs(IrModel *m, ValueId *ids)
-{
-	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < g->ninputs; i++)
-		if (!ir_value(m, g->inputs[i])->tensor)
-			ids[n++] = g->inputs[i];
-	return n;
-}
 
 static TestStatus run_dataset(IrModel *m, const char *dir, char *why, size_t size)
 {
@@ -218,7 +208,7 @@ static TestStatus run_dataset(IrModel *m, const char *dir, char *why, size_t siz
 	diag_init(&d, NULL);
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
 	ValueId fed[g->ninputs + 1];
-	uint32_t nfed = fed_inputs(m, fed);
+	uint32_t nfed = run_fed_inputs(m, fed); /* inputs that are not initializers */
 	const EvValue **inputs = calloc(g->ninputs + 1, sizeof *inputs);
 	EvValue **loaded = calloc(g->ninputs + 1, sizeof *loaded);
 	EvValue **outputs = calloc(g->noutputs + 1, sizeof *outputs);
