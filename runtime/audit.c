@@ -234,3 +234,119 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 	json_decref(root);
 	return ok;
 }
+
+/* ---- graft explain: where a node came from ---------------------------------------- */
+
+static bool in_array(json_t *arr, const char *node)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), node) == 0)
+			return true;
+	return false;
+}
+
+static void print_names(FILE *out, const char *what, json_t *arr)
+{
+	if (!json_array_size(arr))
+		return;
+	fprintf(out, "    %s:", what);
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+		fprintf(out, " %s", json_string_value(v));
+	fprintf(out, "\n");
+}
+
+int audit_explain(const char *report, const char *node, FILE *out, Diag *d)
+{
+	json_error_t err;
+	json_t *root = json_load_file(report, 0, &err);
+	if (!root) {
+		diag_error(d, report, "%d:%d: not a graft report: %s", err.line, err.column, err.text);
+		return -1;
+	}
+	json_t *firings = json_object_get(root, "firings");
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	if (!json_is_array(firings) || !schema || strncmp(schema, "graft-audit/", 12) != 0) {
+		diag_error(d, report, "not a graft report (no schema graft-audit/N and firings)");
+		json_decref(root);
+		return -1;
+	}
+	int hits = 0;
+	size_t i;
+	json_t *f;
+	json_array_foreach(firings, i, f) {
+		json_t *created = json_object_get(f, "created"), *matched = json_object_get(f, "matched"),
+		       *removed = json_object_get(f, "removed");
+		json_t *made = NULL;
+		size_t k;
+		json_t *c;
+		json_array_foreach(created, k, c)
+			if (strcmp(json_string_value(json_object_get(c, "node")), node) == 0)
+				made = c;
+		if (!made && !in_array(matched, node) && !in_array(removed, node))
+			continue;
+		hits++;
+		const char *src = json_string_value(json_object_get(f, "source"));
+		fprintf(out, "#%zu %s%s%s%s: %s\n", i + 1, json_string_value(json_object_get(f, "rule")), src ? " (" : "",
+		        src ? src : "", src ? ")" : "",
+		        made ? "created it" : in_array(removed, node) ? "removed it" : "matched it");
+		print_names(out, "matched", matched);
+		json_array_foreach(created, k, c)
+			fprintf(out, "    created: %s\n", json_string_value(json_object_get(c, "node")));
+		print_names(out, "removed", removed);
+		if (made)
+			print_names(out, "it stands for", json_object_get(made, "provenance"));
+	}
+	if (!hits)
+		fprintf(out, "%s: no rule touched '%s'\n", report, node);
+	json_decref(root);
+	return hits;
+}
+
+/* ---- --dot: the graph for Graphviz, rewritten nodes highlighted ------------------- */
+
+static void dot_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
+bool audit_write_dot(IrModel *m, const RwResult *r, const char *path, Diag *d)
+{
+	FILE *out = fopen(path, "w");
+	if (!out) {
+		diag_error(d, path, "cannot write: %m");
+		return false;
+	}
+	fprintf(out, "digraph graft {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white];\n");
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n)) {
+		IrNode *node = ir_node(m, n);
+		bool created = false;
+		for (size_t i = 0; i < r->nfirings && !created; i++)
+			for (int k = 0; k < r->firings[i].ncreated && !created; k++)
+				created = strcmp(r->firings[i].created[k], node->name) == 0;
+		fprintf(out, "  n%u [label=\"", n);
+		dot_escape(out, node->op_type);
+		if (*node->name) {
+			fputs("\\n", out);
+			dot_escape(out, node->name);
+		}
+		fprintf(out, "\"%s];\n", created ? ", fillcolor=\"#ffd27f\"" : "");
+		for (uint32_t i = 0; i < node->ninputs; i++) {
+			ValueId v = node->inputs[i];
+			if (v && ir_value(m, v)->producer && ir_node(m, ir_value(m, v)->producer)->graph == IR_MAIN_GRAPH)
+				fprintf(out, "  n%u -> n%u;\n", ir_value(m, v)->producer, n);
+		}
+	}
+	fprintf(out, "}\n");
+	bool ok = fclose(out) == 0;
+	if (!ok)
+		diag_error(d, path, "cannot write: %m");
+	return ok;
+}

@@ -25,4 +25,11 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
                         const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d);
 
+/* graft explain: print every firing that matched, created or removed `node`
+ * (with the provenance of a created node).  Returns the number of firings,
+ * or -1 if the report cannot be read. */
+int audit_explain(const char *report, const char *node, FILE *out, Diag *d);
+/* graft optimize --dot: the main graph for Graphviz, created nodes highlighted. */
+bool audit_write_dot(IrModel *m, const RwResult *r, const char *path, Diag *d);
+
 #endif

@@ -45,6 +45,7 @@ static const char *const usage_text =
 	"  compare A B                run two models on the same inputs; exit 0 only if they agree\n"
 	"  ops                        the ops the evaluator supports, with their types\n"
 	"  optimize MODEL -o OUT      rewrite to a fixpoint; report what fired (--report FILE.json)\n"
+	"  explain REPORT.json NODE   which rules touched a node, and what a new node stands for\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
 	"\n"
@@ -673,6 +674,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"trace", no_argument, NULL, 't'},
 		{"report", required_argument, NULL, 'r'},
 		{"list-rules", no_argument, NULL, 'L'},
+		{"dot", required_argument, NULL, 'D'},
 		{"no-fold", no_argument, NULL, '1'},
 		{"no-cse", no_argument, NULL, '2'},
 		{"no-dce", no_argument, NULL, '3'},
@@ -683,7 +685,7 @@ static int cmd_optimize(int argc, char **argv)
 	};
 	RwOptions ro = {.trace_out = stderr};
 	SaveOptions so = {0};
-	const char *out = NULL, *report = NULL;
+	const char *out = NULL, *report = NULL, *dot = NULL;
 	const char *enabled[128], *disabled[128];
 	bool list = false;
 	int c;
@@ -694,6 +696,7 @@ static int cmd_optimize(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'r': report = optarg; break;
+		case 'D': dot = optarg; break;
 		case 'V': ro.allow_vendor_ops = true; break;
 		case 't': ro.trace = true; break;
 		case 'L': list = true; break;
@@ -747,6 +750,7 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --shuffle SEED        randomize the worklist order\n"
 			       "  --trace               print each firing as it happens\n"
 			       "  --report FILE.json    the audit: every firing, its nodes and their provenance\n"
+			       "  --dot FILE            the optimized graph for Graphviz, rewritten nodes highlighted\n"
 			       "  --list-rules          list the rules and exit\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
 			       "  --max-bytes N         constant-folding size cap (default 64 MB)\n"
@@ -792,12 +796,34 @@ static int cmd_optimize(int argc, char **argv)
 		        r.nodes_after, r.stop == RW_FIXPOINT ? "fixpoint" : r.stop == RW_MAX_REWRITES ? "stopped at --max-rewrites" : "stopped early");
 		if (report && !audit_write_report(report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
 			rc = EXIT_INPUT;
+		if (dot && !audit_write_dot(m, &r, dot, &d))
+			rc = EXIT_INPUT;
 	}
 	audit_hist_free(&before);
 	audit_hist_free(&after);
 	rw_result_free(&r);
 	ir_model_free(m);
 	return rc;
+}
+
+/* ---- explain ------------------------------------------------------------------ */
+
+static int cmd_explain(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: graft explain REPORT.json NODE\n"
+		       "Where a node came from and which rules touched it: every firing in the report\n"
+		       "(from graft optimize --report) that matched, created or removed NODE, with the\n"
+		       "input nodes a created node stands for.  NODE is a node name, or Op#index for an\n"
+		       "unnamed node of the input model.\n");
+		return EXIT_OK;
+	}
+	if (argc != 3)
+		return usage_error("explain: expected REPORT.json and NODE%s", "");
+	Diag d;
+	diag_init(&d, stderr);
+	int hits = audit_explain(argv[1], argv[2], stdout, &d);
+	return hits < 0 ? EXIT_INPUT : EXIT_OK;
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -884,6 +910,8 @@ int main(int argc, char **argv)
 		return cmd_fold(argc - 1, argv + 1);
 	if (strcmp(cmd, "optimize") == 0)
 		return cmd_optimize(argc - 1, argv + 1);
+	if (strcmp(cmd, "explain") == 0)
+		return cmd_explain(argc - 1, argv + 1);
 	if (strcmp(cmd, "shapes") == 0)
 		return cmd_shapes(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);

@@ -9,6 +9,7 @@
  * common-subexpression elimination; each is reported like a rule. */
 #include "rewrite.h"
 #include "infer.h"
+#include "arena.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -722,9 +723,11 @@ bool rw_commit(Rewriter *rw)
 	f->nprovenance = xrealloc(NULL, sizeof *f->nprovenance * (size_t)(rw->ntx_created + 1));
 	for (int i = 0; i < rw->ntx_created; i++) {
 		NodeId n = rw->tx_created[i];
-		char name[300];
-		snprintf(name, sizeof name, "%s#new%u", ir_node(m, n)->op_type, n);
-		add_name(&f->created, &f->ncreated, strdup(name));
+		/* a name that says where the node came from, kept in the saved model
+		 * so the audit's names can be found there */
+		if (!*ir_node(m, n)->name)
+			ir_node(m, n)->name = arena_printf(m->arena, "%s/%s_%u", rule->name, ir_node(m, n)->op_type, n);
+		add_name(&f->created, &f->ncreated, strdup(ir_node(m, n)->name));
 		f->provenance[i] = xrealloc(NULL, sizeof **f->provenance * (size_t)(nprov + 1));
 		f->nprovenance[i] = nprov;
 		rw->prov[n] = xrealloc(NULL, sizeof **rw->prov * (size_t)(nprov + 1));
