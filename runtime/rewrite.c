@@ -136,11 +136,34 @@ static NodeId pop(Rewriter *rw, size_t *h)
 	return 0;
 }
 
+/* When a value changes, a rule may now match at any node whose pattern
+ * reaches it: push its readers, their readers, ... down to the depth of the
+ * deepest pattern (a written-out LayerNorm is 6 deep), at most 64 nodes. */
+#define PATTERN_DEPTH 6
+#define PUSH_LIMIT 64
 static void push_consumers(Rewriter *rw, ValueId v)
 {
-	IrValue *val = ir_value(rw->m, v);
-	for (uint32_t u = 0; !val->dead && u < val->nuses; u++)
-		push(rw, val->uses[u].node);
+	IrModel *m = rw->m;
+	ValueId frontier[PUSH_LIMIT], next[PUSH_LIMIT];
+	int nf = 1, pushed = 0;
+	frontier[0] = v;
+	for (int depth = 0; depth < PATTERN_DEPTH && nf && pushed < PUSH_LIMIT; depth++) {
+		int nn = 0;
+		for (int i = 0; i < nf && pushed < PUSH_LIMIT; i++) {
+			IrValue *val = ir_value(m, frontier[i]);
+			for (uint32_t u = 0; !val->dead && u < val->nuses && pushed < PUSH_LIMIT; u++) {
+				NodeId c = val->uses[u].node;
+				push(rw, c);
+				pushed++;
+				IrNode *node = ir_node(m, c);
+				for (uint32_t o = 0; o < node->noutputs && nn < PUSH_LIMIT; o++)
+					if (node->outputs[o])
+						next[nn++] = node->outputs[o];
+			}
+		}
+		memcpy(frontier, next, sizeof *next * (size_t)nn);
+		nf = nn;
+	}
 }
 
 /* ---- audit records ---------------------------------------------------------------- */
@@ -425,6 +448,8 @@ static bool try_cse(Rewriter *rw, NodeId n)
 					return false;
 				push_consumers(rw, ov);
 				ir_replace_all_uses(m, ov, ev);
+				/* ev's readers now share an input: they may have twins too */
+				push_consumers(rw, ev);
 			}
 			remove_if_dead(rw, n, f);
 			rw->res->rewrites++;
@@ -747,8 +772,8 @@ bool rw_commit(Rewriter *rw)
 		keep[o] = NULL;
 		if (!ov || !nv)
 			continue;
-		push_consumers(rw, ov);
 		ir_replace_all_uses(m, ov, nv);
+		push_consumers(rw, nv); /* the old readers, and nv's own, which now share it */
 		if (ir_value(m, ov)->is_output) {
 			for (GraphId g = 1; g < m->ngraphs; g++)
 				for (uint32_t k = 0; k < ir_graph(m, g)->noutputs; k++)
@@ -822,6 +847,7 @@ static bool try_fold(Rewriter *rw, NodeId n)
 				if (ins[i] && ir_value(m, ins[i])->producer)
 					remove_if_dead(rw, ir_value(m, ins[i])->producer, f);
 			rw->res->rewrites++;
+			push(rw, n); /* its shape is a constant now: rules may match it */
 			return true;
 		}
 		return false;

@@ -352,6 +352,65 @@ START_TEST(test_determinism_and_shuffle)
 }
 END_TEST
 
+/* The library's compiled rules over corpus models with several --shuffle
+ * seeds: the same node count and the same outputs every time. */
+extern const RwRuleSet graft_rules_basic, graft_rules_extended;
+
+START_TEST(test_library_rules_shuffle_corpus)
+{
+	const char *corpus = corpus_dir();
+	if (!corpus) {
+		fprintf(stderr, "note: no corpus; library shuffle test skipped\n");
+		return;
+	}
+	static const char *models[] = {"small_cnn/raw_injected", "resnet18/raw", "mobilenet_v2/raw", "gpt2_h128_l2/raw",
+	                               "bert_h128_l2/dyn", "swin_t_narrow/raw"};
+	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
+	for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/torch/%s/model.onnx", corpus, models[k]);
+		uint32_t nodes = 0;
+		EvValue *ref = NULL;
+		for (uint64_t seed = 0; seed < 4; seed++) {
+			Diag d;
+			diag_init(&d, stderr);
+			IrModel *m = ir_load_file(path, NULL, &d);
+			ck_assert_ptr_nonnull(m);
+			RwOptions o = {.shuffle_seed = seed};
+			RwResult r;
+			ck_assert_msg(rw_run(m, lib, 2, &o, &r, &d), "%s: %s", models[k], d.first);
+			ck_assert_msg(ir_validate(m, &d), "%s: %s", models[k], d.first);
+			if (seed == 0)
+				nodes = r.nodes_after;
+			ck_assert_msg(r.nodes_after == nodes, "%s seed %llu: %u nodes, seed 0 gave %u", models[k],
+			              (unsigned long long)seed, r.nodes_after, nodes);
+			IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+			RunOptions ro = {.int_hi = 100};
+			EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+			ck_assert(run_prepare_inputs(m, &ro, in, &d));
+			ck_assert_msg(ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d), "%s", d.first);
+			if (!ref) {
+				ref = ev_ref(out[0]);
+			} else {
+				RunDiff diff;
+				run_compare(ref, out[0], 1e-5, 1e-6, &diff);
+				ck_assert_msg(diff.agree, "%s seed %llu: outputs differ (max abs %g)", models[k],
+				              (unsigned long long)seed, diff.max_abs);
+			}
+			for (uint32_t i = 0; i < g->ninputs; i++)
+				ev_unref(in[i]);
+			for (uint32_t i = 0; i < g->noutputs; i++)
+				ev_unref(out[i]);
+			free(in);
+			free(out);
+			rw_result_free(&r);
+			ir_model_free(m);
+		}
+		ev_unref(ref);
+	}
+}
+END_TEST
+
 /* graft optimize --report, then graft explain on the Conv that Conv+BN created */
 START_TEST(test_cli_report_and_explain)
 {
@@ -423,6 +482,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_audit_records);
 	tcase_add_test(tc, test_determinism_and_shuffle);
 	tcase_add_test(tc, test_cli_report_and_explain);
+	tcase_add_test(tc, test_library_rules_shuffle_corpus);
 	suite_add_tcase(s, tc);
 	return s;
 }
