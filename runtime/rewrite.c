@@ -304,7 +304,8 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 	if (!a || !b || !small_const(m, a) || !small_const(m, b))
 		return false;
 	IrTensor *ta = ir_tensor(m, ir_value(m, a)->tensor), *tb = ir_tensor(m, ir_value(m, b)->tensor);
-	if (ta->dtype != tb->dtype || ta->rank != tb->rank || memcmp(ta->dims, tb->dims, sizeof *ta->dims * (size_t)ta->rank))
+	if (ta->dtype != tb->dtype || ta->rank != tb->rank ||
+	    (ta->rank && memcmp(ta->dims, tb->dims, sizeof *ta->dims * (size_t)ta->rank)))
 		return false;
 	size_t na, nb;
 	const uint8_t *pa = ir_tensor_bytes(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_bytes(m, ir_value(m, b)->tensor, &nb);
