@@ -41,6 +41,35 @@ typedef struct ConvGeom {
 #undef F
 #undef NN_GEMM
 
+/* What both directions do once the geometry is known: allocate Y, then run
+ * the direction's loop in double, or in float (float16 and bfloat16 through
+ * float32 views, rounded once when committed). */
+typedef void (*ConvF64)(const ConvGeom *, const double *, const double *, const double *, double *);
+typedef void (*ConvF32)(const ConvGeom *, const float *, const float *, const float *, float *);
+
+static bool conv_run(EvCtx *c, const ConvGeom *g, const EvValue *x, const EvValue *w, const EvValue *b,
+                     ConvF64 f64, ConvF32 f32, EvValue **out)
+{
+	int64_t dims[EV_MAX_RANK] = {g->n, g->m};
+	memcpy(dims + 2, g->w.out, sizeof(int64_t) * (size_t)g->w.n);
+	EvValue *y = nn_new(c, x->dtype, x->rank, dims);
+	if (!y)
+		return false;
+	if (x->dtype == DT_DOUBLE) {
+		f64(g, x->data, w->data, b ? b->data : NULL, y->data);
+	} else {
+		const float *xv = nn_f32_view(x), *wv = nn_f32_view(w), *bv = b ? nn_f32_view(b) : NULL;
+		float *yv = nn_f32_out(y);
+		f32(g, xv, wv, bv, yv);
+		nn_f32_commit(y, yv);
+		nn_f32_release(x, xv);
+		nn_f32_release(w, wv);
+		nn_f32_release(b, bv);
+	}
+	out[0] = y;
+	return true;
+}
+
 /* Checks shared by Conv and ConvTranspose; kernel extents from W, checked
  * against kernel_shape when that is given. */
 static bool conv_check(EvCtx *c, EvValue **in, int nin, int64_t *k)
@@ -89,24 +118,7 @@ static bool run_conv(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		               (long long)g.c, (long long)w->dims[1], (long long)g.group, (long long)g.m);
 	if (!conv_bias_ok(c, b, g.m) || !nn_window(c, x, k, false, &g.w))
 		return false;
-	int64_t dims[EV_MAX_RANK] = {g.n, g.m};
-	memcpy(dims + 2, g.w.out, sizeof(int64_t) * (size_t)g.w.n);
-	EvValue *y = nn_new(c, x->dtype, x->rank, dims);
-	if (!y)
-		return false;
-	if (x->dtype == DT_DOUBLE) {
-		conv_fwd_f64(&g, x->data, w->data, b ? b->data : NULL, y->data);
-	} else {
-		const float *xv = nn_f32_view(x), *wv = nn_f32_view(w), *bv = b ? nn_f32_view(b) : NULL;
-		float *yv = nn_f32_out(y);
-		conv_fwd_f32(&g, xv, wv, bv, yv);
-		nn_f32_commit(y, yv);
-		nn_f32_release(x, xv);
-		nn_f32_release(w, wv);
-		nn_f32_release(b, bv);
-	}
-	out[0] = y;
-	return true;
+	return conv_run(c, &g, x, w, b, conv_fwd_f64, conv_fwd_f32, out);
 }
 
 /* ConvTranspose's geometry: out = s*(in-1) + output_padding + dilated kernel
@@ -201,24 +213,7 @@ static bool run_conv_transpose(EvCtx *c, EvValue **in, int nin, EvValue **out, i
 	g.m = w->dims[1] * g.group;
 	if (!conv_bias_ok(c, b, g.m) || !convt_window(c, x, k, &g.w))
 		return false;
-	int64_t dims[EV_MAX_RANK] = {g.n, g.m};
-	memcpy(dims + 2, g.w.out, sizeof(int64_t) * (size_t)g.w.n);
-	EvValue *y = nn_new(c, x->dtype, x->rank, dims);
-	if (!y)
-		return false;
-	if (x->dtype == DT_DOUBLE) {
-		conv_bwd_f64(&g, x->data, w->data, b ? b->data : NULL, y->data);
-	} else {
-		const float *xv = nn_f32_view(x), *wv = nn_f32_view(w), *bv = b ? nn_f32_view(b) : NULL;
-		float *yv = nn_f32_out(y);
-		conv_bwd_f32(&g, xv, wv, bv, yv);
-		nn_f32_commit(y, yv);
-		nn_f32_release(x, xv);
-		nn_f32_release(w, wv);
-		nn_f32_release(b, bv);
-	}
-	out[0] = y;
-	return true;
+	return conv_run(c, &g, x, w, b, conv_bwd_f64, conv_bwd_f32, out);
 }
 
 const EvKernel ev_kernels_conv[] = {
