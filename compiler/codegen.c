@@ -214,18 +214,26 @@ static void check_not(Gen *g, const char *cond)
 	g->depth--;
 }
 
-/* check / check_not with a formatted condition */
+/* check / check_not with a formatted condition: one formatter, two emitters */
+static void check_vf(Gen *g, bool negate, const char *f, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, f, ap) < 0)
+		abort();
+	if (negate)
+		check_not(g, s);
+	else
+		check(g, s);
+	free(s);
+}
+
 static void checkf(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void checkf(Gen *g, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	char *s = NULL;
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	check_vf(g, false, f, ap);
 	va_end(ap);
-	check(g, s);
-	free(s);
 }
 
 static void check_notf(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
@@ -233,12 +241,8 @@ static void check_notf(Gen *g, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	char *s = NULL;
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	check_vf(g, true, f, ap);
 	va_end(ap);
-	check_not(g, s);
-	free(s);
 }
 
 static Var *var(Gen *g, const char *name)
