@@ -1850,9 +1850,9 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d)
 		const Rule *r = refs[i].r;
 		char *path = c_string(refs[i].f->path), *doc = c_string(r->doc ? r->doc : "");
 		int hi = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
-		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s},\n", r->name, r->name,
-		        levels[rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, rule_lo(r), hi,
-		        emits_vendor(r->rhs) ? "true" : "false");
+		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", r->name,
+		        r->name, levels[rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, rule_lo(r), hi,
+		        emits_vendor(r->rhs) ? "true" : "false", r->lhs->domain ? r->lhs->domain : "", r->lhs->name);
 		free(path);
 		free(doc);
 	}
@@ -1898,7 +1898,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d)
 	              "\tdefault: break;\n\t}\n%s"
 	              "\treturn false;\n}\n\n",
 	        dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
-	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT, match};\n",
+	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT, match, match, NULL};\n",
 	        set, set);
 	free(dispatch.s);
 	free(vendor.s);

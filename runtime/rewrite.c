@@ -11,6 +11,8 @@
 #include "infer.h"
 #include "arena.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +65,10 @@ struct Rewriter {
 	size_t nseen, capseen;
 	const char *last_rules[8];
 	int nlast;
+	/* --why: the furthest failed condition of the rule being asked */
+	int why_step;
+	RwWhyKind why_kind;
+	char why_detail[300];
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -566,6 +572,101 @@ IrModel *rw_model(Rewriter *rw) { return rw->m; }
 int rw_opset(Rewriter *rw) { return (int)ir_opset(rw->m, ""); }
 bool rw_enabled(Rewriter *rw, int rule) { return rw->enabled[rw->cur][rule]; }
 
+/* ---- --why ------------------------------------------------------------------------------ */
+
+const char *rw_why_kind_name(RwWhyKind k)
+{
+	static const char *const names[] = {
+		[RW_WHY_FIRES] = "would fire",
+		[RW_WHY_DISABLED] = "rule disabled",
+		[RW_WHY_OPSET] = "opset out of range",
+		[RW_WHY_PRODUCER] = "wrong producer op",
+		[RW_WHY_ATTR] = "attribute mismatch",
+		[RW_WHY_NOT_CONST] = "not constant",
+		[RW_WHY_OPERANDS] = "operand count",
+		[RW_WHY_SAME] = "different values",
+		[RW_WHY_EXTRA_CONSUMER] = "extra consumer",
+		[RW_WHY_GRAPH_OUTPUT] = "graph output",
+		[RW_WHY_GUARD] = "guard false",
+		[RW_WHY_UNKNOWN] = "unknown shape or dtype",
+	};
+	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
+}
+
+bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...)
+{
+	if (step < rw->why_step)
+		return false;
+	rw->why_step = step;
+	rw->why_kind = kind;
+	va_list ap;
+	va_start(ap, detail);
+	vsnprintf(rw->why_detail, sizeof rw->why_detail, detail, ap);
+	va_end(ap);
+	return false;
+}
+
+bool rw_why_disabled(Rewriter *rw, int rule)
+{
+	const RwRule *r = &rw->sets[rw->cur]->rules[rule];
+	int opset = (int)ir_opset(rw->m, "");
+	if (opset < r->opset_min || (r->opset_max && opset > r->opset_max)) {
+		char hi[32] = "";
+		if (r->opset_max)
+			snprintf(hi, sizeof hi, "%d", r->opset_max);
+		return rw_why_fail(rw, 0, RW_WHY_OPSET, "the model has opset %d; the rule applies at opsets %d..%s",
+		                   opset, r->opset_min, hi);
+	}
+	if (r->vendor && !rw->o.allow_vendor_ops)
+		return rw_why_fail(rw, 0, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
+	return rw_why_fail(rw, 0, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
+}
+
+/* Run the asked rule's straight-line matcher in why mode at every live node
+ * with its root op, in graph order. */
+static bool why_pass(Rewriter *rw)
+{
+	IrModel *m = rw->m;
+	int set = -1, rule = -1;
+	for (int s = 0; s < rw->nsets && set < 0; s++)
+		for (int i = 0; i < rw->sets[s]->nrules; i++)
+			if (strcmp(rw->sets[s]->rules[i].name, rw->o.why_rule) == 0) {
+				set = s, rule = i;
+				break;
+			}
+	if (set < 0) {
+		diag_error(rw->d, NULL, "--why: no rule named '%s' (graft optimize --list-rules)", rw->o.why_rule);
+		return false;
+	}
+	const RwRuleSet *rs = rw->sets[set];
+	const RwRule *r = &rs->rules[rule];
+	if (!rs->rule_fns || !r->root_op) {
+		diag_error(rw->d, NULL, "--why: rule set '%s' has no per-rule matchers (regenerate it with graftc)", rs->name);
+		return false;
+	}
+	rw->cur = set;
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		uint32_t count;
+		NodeId *order = ir_topo_order(m, g, &count, rw->d);
+		for (uint32_t i = 0; order && i < count; i++) {
+			IrNode *node = ir_node(m, order[i]);
+			if (strcmp(node->op_type, r->root_op) || strcmp(node->domain, r->root_domain ? r->root_domain : ""))
+				continue;
+			rw->why_step = -1;
+			rw->why_kind = RW_WHY_FIRES;
+			rw->why_detail[0] = 0;
+			rs->rule_fns[rule](rw, order[i], true);
+			RwResult *res = rw->res;
+			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
+			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail)};
+		}
+		free(order);
+	}
+	return true;
+}
+
 ValueId rw_input(Rewriter *rw, NodeId n, uint32_t i)
 {
 	IrNode *node = ir_node(rw->m, n);
@@ -945,7 +1046,8 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			continue;
 		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {
 			rw.cur = s;
-			if (sets[s]->match(&rw, n))
+			RwMatchFn match = o->match_each && sets[s]->match_each ? sets[s]->match_each : sets[s]->match;
+			if (match(&rw, n))
 				break;
 		}
 		/* a long run is checked for a cycle: the same graph state again */
@@ -976,6 +1078,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		           r->rewrites, *rules ? rules : "(built-in passes)");
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	bool why_ok = !o->why_rule || why_pass(&rw);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	r->nodes_after = count_nodes(m);
 	infer_free(rw.infer);
@@ -997,7 +1100,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	free(rw.tx_consts);
 	free(rw.cse);
 	free(rw.seen);
-	return r->stop == RW_FIXPOINT || r->stop == RW_MAX_REWRITES;
+	return why_ok && (r->stop == RW_FIXPOINT || r->stop == RW_MAX_REWRITES);
 }
 
 void rw_result_free(RwResult *r)
@@ -1022,6 +1125,11 @@ void rw_result_free(RwResult *r)
 		free(f->nprovenance);
 	}
 	free(r->firings);
+	for (int i = 0; i < r->nwhy; i++) {
+		free(r->why[i].node);
+		free(r->why[i].detail);
+	}
+	free(r->why);
 	memset(r, 0, sizeof *r);
 }
 

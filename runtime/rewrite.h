@@ -38,6 +38,7 @@ typedef struct RwRule {
 	int priority;
 	int opset_min, opset_max;   /* default-domain opsets where it applies (after the ops it emits) */
 	bool vendor;            /* emits com.microsoft ops: needs allow_vendor_ops */
+	const char *root_domain, *root_op;  /* the op the rule's pattern is rooted at ("" domain: ONNX) */
 } RwRule;
 
 typedef struct Rewriter Rewriter;
@@ -46,13 +47,44 @@ typedef struct Rewriter Rewriter;
  * changed.  A failed match must change nothing. */
 typedef bool (*RwMatchFn)(Rewriter *rw, NodeId n);
 
+/* One rule's straight-line matcher, the way the rule reads.  With why set it
+ * changes nothing: it records through rw_why_fail the first condition that
+ * failed at n (or RW_WHY_FIRES) and returns false. */
+typedef bool (*RwRuleFn)(Rewriter *rw, NodeId n, bool why);
+
 typedef struct RwRuleSet {
 	const char *name;           /* "graft-basic" */
 	int api_version;            /* GRAFT_BUILDER_API_VERSION it was generated for */
 	const RwRule *rules;
 	int nrules;
-	RwMatchFn match;
+	RwMatchFn match;            /* the decision tree graftc builds over each root op's rules */
+	RwMatchFn match_each;       /* the same rules tried one after another (NULL: match) */
+	const RwRuleFn *rule_fns;   /* per rule, for --why (NULL: not available) */
 } RwRuleSet;
+
+/* Why a rule did not fire at a node: the kind of the first condition that failed. */
+typedef enum RwWhyKind {
+	RW_WHY_FIRES,               /* every condition holds: the rule would fire */
+	RW_WHY_DISABLED,            /* its level, --enable/--disable or vendor ops keep it off */
+	RW_WHY_OPSET,               /* the model's opset is out of the rule's range */
+	RW_WHY_PRODUCER,            /* an operand is not produced by the op the pattern names */
+	RW_WHY_ATTR,                /* an attribute has another value */
+	RW_WHY_NOT_CONST,           /* an operand that must be a constant is not */
+	RW_WHY_OPERANDS,            /* an operand is missing, or there are too many */
+	RW_WHY_SAME,                /* a variable used twice sees different values */
+	RW_WHY_EXTRA_CONSUMER,      /* a matched node's output has a consumer outside the match */
+	RW_WHY_GRAPH_OUTPUT,        /* a matched node's output is a graph output */
+	RW_WHY_GUARD,               /* the if-condition is false (or depends on something unknown) */
+	RW_WHY_UNKNOWN,             /* building the result needs a shape or dtype that is unknown */
+} RwWhyKind;
+const char *rw_why_kind_name(RwWhyKind k);
+
+/* The answer for one node, in graph order. */
+typedef struct RwWhy {
+	char *node;                 /* ir_node_label */
+	RwWhyKind kind;
+	char *detail;               /* which operand, attribute or condition */
+} RwWhy;
 
 /* ---- running ------------------------------------------------------------------ */
 
@@ -69,6 +101,8 @@ typedef struct RwOptions {
 	const char *const *enabled;     /* if any: only these (same kinds of names) */
 	int nenabled;
 	bool no_fold, no_cse, no_dce;   /* switch the built-in passes off */
+	bool match_each;            /* try each rule in turn instead of the decision tree */
+	const char *why_rule;       /* after the run, ask this rule why it did not fire (RwResult.why) */
 	FoldOptions fold;
 } RwOptions;
 
@@ -99,6 +133,8 @@ typedef struct RwResult {
 	size_t nfirings;
 	double seconds;             /* engine time, without load and save */
 	uint32_t nodes_before, nodes_after;
+	RwWhy *why;                 /* why_rule: one entry per node with the rule's root op */
+	int nwhy;
 } RwResult;
 
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o,
@@ -114,6 +150,14 @@ int rw_opset(Rewriter *rw);
 /* Is rule `rule` of the set being run enabled for this model (level,
  * --enable/--disable, opset range, vendor ops)?  Generated code tests it first. */
 bool rw_enabled(Rewriter *rw, int rule);
+
+/* --why: record that the condition at `step` (its place in the rule's
+ * matcher) failed, with a detail; keeps the furthest step (a commutative
+ * op tries both orders).  Returns false, for `return rw_why_fail(...)`. */
+bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...)
+	__attribute__((format(printf, 4, 5)));
+/* --why: rule `rule` is not enabled: record whether by opset or by choice. */
+bool rw_why_disabled(Rewriter *rw, int rule);
 
 /* Matching (pure: nothing changes). */
 ValueId rw_input(Rewriter *rw, NodeId n, uint32_t i);    /* 0 when absent */

@@ -20,9 +20,9 @@
 enum { R_IDENTITY, R_NEG_TO_SUB, R_SUB_TO_NEG, R_COUNT };
 
 static const RwRule rules[R_COUNT] = {
-	{"identity", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "Identity(x) => x", 0, 1, 0, false},
-	{"neg_to_sub", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 2, "Neg(x) => Sub(0, x)", 0, 1, 0, false},
-	{"sub_to_neg", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 3, "Sub(0, x) => Neg(x)", 0, 1, 0, false},
+	{"identity", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "Identity(x) => x", 0, 1, 0, false, "", "Identity"},
+	{"neg_to_sub", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 2, "Neg(x) => Sub(0, x)", 0, 1, 0, false, "", "Neg"},
+	{"sub_to_neg", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 3, "Sub(0, x) => Neg(x)", 0, 1, 0, false, "", "Sub"},
 };
 
 static bool match(Rewriter *rw, NodeId n)
@@ -52,7 +52,7 @@ static bool match(Rewriter *rw, NodeId n)
 	return false;
 }
 
-static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match};
+static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match, NULL, NULL};
 static const RwRuleSet *const sets[] = {&test_set};
 
 /* ---- helpers -------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include "rewrite.h"
 
 static const RwRule rules[] = {
-	{"identity", RW_LEVEL_BASIC, "tests/bench/bench_engine.c", 1, "Identity(x) => x", 0, 1, 0, false},
+	{"identity", RW_LEVEL_BASIC, "tests/bench/bench_engine.c", 1, "Identity(x) => x", 0, 1, 0, false, "", "Identity"},
 };
 
 static bool match(Rewriter *rw, NodeId n)
@@ -24,7 +24,7 @@ static bool match(Rewriter *rw, NodeId n)
 	return rw_commit(rw);
 }
 
-static const RwRuleSet set = {"bench", GRAFT_BUILDER_API_VERSION, rules, 1, match};
+static const RwRuleSet set = {"bench", GRAFT_BUILDER_API_VERSION, rules, 1, match, NULL, NULL};
 
 /* x -> (Relu, Identity, Neg, Abs) repeated, as a chain with a side branch
  * every block so values have two consumers now and then. */
