@@ -92,6 +92,29 @@ typedef struct Var {
 	const Pattern *node;        /* VK_NODE: the pattern it binds */
 } Var;
 
+/* A test the decision tree makes once for every rule of a root op that
+ * needs it.  Paths name nodes by the inputs that lead to them from the
+ * root: "" the root, "_1_0" the producer of input 0 of the producer of
+ * input 1; the tree calls that node p_1_0. */
+typedef enum TestKind {
+	T_OP,                       /* input `index` of path is output `out` of a default-domain `op` */
+	T_PRESENT,                  /* input `index` of path is present */
+	T_CONST,                    /* input `index` of path is a constant */
+	T_ABSENT_FROM,              /* inputs `index` on of path are absent */
+	T_ATTR_INT,                 /* int attribute `attr` of path (or its default) is `value` */
+} TestKind;
+
+typedef struct Test {
+	TestKind kind;
+	const char *path;
+	int index;
+	const char *op;
+	int out;
+	const char *attr;
+	int64_t value;
+	char *key;                  /* equal keys: the same test */
+} Test;
+
 typedef struct Gen {
 	Diag *d;
 	const RuleFile *f;
@@ -104,9 +127,11 @@ typedef struct Gen {
 	Var *vars;
 	int nvars;
 	char **nodes;               /* matched nodes, root first */
+	char **node_desc;           /* for --why: "c (Conv)" */
 	bool *shared;
 	int nnodes, capnodes;
 	char **deferred;            /* checks that need every binding */
+	char **deferred_why;
 	int ndeferred;
 	char **likes;               /* values whose dtype a scalar takes: must be known */
 	int nlikes;
@@ -114,6 +139,15 @@ typedef struct Gen {
 	bool failed;
 	bool build_unknown;         /* building may find something unknown: check before commit */
 	int lo, hi;                 /* the opsets the rule can run at */
+	int step;                   /* conditions so far: the step of a --why failure */
+	/* a leaf (apply_<rule>_<variant>) for the decision tree: */
+	bool leaf;
+	unsigned orient;            /* bit k set: swap site k takes its operands the other way round */
+	int nsites;                 /* swap sites in the rule */
+	Test *tests;                /* the checks left to the tree, in order */
+	int ntests;
+	char **tree_paths;          /* node paths the tree names */
+	int ntree_paths;
 } Gen;
 
 static void unsupported(Gen *g, SrcPos pos, const char *what, ...) __attribute__((format(printf, 3, 4)));
@@ -193,56 +227,142 @@ static char *strip_parens(char *s)
 	return s;
 }
 
-/* if (!(cond)) fail */
-static void check(Gen *g, const char *cond)
+/* What a failed check says in a --why run: the C arguments of
+ * rw_why_fail after the step, `RW_WHY_KIND, "format", args...` (malloc'd). */
+static char *why(const char *kind, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *why(const char *kind, const char *f, ...)
 {
-	if (is_call(cond))
-		line(g, "if (!%s)", cond);
-	else
-		line(g, "if (!(%s))", cond);
-	g->depth++;
-	line(g, "%s", fail_stmt(g));
-	g->depth--;
+	va_list ap;
+	va_start(ap, f);
+	char *args = NULL;
+	if (vasprintf(&args, f, ap) < 0)
+		abort();
+	va_end(ap);
+	char *r = fmt("RW_WHY_%s, %s", kind, args);
+	free(args);
+	return r;
+}
+
+/* The statement after a failed condition; w (owned) says why, for --why.
+ * In a leaf (apply_) function there is no --why: just fail. */
+static void fail(Gen *g, char *w)
+{
+	int step = g->step++;
+	if (g->leaf || !w) {
+		line(g, "\t%s", fail_stmt(g));
+	} else if (!g->loops) {
+		line(g, "\treturn WHY(%d, %s);", step, w);
+	} else {
+		line(g, "\t(void)WHY(%d, %s);", step, w);
+		line(g, "\tcontinue;");
+	}
+	free(w);
+}
+
+/* `if (<fail_if>) fail`: braces when the failure takes two statements */
+static void fail_if(Gen *g, const char *fail_if, char *w)
+{
+	bool braces = !g->leaf && w && g->loops;
+	line(g, "if (%s)%s", fail_if, braces ? " {" : "");
+	fail(g, w);
+	if (braces)
+		line(g, "}");
+}
+
+/* if (!(cond)) fail */
+static void check(Gen *g, char *w, const char *cond)
+{
+	char *s = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
+	fail_if(g, s, w);
+	free(s);
 }
 
 /* if (cond) fail: cond says what is wrong */
-static void check_not(Gen *g, const char *cond)
+static void check_not(Gen *g, char *w, const char *cond)
 {
-	line(g, "if (%s)", cond);
-	g->depth++;
-	line(g, "%s", fail_stmt(g));
-	g->depth--;
+	fail_if(g, cond, w);
 }
 
 /* check / check_not with a formatted condition: one formatter, two emitters */
-static void check_vf(Gen *g, bool negate, const char *f, va_list ap)
+static void check_vf(Gen *g, char *w, bool negate, const char *f, va_list ap)
 {
 	char *s = NULL;
 	if (vasprintf(&s, f, ap) < 0)
 		abort();
 	if (negate)
-		check_not(g, s);
+		check_not(g, w, s);
 	else
-		check(g, s);
+		check(g, w, s);
 	free(s);
 }
 
-static void checkf(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void checkf(Gen *g, const char *f, ...)
+static void checkf(Gen *g, char *w, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void checkf(Gen *g, char *w, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	check_vf(g, false, f, ap);
+	check_vf(g, w, false, f, ap);
 	va_end(ap);
 }
 
-static void check_notf(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void check_notf(Gen *g, const char *f, ...)
+static void check_notf(Gen *g, char *w, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void check_notf(Gen *g, char *w, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	check_vf(g, true, f, ap);
+	check_vf(g, w, true, f, ap);
 	va_end(ap);
+}
+
+/* ---- tests the decision tree makes ------------------------------------------------------ */
+
+/* Is the node at path one the tree names (p_0_1)?  The root is; a node
+ * fetched by a T_OP test is; nodes under a vendor op's operand are not. */
+static bool tree_path(Gen *g, const char *path)
+{
+	if (!*path)
+		return true;
+	for (int i = 0; i < g->ntree_paths; i++)
+		if (!strcmp(g->tree_paths[i], path))
+			return true;
+	return false;
+}
+
+/* A check the decision tree can make instead of the rule: in a straight
+ * rule_ function it is emitted like check_not(fail_cond); in a leaf it is
+ * left out and recorded for the tree. */
+static void tree_test(Gen *g, Test t, char *w, const char *fail_cond)
+{
+	if (!g->leaf) {
+		check_not(g, w, fail_cond);
+		return;
+	}
+	free(w);
+	switch (t.kind) {
+	case T_OP: t.key = fmt("op%s:%d=%s/%d", t.path, t.index, t.op, t.out); break;
+	case T_PRESENT: t.key = fmt("present%s:%d", t.path, t.index); break;
+	case T_CONST: t.key = fmt("const%s:%d", t.path, t.index); break;
+	case T_ABSENT_FROM: t.key = fmt("absent%s:%d", t.path, t.index); break;
+	case T_ATTR_INT: t.key = fmt("attr%s:%s=%lld", t.path, t.attr, (long long)t.value); break;
+	}
+	t.path = fmt("%s", t.path);
+	/* a constant is present: the T_CONST test makes the T_PRESENT before it */
+	Test *last = g->ntests ? &g->tests[g->ntests - 1] : NULL;
+	if (t.kind == T_CONST && last && last->kind == T_PRESENT && last->index == t.index && !strcmp(last->path, t.path)) {
+		free((char *)last->path);
+		free(last->key);
+		g->ntests--;
+	}
+	g->tests = realloc(g->tests, sizeof *g->tests * (size_t)(g->ntests + 1));
+	if (!g->tests)
+		abort();
+	g->tests[g->ntests++] = t;
+	if (t.kind == T_OP) {
+		g->tree_paths = realloc(g->tree_paths, sizeof *g->tree_paths * (size_t)(g->ntree_paths + 1));
+		if (!g->tree_paths)
+			abort();
+		g->tree_paths[g->ntree_paths++] = fmt("%s_%d", t.path, t.index);
+	}
 }
 
 static Var *var(Gen *g, const char *name)
@@ -278,24 +398,28 @@ static char *c_name(const char *name)
 	return clash ? fmt("%s_", name) : fmt("%s", name);
 }
 
-static void add_node(Gen *g, const char *cname, bool shared)
+static void add_node(Gen *g, const char *cname, bool shared, const Pattern *p)
 {
 	if (g->nnodes == g->capnodes) {
 		g->capnodes = g->capnodes ? g->capnodes * 2 : 8;
 		g->nodes = realloc(g->nodes, sizeof *g->nodes * (size_t)g->capnodes);
+		g->node_desc = realloc(g->node_desc, sizeof *g->node_desc * (size_t)g->capnodes);
 		g->shared = realloc(g->shared, sizeof *g->shared * (size_t)g->capnodes);
-		if (!g->nodes || !g->shared)
+		if (!g->nodes || !g->node_desc || !g->shared)
 			abort();
 	}
 	g->nodes[g->nnodes] = fmt("%s", cname);
+	g->node_desc[g->nnodes] = p->bind ? fmt("%s (%s)", p->bind, p->name) : fmt("%s", p->name);
 	g->shared[g->nnodes++] = shared;
 }
 
-static void defer(Gen *g, char *cond)
+static void defer(Gen *g, char *cond, char *w)
 {
 	g->deferred = realloc(g->deferred, sizeof *g->deferred * (size_t)(g->ndeferred + 1));
-	if (!g->deferred)
+	g->deferred_why = realloc(g->deferred_why, sizeof *g->deferred_why * (size_t)(g->ndeferred + 1));
+	if (!g->deferred || !g->deferred_why)
 		abort();
+	g->deferred_why[g->ndeferred] = w;
 	g->deferred[g->ndeferred++] = cond;
 }
 
@@ -1084,6 +1208,12 @@ typedef struct Slot {
 	char *name;
 	bool binds;                 /* the slot's name is the variable it binds */
 	const OpsetForm *form;      /* the input may be this attribute */
+	const char *node;           /* the C name of the node it is an input of */
+	const char *node_path;      /* that node's path */
+	int in;                     /* its input index; -1 in a swap loop (then idx) */
+	char *idx;                  /* its input index as C: "1", "i_0", "1 - i_0" */
+	char *what;                 /* for --why: "input 1 (x) of Conv"; in a swap loop "input %d ..." */
+	char *what_args;            /* "" or, in a swap loop, ", (int)(i_0)" */
 } Slot;
 
 /* The check that value `val` (ValueId or RwgArg) matches literal e. */
@@ -1121,23 +1251,24 @@ static char *literal_check(Gen *g, const Expr *e, const char *val, bool arg)
 }
 
 /* A reference to output k of node binding s: a check on val. */
-static void node_ref(Gen *g, const Pattern *p, const char *val)
+static void node_ref(Gen *g, const Pattern *p, Slot *s)
 {
 	Var *v = var(g, p->name);
 	if (!v)
 		return;
 	int k = p->output > 0 ? p->output : v->node ? v->node->output : 0;
-	char *cond = fmt("%s == rwg_out(rw, %s, %d)", val, v->cname, k);
+	char *cond = fmt("%s == rwg_out(rw, %s, %d)", s->name, v->cname, k);
 	if (v->bound)
-		check(g, cond), free(cond);
+		check(g, why("SAME", "\"%s is not output %d of %s\"%s", s->what, k, v->cname, s->what_args), cond), free(cond);
 	else
-		defer(g, cond);
+		defer(g, cond, why("SAME", "\"%s is not output %d of %s\"%s", s->what, k, v->cname, s->what_args));
 }
 
 static void gen_operand(Gen *g, Slot *s, const char *path)
 {
 	const Pattern *p = s->pat;
 	bool arg = s->form != NULL;
+	bool tree = !arg && s->in >= 0 && tree_path(g, s->node_path);
 	if (!p) { /* an attribute spelling of the input: a literal or a variable */
 		const Expr *e = s->lit;
 		if (e->kind == EXPR_VAR && e->binding) {
@@ -1146,12 +1277,12 @@ static void gen_operand(Gen *g, Slot *s, const char *path)
 				return;
 			char *cond = v->kind == VK_ARG ? fmt("rwg_arg_same(rw, %s, %s)", s->name, v->cname)
 			                               : fmt("rwg_arg_same(rw, %s, rwg_val(%s))", s->name, v->cname);
-			check(g, cond);
+			check(g, why("SAME", "\"%s is not the same as %s\"%s", s->what, e->s, s->what_args), cond);
 			free(cond);
 			return;
 		}
 		char *cond = literal_check(g, e, s->name, true);
-		check(g, cond);
+		check(g, why("VALUE", "\"%s is not the literal the rule names\"%s", s->what, s->what_args), cond);
 		free(cond);
 		return;
 	}
@@ -1163,15 +1294,23 @@ static void gen_operand(Gen *g, Slot *s, const char *path)
 		}
 		Var *b = p->bind ? var(g, p->bind) : NULL;
 		char *node = b ? fmt("%s", b->cname) : fmt("n%s", path);
-		if (p->domain && *p->domain)
-			line(g, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, s->name, p->domain,
-			     p->name, p->output);
-		else
-			line(g, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, s->name, p->name, p->output);
-		check(g, node);
+		bool vendor = p->domain && *p->domain;
+		if (!vendor && tree && g->leaf) {
+			/* the tree found it: fetch it without testing again */
+			line(g, "NodeId %s = rw_producer(rw, %s);", node, s->name);
+			tree_test(g, (Test){T_OP, s->node_path, s->in, p->name, p->output, NULL, 0, NULL}, NULL, NULL);
+		} else {
+			if (vendor)
+				line(g, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, s->name, p->domain,
+				     p->name, p->output);
+			else
+				line(g, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, s->name, p->name, p->output);
+			check(g, why("PRODUCER", "\"%s comes from %%s, not %s\"%s, rwg_what(rw, %s)", s->what, p->name,
+			             s->what_args, s->name), node);
+		}
 		if (b)
 			b->bound = true;
-		add_node(g, node, p->shared);
+		add_node(g, node, p->shared, p);
 		gen_op(g, p, node, path);
 		free(node);
 		break;
@@ -1183,16 +1322,32 @@ static void gen_operand(Gen *g, Slot *s, const char *path)
 		if (v->kind == VK_NODE) {
 			if (arg)
 				unsupported(g, p->pos, "a node output where older opsets have an attribute");
-			node_ref(g, p, s->name);
+			node_ref(g, p, s);
 			break;
 		}
 		if (s->binds) {
-			if (!p->optional)
-				check_notf(g, arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
-			if (p->is_const && !arg)
-				check_notf(g, p->optional ? "%s && !rw_is_const(rw, %s)" : "!rw_is_const(rw, %s)%.0s", s->name, s->name);
-			if (p->is_const && arg)
-				check_notf(g, "!%s.attr && %s.v && !rw_is_const(rw, %s.v)", s->name, s->name, s->name);
+			char *missing = why("OPERANDS", "\"%s is missing\"%s", s->what, s->what_args);
+			char *notc = why("NOT_CONST", "\"%s is not a constant\"%s", s->what, s->what_args);
+			if (!p->optional && tree) {
+				char *c = fmt("!%s", s->name);
+				tree_test(g, (Test){T_PRESENT, s->node_path, s->in, NULL, 0, NULL, 0, NULL}, missing, c);
+				free(c);
+			} else if (!p->optional) {
+				check_notf(g, missing, arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
+			} else {
+				free(missing);
+			}
+			if (p->is_const && !arg && !p->optional && tree) {
+				char *c = fmt("!rw_is_const(rw, %s)", s->name);
+				tree_test(g, (Test){T_CONST, s->node_path, s->in, NULL, 0, NULL, 0, NULL}, notc, c);
+				free(c);
+			} else if (p->is_const && !arg)
+				check_notf(g, notc, p->optional ? "%s && !rw_is_const(rw, %s)" : "!rw_is_const(rw, %s)%.0s", s->name,
+				           s->name);
+			else if (p->is_const && arg)
+				check_notf(g, notc, "!%s.attr && %s.v && !rw_is_const(rw, %s.v)", s->name, s->name, s->name);
+			else
+				free(notc);
 			break;
 		}
 		char *cond;
@@ -1211,17 +1366,18 @@ static void gen_operand(Gen *g, Slot *s, const char *path)
 			unsupported(g, p->pos, "'%s' as an operand", p->name);
 			break;
 		}
-		check(g, cond);
+		check(g, why("SAME", "\"%s is not the same value as %s\"%s", s->what, p->name, s->what_args), cond);
 		free(cond);
 		break;
 	}
 	case PAT_WILDCARD:
 		if (!p->optional)
-			check_notf(g, arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
+			check_notf(g, why("OPERANDS", "\"%s is missing\"%s", s->what, s->what_args),
+			           arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
 		break;
 	case PAT_LITERAL: {
 		char *cond = literal_check(g, p->lit, s->name, arg);
-		check(g, cond);
+		check(g, why("VALUE", "\"%s is not the constant the rule names\"%s", s->what, s->what_args), cond);
 		free(cond);
 		break;
 	}
@@ -1269,6 +1425,7 @@ static bool mentions(const char *s, const char *id)
 static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 {
 	const OpSchema *sch = p->schema;
+	char *desc = p->bind ? fmt("%s (%s)", p->bind, p->name) : fmt("%s", p->name);
 	/* attributes: a variable binds (or compares), anything else compares */
 	for (int i = 0; i < p->nattrs; i++) {
 		const AttrArg *a = &p->attrs[i];
@@ -1295,13 +1452,20 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 		Var *v = e->kind == EXPR_VAR && e->binding ? var(g, e->s) : NULL;
 		if (v && !v->bound) {
 			line(g, "%s %s;", ctype, v->cname);
-			checkf(g, "rwg_attr_%s(rw, %s, \"%s\", &%s)", getter, node, a->name, v->cname);
+			checkf(g, why("ATTR", "\"%s has no attribute %s\"", desc, a->name), "rwg_attr_%s(rw, %s, \"%s\", &%s)",
+			       getter, node, a->name, v->cname);
 			v->bound = true;
+			continue;
+		}
+		bool lit_int = def->type == ATTR_INT && (e->kind == EXPR_INT || e->kind == EXPR_BOOL) && !v;
+		if (lit_int && g->leaf && tree_path(g, path)) {
+			tree_test(g, (Test){T_ATTR_INT, path, 0, NULL, 0, a->name, e->i, NULL}, NULL, NULL);
 			continue;
 		}
 		char *t = tmp_name(g, a->name);
 		line(g, "%s %s;", ctype, t);
-		checkf(g, "rwg_attr_%s(rw, %s, \"%s\", &%s)", getter, node, a->name, t);
+		checkf(g, why("ATTR", "\"%s has no attribute %s\"", desc, a->name), "rwg_attr_%s(rw, %s, \"%s\", &%s)",
+		       getter, node, a->name, t);
 		/* compare with the pattern's expression, as that attribute's type */
 		char *x = num_expr(g, e);
 		char *cond;
@@ -1322,10 +1486,13 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 		for (int k = 0; k < g->nvars; k++)
 			if (!g->vars[k].bound && mentions(cond, g->vars[k].cname))
 				later = true;
+		char *w = lit_int ? why("ATTR", "\"attribute %s of %s is %%lld, not %lld\", (long long)%s", a->name, desc,
+		                        (long long)e->i, t)
+		                  : why("ATTR", "\"attribute %s of %s has another value\"", a->name, desc);
 		if (later)
-			defer(g, cond);
+			defer(g, cond, w);
 		else
-			check(g, cond), free(cond);
+			check(g, w, cond), free(cond);
 		free(t);
 	}
 
@@ -1372,13 +1539,36 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 &&
 	            !slots[0].form && !slots[1].form;
-	for (int i = 0; i < nslots; i++) {
-		char *sub = fmt("%s_%d", path, i);
-		name_slot(g, &slots[i], sub);
-		free(sub);
+	/* in a leaf the swap site's order is fixed: slot i is input i ^ o */
+	int o = 0;
+	if (swap && g->leaf) {
+		int site = g->nloop++;
+		o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
 	}
-	if (swap) {
-		char *iv = fmt("i_%d", g->nloop++);
+	char *iv = swap && !g->leaf ? fmt("i_%d", g->nloop++) : NULL;
+	for (int i = 0; i < nslots; i++) {
+		Slot *sl = &slots[i];
+		sl->node = node;
+		sl->node_path = path;
+		sl->in = iv ? -1 : i ^ o;
+		sl->idx = iv ? fmt(i ? "1 - %s" : "%s", iv) : fmt("%d", sl->in);
+		char *sub = fmt("%s_%d", path, iv ? i : sl->in);
+		name_slot(g, sl, sub);
+		free(sub);
+		const char *vn = sl->pat && sl->pat->kind == PAT_VAR ? sl->pat->name
+		                 : !sl->pat && sl->lit && sl->lit->kind == EXPR_VAR ? sl->lit->s : NULL;
+		char *in = iv ? fmt("%%d") : fmt("%d", sl->in);
+		sl->what = vn ? fmt("input %s (%s) of %s", in, vn, desc) : fmt("input %s of %s", in, desc);
+		sl->what_args = iv ? fmt(", (int)(%s)", sl->idx) : fmt("%s", "");
+		free(in);
+	}
+	if (swap && g->leaf) {
+		line(g, "ValueId %s = rw_input(rw, %s, %d), %s = rw_input(rw, %s, %d);", slots[0].name, node, o,
+		     slots[1].name, node, 1 - o);
+		for (int i = 0; i < 2; i++)
+			if (slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional)
+				line(g, "(void)%s;", slots[i].name);
+	} else if (swap) {
 		line(g, "for (int %s = 0; %s < 2; %s++) {", iv, iv, iv);
 		g->depth++;
 		g->loops++;
@@ -1387,7 +1577,6 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 		for (int i = 0; i < 2; i++)
 			if (slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional)
 				line(g, "(void)%s;", slots[i].name);
-		free(iv);
 	} else {
 		for (int i = 0; i < nslots; i++) {
 			bool any = slots[i].pat && slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional;
@@ -1403,7 +1592,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 	for (int i = 0; i < nslots; i++) {
 		if (!slots[i].pat && !slots[i].lit)
 			continue;
-		char *sub = fmt("%s_%d", path, i);
+		char *sub = fmt("%s_%d", path, iv ? i : slots[i].in);
 		gen_operand(g, &slots[i], sub);
 		free(sub);
 	}
@@ -1418,19 +1607,33 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 	} else if (!vendor && sch) {
 		/* inputs the pattern does not mention must be absent */
 		int max = sch->max_inputs;
-		if (max > nslots)
-			checkf(g, "rwg_absent_from(rw, %s, %d)", node, nslots);
+		if (max > nslots) {
+			char *c = fmt("!rwg_absent_from(rw, %s, %d)", node, nslots);
+			char *w = why("OPERANDS", "\"%s has more inputs than the rule names\"", desc);
+			if (tree_path(g, path))
+				tree_test(g, (Test){T_ABSENT_FROM, path, nslots, NULL, 0, NULL, 0, NULL}, w, c);
+			else
+				check_not(g, w, c);
+			free(c);
+		}
 		size_t n;
 		const OpsetForm *all = opset_forms_all(&n);
 		for (size_t k = 0; k < n; k++)
 			if (all[k].kind == FORM_ATTR && all[k].input >= nslots && !strcmp(all[k].op, op) &&
 			    all[k].first <= g->hi && all[k].last >= g->lo)
-				checkf(g, "rwg_arg_absent(rw, rwg_arg(rw, %s, %d, \"%s\", %d, %d))", node, all[k].input,
+				checkf(g, why("OPERANDS", "\"%s has attribute %s, which the rule does not name\"", desc, all[k].attr),
+				       "rwg_arg_absent(rw, rwg_arg(rw, %s, %d, \"%s\", %d, %d))", node, all[k].input,
 				             all[k].attr, all[k].first, all[k].last);
 	}
-	for (int i = 0; i < nslots; i++)
+	for (int i = 0; i < nslots; i++) {
 		free(slots[i].name);
+		free(slots[i].idx);
+		free(slots[i].what);
+		free(slots[i].what_args);
+	}
 	free(slots);
+	free(iv);
+	free(desc);
 }
 
 /* ---- source text for the comments ---------------------------------------------------------- */
@@ -1552,10 +1755,44 @@ static int rule_hi(const Rule *r)
 	return r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
 }
 
-/* One rule's function into out. */
-static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
+/* The decision tree's view of one way a rule can match (a rule with k
+ * commutative swap sites has 2^k): the tests the tree makes, then a call
+ * of the leaf that does the rest. */
+typedef struct Variant {
+	const Rule *r;
+	char *leaf;                 /* "apply_conv_add_bias_1" */
+	Test *tests;
+	int ntests;
+} Variant;
+
+/* Text for a C string inside a rw_why_fail format: no quotes, % doubled. */
+static char *why_str(const char *s)
 {
-	Gen g = {.d = d, .f = f, .r = r, .lo = rule_lo(r), .hi = rule_hi(r)};
+	Buf b = {0};
+	bput(&b, "", 0);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			bprintf(&b, "\\%c", c);
+		else if (c == '%')
+			bput(&b, "%%", 2);
+		else if (c < 0x20 || c >= 0x7f)
+			bprintf(&b, "\\%03o", c);
+		else
+			bput(&b, (const char *)&c, 1);
+	}
+	return b.s;
+}
+
+/* One rule's function into out: the straight-line rule_<name>(rw, n, why),
+ * or (leaf) apply_<name>[_<variant>](rw, n), which leaves the tests it
+ * records in *rec to the decision tree.  Returns the rule's swap sites, or
+ * -1 if it cannot be compiled. */
+static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool leaf, unsigned orient, int nsites,
+                    Variant *rec)
+{
+	Gen g = {.d = d, .f = f, .r = r, .lo = rule_lo(r), .hi = rule_hi(r), .step = 2, .leaf = leaf, .orient = orient,
+	         .nsites = nsites};
 	Buf body = {0};
 	g.out = &body;
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
@@ -1583,14 +1820,17 @@ static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
 	const Pattern *root = r->lhs;
 
 	g.depth = 1;
-	add_node(&g, "n", false);
+	add_node(&g, "n", false, root);
 	if (root->bind) {
 		Var *v = var(&g, root->bind);
 		line(&g, "NodeId %s = n;", v->cname);
 		v->bound = true;
 	}
 	line(&g, "if (!rw_enabled(rw, RULE_%s))", r->name);
-	line(&g, "\treturn false;");
+	if (leaf)
+		line(&g, "\treturn false;");
+	else
+		line(&g, "\treturn why && rw_why_disabled(rw, RULE_%s);", r->name);
 	gen_op(&g, root, "n", "");
 
 	/* the matched nodes; every one but the root used only inside the match */
@@ -1599,26 +1839,50 @@ static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
 		bprintf(&list, "%s%s", i ? ", " : "", g.nodes[i]);
 	line(&g, "NodeId nodes[] = {%s};", list.s);
 	free(list.s);
-	for (int i = 1; i < g.nnodes; i++)
-		if (!g.shared[i])
-			checkf(&g, "rwg_single_use_node(rw, %s, nodes, %d)", g.nodes[i], g.nnodes);
+	for (int i = 1; i < g.nnodes; i++) {
+		if (g.shared[i])
+			continue;
+		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d)", g.nodes[i], g.nnodes);
+		if (leaf) {
+			check_not(&g, NULL, c);
+		} else {
+			/* --why tells a graph output from a consumer outside the match */
+			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, \"%s\")", g.step++, g.nodes[i], g.nnodes,
+			              g.node_desc[i]);
+			line(&g, "if (%s)%s", c, g.loops ? " {" : "");
+			if (g.loops) {
+				line(&g, "\t(void)(%s);", w);
+				line(&g, "\tcontinue;");
+				line(&g, "}");
+			} else {
+				line(&g, "\treturn %s;", w);
+			}
+			free(w);
+		}
+		free(c);
+	}
 	for (int i = 0; i < g.ndeferred; i++) {
-		check(&g, g.deferred[i]);
+		check(&g, g.deferred_why[i], g.deferred[i]);
 		free(g.deferred[i]);
 	}
+	char *pat, *guard, *result;
+	rule_text(f, r, &pat, &guard, &result);
+	char *guard_text = guard ? why_str(guard) : NULL;
 	bool uses_unknown = false;
 	if (r->guard) {
 		char *cond = strip_parens(num_expr(&g, r->guard));
 		if (strstr(cond, "&unknown")) {
 			if (g.loops)
 				line(&g, "unknown = false;");
+			char *w = why("GUARD", "\"%%s%s\", unknown ? \"undecided, something it needs is unknown: \" : \"\"",
+			              guard_text);
 			if (is_call(cond) || (cond[0] == '!' && is_call(cond + 1)))
-				check_notf(&g, "!%s || unknown", cond);
+				check_notf(&g, w, "!%s || unknown", cond);
 			else
-				check_notf(&g, "!(%s) || unknown", cond);
+				check_notf(&g, w, "!(%s) || unknown", cond);
 			uses_unknown = true;
 		} else {
-			check(&g, cond);
+			check(&g, why("GUARD", "\"%s\"", guard_text), cond);
 		}
 		free(cond);
 	}
@@ -1649,9 +1913,13 @@ static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
 			q = nl + 1;
 		}
 		if (g.pre.n && strstr(g.pre.s, "&unknown"))
-			check_not(&g, "unknown");
+			check_not(&g, why("UNKNOWN", "\"the result needs a shape, dtype or constant that is unknown\""), "unknown");
 		for (int i = 0; i < g.nlikes; i++)
-			checkf(&g, "rwg_dtype(rw, %s)", g.likes[i]);
+			checkf(&g, why("UNKNOWN", "\"the dtype of %s is unknown\"", g.likes[i]), "rwg_dtype(rw, %s)", g.likes[i]);
+	}
+	if (!leaf) {
+		line(&g, "if (why)");
+		line(&g, "\treturn rw_why_fail(rw, %d, RW_WHY_FIRES, \"every condition holds\");", g.step);
 	}
 	line(&g, "rw_begin(rw, RULE_%s, n, nodes, %d);", r->name, g.nnodes);
 	bput(&body, build.s ? build.s : "", build.n);
@@ -1672,24 +1940,35 @@ static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
 		g.depth--;
 		line(&g, "}");
 	}
-	if (g.nloop)
+	if (g.nloop && !leaf)
 		line(&g, "return false;");
 
 	/* the function: comments from the source, then the body */
-	char *pat, *guard, *result;
-	rule_text(f, r, &pat, &guard, &result);
-	bprintf(out, "// match:  %s\n", pat);
-	if (guard)
-		bprintf(out, "// cond:   %s\n", guard);
-	bprintf(out, "// result: %s\n", result);
-	bprintf(out, "// %s:%d\n", f->path, r->pos.line);
-	bprintf(out, "static bool rule_%s(Rewriter *rw, NodeId n)\n{\n", r->name);
+	if (leaf) {
+		rec->r = r;
+		rec->leaf = nsites ? fmt("apply_%s_%u", r->name, orient) : fmt("apply_%s", r->name);
+		rec->tests = g.tests;
+		rec->ntests = g.ntests;
+		bprintf(out, "// %s without the tests its decision tree made", r->name);
+		for (int k = 0; k < nsites; k++)
+			bprintf(out, "%s swap site %d: %s", k ? ";" : ":", k,
+			        (orient >> (nsites - 1 - k)) & 1 ? "operands swapped" : "operands in order");
+		bprintf(out, "\nstatic bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
+	} else {
+		bprintf(out, "// match:  %s\n", pat);
+		if (guard)
+			bprintf(out, "// cond:   %s\n", guard);
+		bprintf(out, "// result: %s\n", result);
+		bprintf(out, "// %s:%d\n", f->path, r->pos.line);
+		bprintf(out, "static bool rule_%s(Rewriter *rw, NodeId n, bool why)\n{\n", r->name);
+	}
 	if (uses_unknown || strstr(body.s, "&unknown"))
 		bprintf(out, "\tbool unknown = false;\n");
 	bput(out, body.s, body.n);
 	bprintf(out, "}\n\n");
 	free(pat);
 	free(guard);
+	free(guard_text);
 	free(result);
 
 	for (int i = 0; i < nres; i++)
@@ -1706,11 +1985,19 @@ static void gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out)
 	free(g.nodes);
 	free(g.shared);
 	free(g.deferred);
+	free(g.deferred_why);
+	for (int i = 0; i < g.nnodes; i++)
+		free(g.node_desc[i]);
+	free(g.node_desc);
+	for (int i = 0; i < g.ntree_paths; i++)
+		free(g.tree_paths[i]);
+	free(g.tree_paths);
 	for (int i = 0; i < g.nlikes; i++)
 		free(g.likes[i]);
 	free(g.likes);
-	if (g.failed)
-		d->nerrors += 0; /* reported by unsupported() */
+	if (!leaf)
+		free(g.tests);
+	return g.failed ? -1 : g.nloop; /* errors were reported by unsupported() */
 }
 
 static const Extern *find_extern(RuleFile **files, int nfiles, const char *name)
@@ -1775,7 +2062,290 @@ static char *c_ident(const char *s)
 	return r;
 }
 
-char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d)
+/* ---- the decision tree ----------------------------------------------------------------------- */
+
+static char *tree_node_var(const char *path)
+{
+	return *path ? fmt("p%s", path) : fmt("n");
+}
+
+/* A node of a root op's decision tree: a test, whose subtree runs when it
+ * holds, or a leaf calling one variant's apply_ function.  Children run in
+ * order; a leaf that fires returns from the match. */
+typedef struct TNode {
+	const Test *test;           /* NULL: the root, or a leaf */
+	const Variant *leaf;
+	struct TNode **kids;
+	int nkids;
+} TNode;
+
+static TNode *tnode(const Test *t, const Variant *leaf)
+{
+	TNode *n = calloc(1, sizeof *n);
+	if (!n)
+		abort();
+	n->test = t;
+	n->leaf = leaf;
+	return n;
+}
+
+static void add_kid(TNode *t, TNode *k)
+{
+	t->kids = realloc(t->kids, sizeof *t->kids * (size_t)(t->nkids + 1));
+	if (!t->kids)
+		abort();
+	t->kids[t->nkids++] = k;
+}
+
+/* T_OP tests of the same input: at most one holds. */
+static bool same_input(const Test *a, const Test *b)
+{
+	return a->kind == T_OP && b->kind == T_OP && a->index == b->index && !strcmp(a->path, b->path);
+}
+
+/* Insert variant v's tests from k on under t.  Rules are inserted in the
+ * order they are tried, and a rule joins only t's last child, so the tree
+ * tries them in that order; except among the trailing children testing the
+ * op of the same input, which exclude each other, so a rule may join
+ * whichever of them tests its op. */
+static void tree_insert(TNode *t, const Variant *v, int k)
+{
+	if (k == v->ntests) {
+		add_kid(t, tnode(NULL, v));
+		return;
+	}
+	const Test *x = &v->tests[k];
+	for (int j = t->nkids - 1; j >= 0 && t->kids[j]->test; j--) {
+		const Test *y = t->kids[j]->test;
+		if (!strcmp(y->key, x->key)) {
+			tree_insert(t->kids[j], v, k + 1);
+			return;
+		}
+		if (!same_input(x, y))
+			break;
+	}
+	TNode *c = tnode(x, NULL);
+	add_kid(t, c);
+	tree_insert(c, v, k + 1);
+}
+
+static void tree_free(TNode *t)
+{
+	for (int i = 0; i < t->nkids; i++)
+		tree_free(t->kids[i]);
+	free(t->kids);
+	free(t);
+}
+
+/* The rules a subtree serves, in order, each once: "conv_bn, conv_add_bias". */
+static void served(const TNode *t, Buf *b)
+{
+	if (t->leaf) {
+		const char *name = t->leaf->r->name;
+		size_t n = strlen(name);
+		for (const char *p = b->s ? strstr(b->s, name) : NULL; p; p = strstr(p + 1, name))
+			if ((p == b->s || p[-1] == ' ') && (p[n] == ',' || p[n] == 0))
+				return;
+		bprintf(b, "%s%s", b->n ? ", " : "", name);
+	}
+	for (int i = 0; i < t->nkids; i++)
+		served(t->kids[i], b);
+}
+
+static void tline(Buf *out, int depth, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void tline(Buf *out, int depth, const char *f, ...)
+{
+	for (int i = 0; i < depth; i++)
+		bput(out, "\t", 1);
+	va_list ap;
+	va_start(ap, f);
+	char *s = NULL;
+	if (vasprintf(&s, f, ap) < 0)
+		abort();
+	va_end(ap);
+	bprintf(out, "%s\n", s);
+	free(s);
+}
+
+/* The condition of a test other than T_OP. */
+static char *test_cond(const Test *t)
+{
+	char *nv = tree_node_var(t->path), *c;
+	switch (t->kind) {
+	case T_PRESENT: c = fmt("rw_input(rw, %s, %d)", nv, t->index); break;
+	case T_CONST: c = fmt("rw_is_const(rw, rw_input(rw, %s, %d))", nv, t->index); break;
+	case T_ABSENT_FROM: c = fmt("rwg_absent_from(rw, %s, %d)", nv, t->index); break;
+	case T_ATTR_INT: c = fmt("rwg_attr_int_is(rw, %s, \"%s\", %lld)", nv, t->attr, (long long)t->value); break;
+	default: c = fmt("false"); break;
+	}
+	free(nv);
+	return c;
+}
+
+static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_rules);
+static bool listed(const char *list, const char *v);
+static const char *g_tree_vars;
+
+/* Each decision point names the rules it serves, when they are not simply
+ * those of the point around it. */
+static char *emit_comment(const TNode *t, Buf *out, int depth, const char *parent_rules)
+{
+	Buf b = {0};
+	served(t, &b);
+	if (!parent_rules || strcmp(b.s, parent_rules))
+		tline(out, depth, "/* %s */", b.s);
+	return b.s;
+}
+
+/* Children of a node that are T_OP tests of one input with the same output
+ * slot: one switch on the producer's op. */
+static void emit_switch(TNode *const *kids, int n, Buf *out, int depth, const char *parent_rules)
+{
+	const Test *t0 = kids[0]->test;
+	char *nv = tree_node_var(t0->path), *child = fmt("p%s_%d", t0->path, t0->index);
+	tline(out, depth, "switch (rwg_producer_kind(rw, rw_input(rw, %s, %d), %d)) {", nv, t0->index, t0->out);
+	for (int i = 0; i < n; i++) {
+		tline(out, depth, "case OP_%s:", kids[i]->test->op);
+		char *rules = emit_comment(kids[i], out, depth + 1, NULL);
+		if (listed(g_tree_vars, child))
+			tline(out, depth + 1, "%s = rw_producer(rw, rw_input(rw, %s, %d));", child, nv, t0->index);
+		emit_kids(kids[i], out, depth + 1, rules);
+		tline(out, depth + 1, "break;");
+		free(rules);
+	}
+	tline(out, depth, "default:");
+	tline(out, depth + 1, "break;");
+	tline(out, depth, "}");
+	(void)parent_rules;
+	free(nv);
+	free(child);
+}
+
+static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_rules)
+{
+	for (int i = 0; i < t->nkids;) {
+		const TNode *k = t->kids[i];
+		if (k->leaf) {
+			tline(out, depth, "if (%s(rw, n))", k->leaf->leaf);
+			tline(out, depth + 1, "return true;");
+			i++;
+			continue;
+		}
+		const Test *x = k->test;
+		if (x->kind == T_OP) {
+			int j = i + 1;
+			while (j < t->nkids && t->kids[j]->test && same_input(x, t->kids[j]->test) &&
+			       t->kids[j]->test->out == x->out)
+				j++;
+			if (j - i >= 2) {
+				emit_switch(t->kids + i, j - i, out, depth, parent_rules);
+				i = j;
+				continue;
+			}
+		}
+		char *rules = emit_comment(k, out, depth, parent_rules);
+		if (x->kind == T_OP) {
+			char *nv = tree_node_var(x->path);
+			char *child = fmt("p%s_%d", x->path, x->index);
+			if (listed(g_tree_vars, child))
+				tline(out, depth, "if ((%s = rwg_producer_op(rw, rw_input(rw, %s, %d), OP_%s, %d))) {", child, nv,
+				      x->index, x->op, x->out);
+			else
+				tline(out, depth, "if (rwg_producer_op(rw, rw_input(rw, %s, %d), OP_%s, %d)) {", nv, x->index, x->op,
+				      x->out);
+			free(nv);
+			free(child);
+		} else {
+			/* a chain of tests with nothing between them is one condition */
+			Buf c = {0};
+			for (;;) {
+				char *one = test_cond(k->test);
+				if (c.n)
+					bprintf(&c, " &&\n");
+				for (int d = 0; c.n && d < depth; d++)
+					bput(&c, "\t", 1);
+				bprintf(&c, "%s%s", c.n ? "    " : "", one);
+				free(one);
+				if (k->nkids != 1 || !k->kids[0]->test || k->kids[0]->test->kind == T_OP)
+					break;
+				k = k->kids[0];
+			}
+			tline(out, depth, "if (%s) {", c.s);
+			free(c.s);
+		}
+		emit_kids(k, out, depth + 1, rules);
+		tline(out, depth, "}");
+		free(rules);
+		i++;
+	}
+}
+
+/* Is v in the list "p_0, p_1_0"? */
+static bool listed(const char *list, const char *v)
+{
+	size_t n = strlen(v);
+	for (const char *p = list ? strstr(list, v) : NULL; p; p = strstr(p + 1, v))
+		if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == 0))
+			return true;
+	return false;
+}
+
+/* Node variables the tree's tests read (p_0, p_0_1): declared once at the
+ * top, assigned where a T_OP test finds the node. */
+static void tree_vars(const TNode *t, Buf *names)
+{
+	if (t->test && *t->test->path) {
+		char *v = tree_node_var(t->test->path);
+		if (!listed(names->s, v))
+			bprintf(names, "%s%s", names->n ? ", " : "", v);
+		free(v);
+	}
+	for (int i = 0; i < t->nkids; i++)
+		tree_vars(t->kids[i], names);
+}
+
+/* g_tree_vars: tree_vars of the tree being emitted */
+
+/* match_<fn>: the decision tree over the variants of one root op's rules. */
+static void emit_tree(const char *fn, const Variant *vs, int nv, Buf *out)
+{
+	TNode *root = tnode(NULL, NULL);
+	for (int i = 0; i < nv; i++)
+		tree_insert(root, &vs[i], 0);
+	bprintf(out, "static bool match_%s(Rewriter *rw, NodeId n)\n{\n", fn);
+	Buf names = {0};
+	tree_vars(root, &names);
+	if (names.s)
+		tline(out, 1, "NodeId %s;", names.s);
+	g_tree_vars = names.s;
+	emit_kids(root, out, 1, NULL);
+	g_tree_vars = NULL;
+	bprintf(out, "\treturn false;\n}\n\n");
+	free(names.s);
+	tree_free(root);
+}
+
+/* With line_path (graftc --line): `#line N "rules file"` above a rule's
+ * functions, and back to the generated file's own lines after them. */
+static void line_mark(Buf *out, const char *file, int line, const char *line_path)
+{
+	if (!line_path)
+		return;
+	if (file) {
+		char *f = c_string(file);
+		bprintf(out, "#line %d %s\n", line, f);
+		free(f);
+		return;
+	}
+	int lines = 1;
+	for (size_t i = 0; i < out->n; i++)
+		lines += out->s[i] == '\n';
+	char *f = c_string(line_path);
+	bprintf(out, "#line %d %s\n", lines + 1, f);
+	free(f);
+}
+
+char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
 {
 	int errors = d->nerrors;
 	g_files = files;
@@ -1858,18 +2428,30 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d)
 	}
 	bprintf(&out, "};\n\n");
 
-	/* one function per rule */
-	for (int i = 0; i < n; i++)
-		gen_rule(d, refs[i].f, refs[i].r, &out);
+	bprintf(&out, "/* A failed condition, in a --why run: say which (graft optimize --why). */\n"
+	              "#define WHY(step, ...) (why && rw_why_fail(rw, step, __VA_ARGS__))\n\n");
 
-	/* one function per root op */
+	/* one straight-line function per rule */
+	int *sites = calloc((size_t)n + 1, sizeof *sites);
+	if (!sites)
+		abort();
+	for (int i = 0; i < n; i++) {
+		line_mark(&out, refs[i].f->path, refs[i].r->pos.line, line_path);
+		sites[refs[i].order] = gen_rule(d, refs[i].f, refs[i].r, &out, false, 0, 0, NULL);
+		line_mark(&out, NULL, 0, line_path);
+	}
+	bprintf(&out, "static const RwRuleFn rule_fns[RULE_COUNT + 1] = {\n");
+	for (int i = 0; i < n; i++)
+		bprintf(&out, "\t[RULE_%s] = rule_%s,\n", refs[i].r->name, refs[i].r->name);
+	bprintf(&out, "};\n\n");
+
+	/* per root op: its leaves, its decision tree, and its rules in turn */
 	qsort(refs, (size_t)n, sizeof *refs, by_root_then_priority);
-	Buf dispatch = {0}, vendor = {0};
+	Buf dispatch = {0}, vendor = {0}, each = {0}, each_vendor = {0};
 	for (int i = 0; i < n;) {
 		char *key = root_key(refs[i].r);
 		char *fn = c_ident(key);
 		const Pattern *p = refs[i].r->lhs;
-		bprintf(&out, "static bool match_%s(Rewriter *rw, NodeId n)\n{\n", fn);
 		int j = i;
 		while (j < n) {
 			char *k2 = root_key(refs[j].r);
@@ -1879,29 +2461,67 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d)
 				break;
 			j++;
 		}
+		bprintf(&out, "/* ---- %s: %d rule%s ---- */\n\n", key, j - i, j - i == 1 ? "" : "s");
+		Variant *vs = NULL;
+		int nv = 0;
+		for (int k = i; k < j; k++) {
+			int ns = sites[refs[k].order];
+			if (ns < 0)
+				continue;
+			for (unsigned o = 0; o < 1u << ns; o++) {
+				vs = realloc(vs, sizeof *vs * (size_t)(nv + 1));
+				if (!vs)
+					abort();
+				line_mark(&out, refs[k].f->path, refs[k].r->pos.line, line_path);
+				gen_rule(d, refs[k].f, refs[k].r, &out, true, o, ns, &vs[nv++]);
+				line_mark(&out, NULL, 0, line_path);
+			}
+		}
+		emit_tree(fn, vs, nv, &out);
+		for (int k = 0; k < nv; k++) {
+			free(vs[k].leaf);
+			for (int t = 0; t < vs[k].ntests; t++) {
+				free((char *)vs[k].tests[t].path);
+				free(vs[k].tests[t].key);
+			}
+			free(vs[k].tests);
+		}
+		free(vs);
+		bprintf(&out, "/* the same rules tried one after another (graft optimize --match-each) */\n");
+		bprintf(&out, "static bool match_each_%s(Rewriter *rw, NodeId n)\n{\n", fn);
 		for (int k = i; k < j; k++)
-			bprintf(&out, "\t%s rule_%s(rw, n)%s\n", k == i ? "return" : "      ", refs[k].r->name,
+			bprintf(&out, "\t%s rule_%s(rw, n, false)%s\n", k == i ? "return" : "      ", refs[k].r->name,
 			        k + 1 < j ? " ||" : ";");
 		bprintf(&out, "}\n\n");
-		if (p->domain && *p->domain)
+		if (p->domain && *p->domain) {
 			bprintf(&vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_%s(rw, n);\n",
 			        p->domain, p->name, fn);
-		else
+			bprintf(&each_vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_each_%s(rw, n);\n",
+			        p->domain, p->name, fn);
+		} else {
 			bprintf(&dispatch, "\tcase OP_%s: return match_%s(rw, n);\n", p->name, fn);
+			bprintf(&each, "\tcase OP_%s: return match_each_%s(rw, n);\n", p->name, fn);
+		}
 		free(key);
 		free(fn);
 		i = j;
 	}
-	bprintf(&out, "static bool match(Rewriter *rw, NodeId n)\n{\n"
-	              "\tconst IrNode *node = ir_node(rw_model(rw), n);\n"
-	              "\tswitch (node->kind) {\n%s"
-	              "\tdefault: break;\n\t}\n%s"
-	              "\treturn false;\n}\n\n",
-	        dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
-	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT, match, match, NULL};\n",
+	const char *dispatch_fn = "static bool %s(Rewriter *rw, NodeId n)\n{\n"
+	                          "\tconst IrNode *node = ir_node(rw_model(rw), n);\n"
+	                          "\tswitch (node->kind) {\n%s"
+	                          "\tdefault: break;\n\t}\n%s"
+	                          "\treturn false;\n}\n\n";
+	bprintf(&out, "/* ---- the set: dispatch on the node's op (vendor ops by name) ---- */\n\n");
+	bprintf(&out, dispatch_fn, "match", dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
+	bprintf(&out, dispatch_fn, "match_each", each.s ? each.s : "", each_vendor.s ? each_vendor.s : "\t(void)node;\n");
+	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
+	              "                                 match, match_each, rule_fns};\n",
 	        set, set);
 	free(dispatch.s);
 	free(vendor.s);
+	free(each.s);
+	free(each_vendor.s);
+	free(sites);
 	free(refs);
 	if (d->nerrors != errors) {
 		free(out.s);

@@ -16,8 +16,10 @@
 #include "ast.h"
 
 /* The C text for the checked files (malloc'd), or NULL after errors in d.
- * set: the rule set's name, a C identifier ("basic"). */
-char *codegen_c(RuleFile **files, int nfiles, const char *set, Diag *d);
+ * set: the rule set's name, a C identifier ("basic").  line_path: the
+ * output's path, to emit #line directives that point each rule's
+ * functions at its rule file (graftc --line), or NULL. */
+char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d);
 
 /* Write text to path unless the file already holds exactly it (so make
  * sees no change); false after a message on stderr. */

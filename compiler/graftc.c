@@ -4,7 +4,9 @@
  *   graftc --dump-ast FILE...   the same, then print the checked syntax trees
  *   graftc -o OUT.c [-n SET] FILE...   check, then write the C matchers
  *                               (codegen.c) as rule set SET (default: from
- *                               OUT's name, rules_basic.c -> basic)
+ *                               OUT's name, rules_basic.c -> basic); with
+ *                               --line, #line directives point the
+ *                               generated functions at the rule files
  *
  * The pipeline reads like a script: read every file, parse each (dsl_parse,
  * which reports syntax errors and goes on), check them together
@@ -28,6 +30,7 @@ typedef struct Options {
 	Mode mode;
 	const char *out;            /* -o: the C file to generate */
 	const char *set;            /* -n: the rule set's name */
+	bool lines;                 /* --line: #line directives in the output */
 	const char **files;
 	int nfiles;
 } Options;
@@ -36,10 +39,11 @@ static void usage(FILE *to)
 {
 	fputs("usage: graftc --check FILE...      parse and check rule files\n"
 	      "       graftc --dump-ast FILE...   check, then print the syntax trees\n"
-	      "       graftc -o OUT.c [-n SET] FILE...\n"
+	      "       graftc -o OUT.c [-n SET] [--line] FILE...\n"
 	      "                                   check, then write C matchers exporting\n"
 	      "                                   graft_rules_SET (default SET: OUT's name\n"
-	      "                                   without 'rules_' and '.c')\n"
+	      "                                   without 'rules_' and '.c'); --line adds\n"
+	      "                                   #line directives naming the rule files\n"
 	      "       graftc --help\n"
 	      "Diagnostics go to stderr as file:line:col: error: message, with the\n"
 	      "source line and a caret; the exit status is 0 only without errors.\n"
@@ -66,6 +70,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->mode = MODE_CHECK;
 		} else if (!strcmp(a, "--dump-ast")) {
 			o->mode = MODE_DUMP;
+		} else if (!strcmp(a, "--line")) {
+			o->lines = true;
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-n") || !strcmp(a, "--name")) &&
 		           i + 1 < argc) {
 			if (a[1] == 'o' || a[2] == 'o') {
@@ -211,7 +217,7 @@ int main(int argc, char **argv)
 	bool write_failed = false;
 	if (o.mode == MODE_GEN && !d.nerrors && !unreadable) {
 		char *set = o.set ? strdup(o.set) : set_from_path(o.out);
-		char *text = codegen_c(files, nfiles, set, &d);
+		char *text = codegen_c(files, nfiles, set, o.lines ? o.out : NULL, &d);
 		if (text && !codegen_write_if_changed(o.out, text))
 			write_failed = true;
 		free(text);

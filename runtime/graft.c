@@ -660,6 +660,23 @@ static int cmd_fold(int argc, char **argv)
 
 /* ---- optimize --------------------------------------------------------------- */
 
+/* --why RULE: one line per node left with the rule's root op. */
+static void print_why(const RwRule *rule, const RwResult *r)
+{
+	long fired = 0;
+	for (size_t i = 0; i < r->nfirings; i++)
+		fired += r->firings[i].rule >= 0 && strcmp(rw_firing_name(rule_sets, &r->firings[i]), rule->name) == 0;
+	printf("why %s (%s:%d), which fired %ld time%s: ", rule->name, rule->file, rule->line, fired, fired == 1 ? "" : "s");
+	if (!r->nwhy) {
+		printf("no %s node is left\n", rule->root_op);
+		return;
+	}
+	printf("%d %s node%s left\n", r->nwhy, rule->root_op, r->nwhy == 1 ? "" : "s");
+	for (int i = 0; i < r->nwhy; i++)
+		printf("  %s: %s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
+		       r->why[i].detail);
+}
+
 static int cmd_optimize(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -680,6 +697,8 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-dce", no_argument, NULL, '3'},
 		{"max-bytes", required_argument, NULL, 'm'},
 		{"overwrite", no_argument, NULL, 'w'},
+		{"why", required_argument, NULL, 'y'},
+		{"match-each", no_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -704,6 +723,8 @@ static int cmd_optimize(int argc, char **argv)
 		case '2': ro.no_cse = true; break;
 		case '3': ro.no_dce = true; break;
 		case 'w': so.overwrite_input = true; break;
+		case 'y': ro.why_rule = optarg; break;
+		case 'E': ro.match_each = true; break;
 		case 'l':
 			if (strcmp(optarg, "basic") == 0)
 				ro.levels |= 1u << RW_LEVEL_BASIC;
@@ -752,6 +773,9 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --report FILE.json    the audit: every firing, its nodes and their provenance\n"
 			       "  --dot FILE            the optimized graph for Graphviz, rewritten nodes highlighted\n"
 			       "  --list-rules          list the rules and exit\n"
+			       "  --why RULE            at each node left with RULE's root op, the first\n"
+			       "                        condition of RULE that fails there (on stdout)\n"
+			       "  --match-each          try each rule in turn instead of the decision trees\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
 			       "  --max-bytes N         constant-folding size cap (default 64 MB)\n"
 			       "  --overwrite           allow OUT to be MODEL\n");
@@ -773,6 +797,13 @@ static int cmd_optimize(int argc, char **argv)
 		printf("built-in passes: fold, cse, dce\n");
 		return EXIT_OK;
 	}
+	const RwRule *why_rule = NULL;
+	for (int s = 0; ro.why_rule && s < nrule_sets; s++)
+		for (int i = 0; i < rule_sets[s]->nrules && !why_rule; i++)
+			if (strcmp(rule_sets[s]->rules[i].name, ro.why_rule) == 0)
+				why_rule = &rule_sets[s]->rules[i];
+	if (ro.why_rule && !why_rule)
+		return usage_error("--why: no rule named '%s' (graft optimize --list-rules)", ro.why_rule);
 	if (optind != argc - 1)
 		return usage_error("optimize: expected one MODEL%s", "");
 	if (!out)
@@ -798,6 +829,8 @@ static int cmd_optimize(int argc, char **argv)
 			rc = EXIT_INPUT;
 		if (dot && !audit_write_dot(m, &r, dot, &d))
 			rc = EXIT_INPUT;
+		if (why_rule)
+			print_why(why_rule, &r);
 	}
 	audit_hist_free(&before);
 	audit_hist_free(&after);

@@ -70,6 +70,7 @@ typedef enum RwWhyKind {
 	RW_WHY_PRODUCER,            /* an operand is not produced by the op the pattern names */
 	RW_WHY_ATTR,                /* an attribute has another value */
 	RW_WHY_NOT_CONST,           /* an operand that must be a constant is not */
+	RW_WHY_VALUE,               /* a constant operand holds other values than the pattern's literal */
 	RW_WHY_OPERANDS,            /* an operand is missing, or there are too many */
 	RW_WHY_SAME,                /* a variable used twice sees different values */
 	RW_WHY_EXTRA_CONSUMER,      /* a matched node's output has a consumer outside the match */
@@ -153,7 +154,7 @@ bool rw_enabled(Rewriter *rw, int rule);
 
 /* --why: record that the condition at `step` (its place in the rule's
  * matcher) failed, with a detail; keeps the furthest step (a commutative
- * op tries both orders).  Returns false, for `return rw_why_fail(...)`. */
+ * op tries both orders; on a tie, the order the rule is written in).  Returns false, for `return rw_why_fail(...)`. */
 bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...)
 	__attribute__((format(printf, 4, 5)));
 /* --why: rule `rule` is not enabled: record whether by opset or by choice. */

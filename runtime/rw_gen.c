@@ -27,6 +27,57 @@ NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const cha
 	return p;
 }
 
+OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out)
+{
+	NodeId p = rw_producer(rw, v);
+	if (!p || ir_value(M(rw), v)->out_slot != out)
+		return OP_UNKNOWN;
+	return ir_node(M(rw), p)->kind;
+}
+
+bool rwg_attr_int_is(Rewriter *rw, NodeId n, const char *name, int64_t want)
+{
+	int64_t v;
+	return rwg_attr_int(rw, n, name, &v) && v == want;
+}
+
+const char *rwg_what(Rewriter *rw, ValueId v)
+{
+	if (!v)
+		return "nothing";
+	NodeId p = rw_producer(rw, v);
+	if (p)
+		return ir_node(M(rw), p)->op_type;
+	if (rw_is_const(rw, v))
+		return "a constant";
+	return ir_value(M(rw), v)->is_input ? "a graph input" : "an outer-scope value";
+}
+
+bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, const char *desc)
+{
+	IrNode *node = ir_node(M(rw), n);
+	for (uint32_t i = 0; i < node->noutputs; i++) {
+		ValueId v = node->outputs[i];
+		if (!v)
+			continue;
+		IrValue *val = ir_value(M(rw), v);
+		if (val->is_output)
+			return rw_why_fail(rw, step, RW_WHY_GRAPH_OUTPUT, "output %u of %s (%s) is a graph output", i, desc,
+			                   val->name);
+		for (uint32_t u = 0; u < val->nuses; u++) {
+			bool inside = false;
+			for (int k = 0; k < nwithin && !inside; k++)
+				inside = val->uses[u].node == within[k];
+			if (!inside) {
+				char buf[300];
+				return rw_why_fail(rw, step, RW_WHY_EXTRA_CONSUMER, "output %u of %s is also used by %s", i, desc,
+				                   ir_node_label(M(rw), val->uses[u].node, buf, sizeof buf));
+			}
+		}
+	}
+	return false;
+}
+
 bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from)
 {
 	IrNode *node = ir_node(M(rw), n);

@@ -75,6 +75,11 @@ NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const cha
 bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from);
 /* Every output of n is used only by the nodes `within` and is no graph output. */
 bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin);
+/* The kind of op producing v if v is its output `out` and it is of the
+ * default domain; else OP_UNKNOWN.  Decision trees switch on it. */
+OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out);
+/* Attribute `name` of n (or its default) is the int `want`. */
+bool rwg_attr_int_is(Rewriter *rw, NodeId n, const char *name, int64_t want);
 /* Output k of node n (0 if it has none). */
 ValueId rwg_out(Rewriter *rw, NodeId n, uint32_t k);
 /* A constant whose elements are exactly list[0..n) (1-D, n elements). */
@@ -99,6 +104,14 @@ bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out);
 bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out);
 bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out);
 bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out);
+
+/* ---- --why ---------------------------------------------------------------------- */
+
+/* Where v comes from, for a message: "Relu", "a graph input", "a constant", "nothing". */
+const char *rwg_what(Rewriter *rw, ValueId v);
+/* rwg_single_use_node(rw, n, within, nwithin) failed: record whether an
+ * output is a graph output or has a consumer outside the match.  False. */
+bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, const char *desc);
 
 /* ---- guard builtins ------------------------------------------------------------- */
 
