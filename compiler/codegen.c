@@ -1917,10 +1917,6 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 		for (int i = 0; i < g.nlikes; i++)
 			checkf(&g, why("UNKNOWN", "\"the dtype of %s is unknown\"", g.likes[i]), "rwg_dtype(rw, %s)", g.likes[i]);
 	}
-	if (!leaf) {
-		line(&g, "if (why)");
-		line(&g, "\treturn rw_why_fail(rw, %d, RW_WHY_FIRES, \"every condition holds\");", g.step);
-	}
 	line(&g, "rw_begin(rw, RULE_%s, n, nodes, %d);", r->name, g.nnodes);
 	bput(&body, build.s ? build.s : "", build.n);
 	g.depth = save_depth;
@@ -1931,7 +1927,7 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 		uses_unknown = true;
 		line(&g, "if (unknown) {");
 		line(&g, "\trw_abort(rw);");
-		line(&g, "\t%s", fail_stmt(&g));
+		fail(&g, leaf ? NULL : why("UNKNOWN", "\"building the result needs a shape, dtype or constant that is unknown\""));
 		line(&g, "}");
 	}
 	line(&g, "return rw_commit(rw);");

@@ -125,6 +125,16 @@ static void run_case(const char *text, const Case *c)
 	ck_assert_msg((fired > 0) == c->fires, "%s fired %d times\n%s", c->rule, fired, text);
 	ck_assert_msg(!strcmp(ops_of(m), c->want_ops), "%s: after: '%s', want '%s'", c->rule, ops_of(m),
 	              c->want_ops);
+	/* the decision trees and the rules tried in turn do the same */
+	IrModel *m2 = parse(text);
+	RwOptions o2 = o;
+	o2.match_each = true;
+	RwResult r2;
+	ck_assert_msg(rw_run(m2, sets, 2, &o2, &r2, &d), "%s", d.first);
+	ck_assert_str_eq(ops_of(m2), ops_of(m));
+	ck_assert_uint_eq(r2.nfirings, r.nfirings);
+	rw_result_free(&r2);
+	ir_model_free(m2);
 	if (before) {
 		EvValue **after = evaluate(m);
 		double tol = c->tol > 0 ? c->tol : 1e-5;
@@ -441,6 +451,76 @@ START_TEST(test_div_by_const)
 }
 END_TEST
 
+/* ---- --why ------------------------------------------------------------------------------ */
+
+/* Run the library on text with o, asking rule why; the answer at the
+ * node-th node with its root op must be kind: detail. */
+static void why_case(const char *text, RwOptions o, const char *rule, int node, RwWhyKind kind, const char *detail)
+{
+	IrModel *m = parse(text);
+	o.why_rule = rule;
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(node < r.nwhy, "%s: %d answers\n%s", rule, r.nwhy, text);
+	ck_assert_msg(r.why[node].kind == kind && !strcmp(r.why[node].detail, detail), "%s: got '%s: %s', want '%s: %s'",
+	              rule, rw_why_kind_name(r.why[node].kind), r.why[node].detail, rw_why_kind_name(kind), detail);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+START_TEST(test_why)
+{
+	RwOptions none = {0};
+	/* wrong producer op */
+	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[1] a = {0}> {\n"
+	                  "  r = Relu (x)\n  y = Squeeze (r, a)\n}\n",
+	         none, "squeeze_unsqueeze", 0, RW_WHY_PRODUCER, "input 0 of Squeeze comes from Relu, not Unsqueeze");
+	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[1] a = {0}> {\n"
+	                  "  y = Squeeze (x, a)\n}\n",
+	         none, "squeeze_unsqueeze", 0, RW_WHY_PRODUCER, "input 0 of Squeeze comes from a graph input, not Unsqueeze");
+	/* a variable seen twice, different values */
+	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3,1] y) <int64[2] a = {0, 3}, int64[1] b = {0}> {\n"
+	                  "  u = Unsqueeze (x, a)\n  s = Squeeze (u, b)\n  y = Relu (s)\n}\n",
+	         none, "squeeze_unsqueeze", 0, RW_WHY_SAME, "input 1 (axes) of Unsqueeze is not the same value as axes");
+	/* attribute mismatch, not constant, extra consumer, graph output */
+	char *t = conv_bn("float", 15, "1,2,5,5", "1,4,3,3", "4,2,3,3", true, "", "<training_mode = 1>", false);
+	why_case(t, none, "conv_bn", 0, RW_WHY_ATTR, "attribute training_mode of BatchNormalization is 1, not 0");
+	free(t);
+	t = conv_bn("float", 13, "1,2,5,5", "1,4,3,3", "4,2,3,3", true, "", "", true);
+	why_case(t, none, "conv_bn", 0, RW_WHY_EXTRA_CONSUMER, "output 0 of c (Conv) is also used by Relu#2");
+	free(t);
+	char *cw = tensor("float", "w", "4,2,3,3", 0.1, 0.05);
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x, float[4] s) => (float[1,4,3,3] y) <%s, float[4] t = {1, 2, 3, 4},"
+	                 " float[4] m = {0, 0, 0, 0}, float[4] v = {1, 1, 1, 1}> {\n"
+	                 "  c = Conv (x, w)\n  y = BatchNormalization (c, s, t, m, v)\n}\n", cw);
+	why_case(t, none, "conv_bn", 0, RW_WHY_NOT_CONST, "input 1 (s) of BatchNormalization is not a constant");
+	free(t);
+	free(cw);
+	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y, float[2,3] a) {\n  a = Dropout (x)\n  y = Relu (a)\n}\n",
+	         none, "dropout_inference", 0, RW_WHY_GRAPH_OUTPUT,
+	         "output 0 of the root is the graph output a, and its replacement cannot take that name");
+	/* guard false */
+	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
+	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
+	why_case(t, none, "matmul_add_gemm", 0, RW_WHY_GUARD,
+	         "rank(a) == 2 && rank(b) == 2 && (rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
+	         "&& (dim(c, 0) == 1 || dim(c, 0) == dim(a, 0)) && (dim(c, 1) == 1 || dim(c, 1) == dim(b, 1)))");
+	free(t);
+	free(w);
+	free(b);
+	/* opset out of range, disabled, would fire (stopped by --max-rewrites first) */
+	const char *two_dropouts = HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  a = Dropout (x)\n  b = Dropout (a)\n  y = Relu (b)\n}\n";
+	const char *off[] = {"dropout_inference"};
+	why_case(two_dropouts, (RwOptions){.disabled = off, .ndisabled = 1}, "dropout_is_test", 0, RW_WHY_OPSET,
+	         "the model has opset 13; the rule applies at opsets 1..6");
+	why_case(two_dropouts, (RwOptions){.disabled = off, .ndisabled = 1}, "dropout_inference", 1, RW_WHY_DISABLED,
+	         "its level or --enable/--disable leave it off");
+	why_case(two_dropouts, (RwOptions){.max_rewrites = 1}, "dropout_inference", 0, RW_WHY_FIRES, "every condition holds");
+}
+END_TEST
+
 /* ---- graftc -o ------------------------------------------------------------------------ */
 
 /* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
@@ -497,6 +577,37 @@ START_TEST(test_graftc_output)
 	free(err);
 	ck_assert_int_eq(stat(out, &b), 0);
 	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	/* two rules rooted at Neg: one switch on the producer's op, each case
+	 * naming the rule it serves; --line points the functions at the rules */
+	src = "level basic;\nrule neg_neg \"two negations cancel\": Neg(Neg(x)) => x;\n"
+	      "rule neg_sub \"a negated difference\": Neg(Sub(a, b)) => Sub(b, a);\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	char *line_args = fmt("--line -o %s %s", out, rules);
+	ck_assert_int_eq(graftc(line_args, &err), 0);
+	free(err);
+	free(line_args);
+	text = (char *)read_file(out, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "static bool match_Neg(Rewriter *rw, NodeId n)\n{\n"
+	                           "\tNodeId p_0;\n"
+	                           "\tswitch (rwg_producer_kind(rw, rw_input(rw, n, 0), 0)) {\n"
+	                           "\tcase OP_Neg:\n"
+	                           "\t\t/* neg_neg */\n"
+	                           "\t\tp_0 = rw_producer(rw, rw_input(rw, n, 0));\n"
+	                           "\t\tif (rw_input(rw, p_0, 0)) {\n"
+	                           "\t\t\tif (apply_neg_neg(rw, n))\n"
+	                           "\t\t\t\treturn true;\n"
+	                           "\t\t}\n"
+	                           "\t\tbreak;\n"
+	                           "\tcase OP_Sub:\n"
+	                           "\t\t/* neg_sub */\n"),
+	              "%s", text);
+	char *mark = fmt("#line 2 \"%s\"\n// match:  Neg(Neg(x))\n", rules);
+	ck_assert_msg(strstr(text, mark), "%s", text);
+	free(mark);
+	ck_assert(strstr(text, "static bool rule_neg_sub(Rewriter *rw, NodeId n, bool why)"));
+	ck_assert(strstr(text, "return WHY(2, RW_WHY_PRODUCER, \"input 0 of Neg comes from %s, not Sub\", rwg_what(rw, v_0));"));
+	free(text);
 	/* what the generator cannot compile is an error at its position */
 	src = "rule r: Pad(x, _) => x;\n";
 	ck_assert(write_file(rules, src, strlen(src)));
@@ -532,6 +643,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_layer_norm);
 	tcase_add_test(tc, test_div_by_const);
 	tcase_add_test(tc, test_graftc_output);
+	tcase_add_test(tc, test_why);
 	suite_add_tcase(s, tc);
 	return s;
 }
