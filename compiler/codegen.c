@@ -10,6 +10,17 @@
  * Operands that older opsets spell as attributes (dsl/opset_forms) are
  * RwgArgs, read and compared by runtime/rw_gen.c whatever their form.
  *
+ * The same generator, run with `leaf` set once per way a rule's
+ * commutative ops can take their operands, writes apply_<rule>_<k>(): the
+ * rule without the checks a decision tree can share (Test: an operand's
+ * producer op, an int attribute literal, an operand present or constant,
+ * inputs absent), which it records instead.  The tree (tree_insert) is a
+ * trie of those tests over the rules of one root op in the order they are
+ * tried; emit_kids writes it as nested ifs, with a switch where sibling
+ * tests ask for different ops of the same operand.  With `why` set, the
+ * straight-line function reports its first failed condition (WHY) instead
+ * of failing silently, for graft optimize --why.
+ *
  * Everything the generator cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled
  * right or not at all. */
@@ -2365,17 +2376,28 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	bprintf(&out, "; DO NOT EDIT.\n"
 	              " *\n"
 	              " * Rule set '%s': %d rule%s.  How the matcher is organised:\n"
-	              " *   - rules[] describes each rule (level, source line, doc, opsets) for the\n"
-	              " *     engine and the audit; RULE_<name> indexes it;\n"
-	              " *   - rule_<name>() matches one rule at a node, straight-line code in the\n"
-	              " *     order of its pattern (root, then operands depth first): a failed\n"
-	              " *     check returns false, or inside a commutative op's swap loop tries\n"
-	              " *     the operands the other way round; then single use, the guard, and\n"
-	              " *     the result built between rw_begin and rw_commit;\n"
-	              " *   - match_<Op>() tries the rules rooted at <Op>, higher priority first,\n"
-	              " *     then in source order, and stops at the first that fires;\n"
-	              " *   - match() switches on the node's op (vendor ops by name).\n"
-	              " * Conditions are not yet shared across the rules of one root op. */\n",
+	              " *   - rules[] describes each rule (level, source line, doc, opsets, root\n"
+	              " *     op) for the engine and the audit; RULE_<name> indexes it;\n"
+	              " *   - rule_<name>(rw, n, why) matches one rule at a node, straight-line\n"
+	              " *     code in the order of its pattern (root, then operands depth\n"
+	              " *     first), trying a commutative op's operands both ways; then single\n"
+	              " *     use, the guard, and the result built between rw_begin and\n"
+	              " *     rw_commit.  With why set (graft optimize --why) each failed\n"
+	              " *     condition says what failed, and nothing changes;\n"
+	              " *   - the decision tree: each rule is split into the tests a tree can\n"
+	              " *     share (the op producing an operand, an int attribute's literal\n"
+	              " *     value, an operand present, constant, or inputs absent) and the\n"
+	              " *     rest, apply_<name>[_<k>]() (k: which way each commutative op's\n"
+	              " *     operands go).  match_<Op>() is a trie of those tests over the\n"
+	              " *     rules rooted at <Op> in the order they are tried (priority, then\n"
+	              " *     source order): a rule shares the tests of the rule before it as\n"
+	              " *     far as they are the same, and tests of the op of one operand that\n"
+	              " *     exclude each other become one switch.  Each test runs once for\n"
+	              " *     all the rules below it, and the first rule that fires ends the\n"
+	              " *     match, as if the rules were tried in turn;\n"
+	              " *   - match_each_<Op>() tries the same rules in turn (--match-each);\n"
+	              " *   - match() and match_each() switch on the node's op (vendor ops by\n"
+	              " *     name). */\n",
 	        set, n, n == 1 ? "" : "s");
 	bprintf(&out, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
 	              "#include \"rewrite.h\"\n#include \"rw_gen.h\"\n\n");

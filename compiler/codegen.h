@@ -1,12 +1,14 @@
 /* codegen.h - checked rules -> one C file of matchers (graftc -o).
  *
- * The generated file holds the rule table, one function per rule (its
- * `// match:` and `// result:` source above its code), one match_<Op>
- * function per root op trying its rules by priority, then source order,
- * and the set's dispatch on the node's op; it exports
- * `const RwRuleSet graft_rules_<set>` and calls only the builder API
- * (runtime/rewrite.h) and its helpers (runtime/rw_gen.h).  A construct the
- * generator cannot compile yet is reported as an error at its position,
+ * The generated file holds the rule table, one straight-line function per
+ * rule (its `// match:` and `// result:` source above its code; it also
+ * answers graft optimize --why), one decision tree per root op over leaf
+ * functions that do what the tree's shared tests leave (codegen.c explains
+ * the tree), the rules tried in turn for comparison, and the set's dispatch
+ * on the node's op; it exports `const RwRuleSet graft_rules_<set>` and
+ * calls only the builder API (runtime/rewrite.h) and its helpers
+ * (runtime/rw_gen.h).  A construct the generator cannot compile yet is
+ * reported as an error at its position,
  * never compiled wrongly. */
 #ifndef GRAFT_CODEGEN_H
 #define GRAFT_CODEGEN_H
