@@ -6,7 +6,9 @@
 #   3. graft shapes agrees with python3-onnx's shape inference;
 #   5. so does graft optimize's (torch models);
 #   4. graft fold's output agrees with the original under graft compare and
-#      under ONNX Runtime (ort-compare.mjs), for torch and light models.
+#      under ONNX Runtime (ort-compare.mjs), for torch and light models;
+#   6. graft optimize gives the same bytes with graftc's decision trees and
+#      with the rules tried in turn (--match-each), on every corpus model.
 # Usage: tests/corpus_check.sh [CORPUS] [ORT_TOOLS]
 set -euo pipefail
 corpus=${1:-../shared/corpus}
@@ -99,4 +101,18 @@ for model in "$corpus"/torch/*/*/model.onnx; do
   k=$((k + 1))
 done
 echo "corpus: $k models optimized; graft compare${ortmsg:+ and ort-compare} agree"
+
+# graftc's decision trees do exactly what trying the rules in turn does:
+# the same bytes out, on every corpus model
+t=0
+while IFS=$'\t' read -r path _; do
+  model="$corpus/$path"
+  $graft optimize "$model" -o "$tmp/tree.onnx" 2>/dev/null && r1=0 || r1=$?
+  $graft optimize "$model" -o "$tmp/each.onnx" --match-each 2>/dev/null && r2=0 || r2=$?
+  if [ $r1 != $r2 ] || ! cmp -s "$tmp/tree.onnx" "$tmp/each.onnx"; then
+    echo "FAIL decision tree vs --match-each: $model (exit $r1 vs $r2)"; fail=1
+  fi
+  t=$((t + 1))
+done < <(tail -n +2 "$corpus/MANIFEST.tsv")
+echo "corpus: $t models give the same bytes with the decision trees and with the rules in turn"
 exit $fail
