@@ -5,12 +5,18 @@
 #                   by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
 #   make demo       optimize the bundled example model and check it still computes the same
+#   make install    install graft, graftc, libgraft.a, its headers and graft.pc
+#                   (PREFIX=/usr/local, DESTDIR for staging)
+#   make example-custom-rules  install into build/prefix, build examples/custom-rules
+#                   against it, run it and check its rules fired and the model computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
-#   make sanitize   build with ASan+UBSan into build/san/ and run the tests
+#   make sanitize   build with ASan+UBSan into build/san/ and run the tests (a debug build)
+#   make debug      build with -O0 -g -DGRAFT_DEBUG into build/debug/ and run the tests
 #   make valgrind   run the tests under valgrind
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
 #   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language
-#   make bench      load/save benchmark on a generated ~100 MB model
+#   make bench      load/save benchmark on a generated ~100 MB model, the engine
+#                   per node at 10k-1M nodes, decision tree vs rules in turn
 
 CC       ?= cc
 BUILD    ?= build
@@ -31,7 +37,8 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps sanitize valgrind fuzz-load fuzz-text fuzz-dsl bench clean
+.PHONY: all test demo deps sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl bench clean \
+        install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
 # protoc-c bindings for the installed onnx.proto (never copied into the repo).
@@ -131,6 +138,15 @@ $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgra
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 # --- tests: one tests/check_<area>.c per area, each exporting suite_<area>() --
+# tests/rules/*.rules: rules only the tests use (graft_rules_test), for what
+# graftc compiles that the library's rules do not exercise.
+TEST_RULES := $(if $(wildcard tests/rules/*.rules),$(GEN)/rules_test.c)
+$(GEN)/rules_test.c: $(BUILD)/graftc $(wildcard tests/rules/*.rules)
+	@mkdir -p $(GEN)
+	$(BUILD)/graftc -n test -o $@ $(sort $(wildcard tests/rules/*.rules))
+$(BUILD)/obj/gen/rules_test.o: $(GEN)/rules_test.c | $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -c -o $@ $<
 TEST_SRCS := $(wildcard tests/check_*.c)
 SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
 $(GEN)/suites.h: $(TEST_SRCS) Makefile
@@ -139,7 +155,7 @@ $(GEN)/suites.h: $(TEST_SRCS) Makefile
 	@for s in $(SUITES); do printf 'SUITE(%s)\n' $$s >> $@.tmp; done
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 $(call obj,tests/runner.c): $(GEN)/suites.h
-$(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c $(TEST_SRCS)) $(BUILD)/libgraft.a
+$(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
 test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
@@ -151,6 +167,32 @@ demo: $(BUILD)/graft
 	$(BUILD)/graft compare examples/tiny_cnn.onnx $(BUILD)/tiny_cnn.opt.onnx --runs 3
 	@echo "optimized model: $(BUILD)/tiny_cnn.opt.onnx; audit: $(BUILD)/tiny_cnn.report.json"
 
+# --- install, and an outside optimizer built against the install --------------
+# libgraft.a holds the IR, evaluator, engine and the library's rule sets, so it
+# is all an optimizer links (plus what graft.pc lists).  The headers are the
+# ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
+PREFIX ?= /usr/local
+INSTALL_HDRS := runtime/rewrite.h runtime/rw_gen.h runtime/eval.h runtime/fold.h \
+                ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
+install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft
+	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
+	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
+
+EXAMPLE_PREFIX := $(abspath $(BUILD))/prefix
+EXAMPLE_OUT    := $(abspath $(BUILD))/example-custom-rules
+example-custom-rules:
+	rm -rf $(EXAMPLE_PREFIX) $(EXAMPLE_OUT)
+	$(MAKE) install PREFIX=$(EXAMPLE_PREFIX)
+	$(MAKE) -C examples/custom-rules PREFIX=$(EXAMPLE_PREFIX) OUT=$(EXAMPLE_OUT)
+	$(EXAMPLE_OUT)/custom-opt examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.opt.onnx > $(EXAMPLE_OUT)/run.log
+	@cat $(EXAMPLE_OUT)/run.log
+	@grep -q '^custom .* fired' $(EXAMPLE_OUT)/run.log && ! grep '^custom .* fired 0 times' $(EXAMPLE_OUT)/run.log \
+	  || { echo "example-custom-rules: not every custom rule fired"; exit 1; }
+	$(EXAMPLE_PREFIX)/bin/graft compare examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.opt.onnx
+
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -160,9 +202,13 @@ deps:
 	else echo "all Debian packages present"; fi
 
 # --- sanitizers, fuzzing, benchmarks ------------------------------------------
-SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# GRAFT_DEBUG: the engine checks that failed matches change nothing and
+# validates the IR after every rewrite (see docs/engine.md).
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DGRAFT_DEBUG
 sanitize:
 	$(MAKE) BUILD=build/san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
+debug:
+	$(MAKE) BUILD=build/debug CFLAGS="-O0 -g -DGRAFT_DEBUG" test
 
 # valgrind: every suite in one process (CK_FORK=no), leaks and errors fatal.
 valgrind: $(BUILD)/graft-tests $(BUILD)/graft
@@ -191,10 +237,18 @@ fuzz-dsl:
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
-bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/graftc
+bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc
 	$(BUILD)/bench-load
 	$(BUILD)/bench-engine
+	$(BUILD)/bench-tree
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
+# 100 generated rules: graftc's decision tree against the rules in turn.
+$(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
+	@mkdir -p $(GEN)
+	sh tests/bench/gen_rules100.sh > $(GEN)/rules100.rules
+	$(BUILD)/graftc -n bench100 -o $@ $(GEN)/rules100.rules
+$(BUILD)/bench-tree: $(call obj,tests/bench/bench_tree.c $(GEN)/rules_bench100.c) $(BUILD)/libgraft.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench-engine: $(call obj,tests/bench/bench_engine.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
