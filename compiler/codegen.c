@@ -1118,8 +1118,29 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 	case EXPR_CALL: {
 		const char *f = e->s;
 		if (!dsl_builtin_lookup(f)) {
-			unsupported(g, e->pos, "an extern that returns a value");
-			return fmt("0");
+			/* an extern that builds a value: called inside the transaction;
+			 * 0 abandons the rewrite */
+			const Extern *x = find_extern(g_files, g_nfiles, f);
+			if (!x || (x->ret != TY_VALUE && x->ret != TY_TENSOR)) {
+				unsupported(g, e->pos, "'%s' as a value", f);
+				return fmt("0");
+			}
+			Buf call = {0};
+			bprintf(&call, "%s(rw", x->c_name ? x->c_name : x->name);
+			for (int i = 0; i < e->n; i++) {
+				DslType p = i < x->nparams ? x->params[i] : TY_UNKNOWN;
+				char *a = p == TY_VALUE ? val_expr(g, e->items[i], like)
+				          : p == TY_TENSOR ? fact_value(g, e->items[i], false) : num_expr(g, e->items[i]);
+				bprintf(&call, ", %s", a);
+				free(a);
+			}
+			char *t = tmp_name(g, "x");
+			line(g, "ValueId %s = %s);", t, call.s);
+			line(g, "if (!%s)", t);
+			line(g, "\tunknown = true;");
+			g->build_unknown = true;
+			free(call.s);
+			return t;
 		}
 		char *mine = like_of(g, e);
 		const char *l = mine ? mine : like;
@@ -1219,6 +1240,7 @@ typedef struct Slot {
 	char *name;
 	bool binds;                 /* the slot's name is the variable it binds */
 	const OpsetForm *form;      /* the input may be this attribute */
+	int nforms;                 /* ... or one of several (by opset) */
 	const char *node;           /* the C name of the node it is an input of */
 	const char *node_path;      /* that node's path */
 	int in;                     /* its input index; -1 in a swap loop (then idx) */
@@ -1299,26 +1321,29 @@ static void gen_operand(Gen *g, Slot *s, const char *path)
 	}
 	switch (p->kind) {
 	case PAT_OP: {
-		if (arg) {
-			unsupported(g, p->pos, "an op where older opsets have an attribute");
-			return;
-		}
+		/* where older opsets spell the operand as an attribute, no op makes it */
+		char *val = arg ? fmt("%s.v", s->name) : fmt("%s", s->name);
+		if (arg)
+			check_notf(g, why("PRODUCER", "\"%s is an attribute at this opset, not the output of %s\"%s", s->what,
+			                  p->name, s->what_args),
+			           "%s.attr", s->name);
 		Var *b = p->bind ? var(g, p->bind) : NULL;
 		char *node = b ? fmt("%s", b->cname) : fmt("n%s", path);
 		bool vendor = p->domain && *p->domain;
 		if (!vendor && tree && g->leaf) {
 			/* the tree found it: fetch it without testing again */
-			line(g, "NodeId %s = rw_producer(rw, %s);", node, s->name);
+			line(g, "NodeId %s = rw_producer(rw, %s);", node, val);
 			tree_test(g, (Test){T_OP, s->node_path, s->in, p->name, p->output, NULL, 0, NULL}, NULL, NULL);
 		} else {
 			if (vendor)
-				line(g, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, s->name, p->domain,
+				line(g, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, val, p->domain,
 				     p->name, p->output);
 			else
-				line(g, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, s->name, p->name, p->output);
+				line(g, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, val, p->name, p->output);
 			check(g, why("PRODUCER", "\"%s comes from %%s, not %s\"%s, rwg_what(rw, %s)", s->what, p->name,
-			             s->what_args, s->name), node);
+			             s->what_args, val), node);
 		}
+		free(val);
 		if (b)
 			b->bound = true;
 		add_node(g, node, p->shared, p);
@@ -1540,8 +1565,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 	for (int i = 0; i < nslots; i++) {
 		int count = 0;
 		slots[i].form = vendor ? NULL : attr_form(g, op, i, &count);
-		if (count > 1)
-			unsupported(g, p->pos, "'%s' input %d, which older opsets spell as several attributes", op, i + 1);
+		slots[i].nforms = count;
 		if (!vendor && moved_form(g, op, i))
 			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
 		if (!slots[i].pat && !slots[i].lit) /* a gap: any value or none */
@@ -1593,9 +1617,24 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 			bool any = slots[i].pat && slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional;
 			if ((!slots[i].pat && !slots[i].lit) || any)
 				continue;
-			if (slots[i].form)
+			if (slots[i].form && slots[i].nforms > 1) {
+				/* several old spellings (Pad's paddings, then pads): the opset picks one */
+				Buf forms = {0};
+				size_t nall;
+				const OpsetForm *all = opset_forms_all(&nall);
+				for (size_t k = 0; k < nall; k++)
+					if (all[k].kind == FORM_ATTR && all[k].input == i && !strcmp(all[k].op, op) &&
+					    all[k].first <= g->hi && all[k].last >= g->lo)
+						bprintf(&forms, "%s{%d, \"%s\", %d, %d}", forms.n ? ", " : "", i, all[k].attr, all[k].first,
+						        all[k].last);
+				line(g, "static const RwgForm %s_forms[] = {%s};", slots[i].name, forms.s);
+				line(g, "RwgArg %s = rwg_arg_forms(rw, %s, %d, %s_forms, %d);", slots[i].name, node, i, slots[i].name,
+				     slots[i].nforms);
+				free(forms.s);
+			} else if (slots[i].form) {
 				line(g, "RwgArg %s = rwg_arg(rw, %s, %d, \"%s\", %d, %d);", slots[i].name, node, i,
 				     slots[i].form->attr, slots[i].form->first, slots[i].form->last);
+			}
 			else
 				line(g, "ValueId %s = rw_input(rw, %s, %d);", slots[i].name, node, i);
 		}
@@ -1938,7 +1977,7 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 		uses_unknown = true;
 		line(&g, "if (unknown) {");
 		line(&g, "\trw_abort(rw);");
-		fail(&g, leaf ? NULL : why("UNKNOWN", "\"building the result needs a shape, dtype or constant that is unknown\""));
+		fail(&g, leaf ? NULL : why("UNKNOWN", "\"building the result failed: a helper declined, or a shape, dtype or constant it needs is unknown\""));
 		line(&g, "}");
 	}
 	line(&g, "return rw_commit(rw);");

@@ -138,6 +138,15 @@ RwgArg rwg_arg(Rewriter *rw, NodeId n, uint32_t index, const char *attr, int fir
 	return (RwgArg){rw_input(rw, n, index), n, NULL};
 }
 
+RwgArg rwg_arg_forms(Rewriter *rw, NodeId n, uint32_t index, const RwgForm *forms, int nforms)
+{
+	int opset = rw_opset(rw);
+	for (int i = 0; i < nforms; i++)
+		if (opset >= forms[i].first && opset <= forms[i].last)
+			return (RwgArg){0, n, forms[i].attr};
+	return (RwgArg){rw_input(rw, n, index), n, NULL};
+}
+
 static const IrAttr *arg_attr(Rewriter *rw, RwgArg a)
 {
 	return a.attr ? ir_attr(M(rw), a.n, a.attr) : NULL;

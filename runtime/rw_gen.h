@@ -87,6 +87,8 @@ bool rwg_const_equals_list(Rewriter *rw, ValueId v, const double *list, int n);
 
 /* Operands that may be attributes. */
 RwgArg rwg_arg(Rewriter *rw, NodeId n, uint32_t index, const char *attr, int first, int last);
+/* The same for an input older opsets spell as one of several attributes. */
+RwgArg rwg_arg_forms(Rewriter *rw, NodeId n, uint32_t index, const RwgForm *forms, int nforms);
 static inline RwgArg rwg_val(ValueId v) { return (RwgArg){v, 0, NULL}; }
 bool rwg_arg_absent(Rewriter *rw, RwgArg a);
 bool rwg_arg_same(Rewriter *rw, RwgArg a, RwgArg b);

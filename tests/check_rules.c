@@ -14,6 +14,7 @@
 #include "eval.h"
 #include "rewrite.h"
 #include "run.h"
+#include "rw_gen.h"
 #include "testutil.h"
 #include "text.h"
 
@@ -521,6 +522,73 @@ START_TEST(test_why)
 }
 END_TEST
 
+/* ---- what graftc compiles beyond the library's rules (tests/rules/) ------------------------------- */
+
+extern const RwRuleSet graft_rules_test;
+
+/* extern value negated(tensor) = "graft_test_negated": -c for a scalar c, else 0 (declined). */
+ValueId graft_test_negated(Rewriter *rw, ValueId c);
+ValueId graft_test_negated(Rewriter *rw, ValueId c)
+{
+	bool unknown = false;
+	double v = rwg_scalar(rw, c, &unknown);
+	return unknown ? 0 : rw_const_scalar(rw, rwg_dtype(rw, c), -v);
+}
+
+/* Run the test rules (no folding, which would do Neg of a constant itself);
+ * the node list after, the outputs before and after, and --why for rule. */
+static void test_rules_case(const char *text, const char *want_ops, const char *why_rule, RwWhyKind kind,
+                            const char *detail)
+{
+	IrModel *m = parse(text);
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	EvValue **before = evaluate(m);
+	const RwRuleSet *tsets[] = {&graft_rules_test};
+	RwOptions o = {.no_fold = true, .why_rule = why_rule};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'", ops_of(m), want_ops);
+	if (why_rule) {
+		ck_assert_int_eq(r.nwhy, 1);
+		ck_assert_msg(r.why[0].kind == kind && !strcmp(r.why[0].detail, detail), "got '%s: %s'",
+		              rw_why_kind_name(r.why[0].kind), r.why[0].detail);
+	}
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < nout; i++) {
+		RunDiff diff;
+		run_compare(before[i], after[i], 1e-6, 1e-6, &diff);
+		ck_assert_msg(diff.agree, "output %u differs by %g", i, diff.max_abs);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+START_TEST(test_codegen_features)
+{
+	/* an op under Clip's min: matched where min is an input... */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float a = {-0.5}, float b = {0.5}> {\n"
+	                         "  n1 = Neg (a)\n  n2 = Neg (n1)\n  y = Clip (x, n2, b)\n}\n",
+	                "Clip", NULL, 0, NULL);
+	/* ...and not where it is an attribute */
+	test_rules_case(HEAD(6) "g (float[2,3] x) => (float[2,3] y) {\n  y = Clip <min = -0.5, max = 0.5> (x)\n}\n", "Clip",
+	                "t_clip_min_neg_neg", RW_WHY_PRODUCER,
+	                "input 1 of Clip is an attribute at this opset, not the output of Neg");
+	/* an extern that builds the value: a scalar is negated in C... */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {2.5}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
+	                "Add", NULL, 0, NULL);
+	/* ...a vector is declined: nothing changes */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
+	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,
+	                "building the result failed: a helper declined, or a shape, dtype or constant it needs is unknown");
+}
+END_TEST
+
 /* ---- graftc -o ------------------------------------------------------------------------ */
 
 /* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
@@ -609,12 +677,21 @@ START_TEST(test_graftc_output)
 	ck_assert(strstr(text, "return WHY(2, RW_WHY_PRODUCER, \"input 0 of Neg comes from %s, not Sub\", rwg_what(rw, v_0));"));
 	free(text);
 	/* what the generator cannot compile is an error at its position */
-	src = "rule r: Pad(x, _) => x;\n";
+	src = "rule r: Resize(x, _?, _) => x;\n";
 	ck_assert(write_file(rules, src, strlen(src)));
 	ck_assert_int_eq(graftc(args, &err), 1);
-	ck_assert_msg(strstr(err, "mine.rules:1:9: error: not supported by the code generator yet: 'Pad' input 2, which older opsets spell as several attributes"),
+	ck_assert_msg(strstr(err, "mine.rules:1:9: error: not supported by the code generator yet: 'Resize' input 3, which moved in older opsets"),
 	              "%s", err);
+	/* Pad's pads, spelled paddings at opset 1 and pads up to 10: compiled */
 	free(err);
+	src = "rule r: Pad(x, _) => x;\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	ck_assert_int_eq(graftc(args, &err), 0);
+	free(err);
+	text = (char *)read_file(out, &len);
+	ck_assert_msg(strstr(text, "static const RwgForm v_1_forms[] = {{1, \"paddings\", 1, 1}, {1, \"pads\", 2, 10}};"), "%s",
+	              text);
+	free(text);
 	free(args);
 	free(rules);
 	free(out);
@@ -644,6 +721,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_div_by_const);
 	tcase_add_test(tc, test_graftc_output);
 	tcase_add_test(tc, test_why);
+	tcase_add_test(tc, test_codegen_features);
 	suite_add_tcase(s, tc);
 	return s;
 }
