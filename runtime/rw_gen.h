@@ -14,7 +14,10 @@
  * Externs declared in rule files are called as C_NAME(Rewriter *rw, args):
  * value and tensor arguments are ValueIds, int int64_t, float double, bool
  * bool, dtype int, string RwgStr, ints RwgInts, floats RwgFloats; the
- * return types map the same way. */
+ * return types map the same way.  An extern returning a value is called
+ * in the result, inside the rewrite's transaction: it may build with the
+ * builder API (rw_const_*, rw_node) and returns the value, or 0 to
+ * abandon the rewrite. */
 #ifndef GRAFT_RW_GEN_H
 #define GRAFT_RW_GEN_H
 
