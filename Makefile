@@ -172,7 +172,7 @@ demo: $(BUILD)/graft
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
 # ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
 PREFIX ?= /usr/local
-INSTALL_HDRS := runtime/rewrite.h runtime/rw_gen.h runtime/eval.h runtime/fold.h \
+INSTALL_HDRS := runtime/rewrite.h runtime/rw_gen.h runtime/rules.h runtime/eval.h runtime/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
 install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft

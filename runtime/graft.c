@@ -15,6 +15,7 @@
 #include "audit.h"
 #include "fold.h"
 #include "rewrite.h"
+#include "rules.h"
 #include "infer.h"
 #include "ir.h"
 #include "run.h"
@@ -30,7 +31,6 @@ enum {
 
 /* The compiled rule sets graft carries: graftc generates them at build time
  * from rules/basic/ and rules/extended/ (build/gen/rules_*.c). */
-extern const RwRuleSet graft_rules_basic, graft_rules_extended;
 static const RwRuleSet *const rule_sets[] = {&graft_rules_basic, &graft_rules_extended};
 static const int nrule_sets = sizeof rule_sets / sizeof rule_sets[0];
 

@@ -13,12 +13,12 @@
 
 #include "eval.h"
 #include "rewrite.h"
+#include "rules.h"
 #include "run.h"
 #include "rw_gen.h"
 #include "testutil.h"
 #include "text.h"
 
-extern const RwRuleSet graft_rules_basic, graft_rules_extended;
 static const RwRuleSet *const sets[] = {&graft_rules_basic, &graft_rules_extended};
 
 /* ---- building the text graphs ------------------------------------------------------ */

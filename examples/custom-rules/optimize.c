@@ -12,11 +12,10 @@
 #include <stdlib.h>
 
 #include "rewrite.h"
+#include "rules.h"   /* the library's own rule sets, compiled into libgraft */
 
 /* The rule set graftc generated from custom.rules (graftc -n custom). */
 extern const RwRuleSet graft_rules_custom;
-/* One of the library's own rule sets, compiled into libgraft. */
-extern const RwRuleSet graft_rules_basic;
 
 int main(int argc, char **argv)
 {
