@@ -7,10 +7,15 @@
  *                               OUT's name, rules_basic.c -> basic); with
  *                               --line, #line directives point the
  *                               generated functions at the rule files
+ *   --analysis                  (with any of them) one line per rule: analysed,
+ *                               or why not (dsl/analyse.h)
  *
  * The pipeline reads like a script: read every file, parse each (dsl_parse,
  * which reports syntax errors and goes on), check them together
- * (dsl_check: rule names are unique across files), then the chosen output.
+ * (dsl_check: rule names are unique across files), then, without errors,
+ * analyse them (dsl_analyse: shadowed rules, conflicts, rules that recreate
+ * their left side; a one-line note names the rules it could not decide),
+ * then the chosen output.
  * Code generation (-o OUT.c) is one more output step, taken only when
  * there is no error, and the file is rewritten only when it changed.  Exit
  * status: 0 when there is no error, 1 when there are errors, 2 on a usage
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse.h"
 #include "ast.h"
 #include "codegen.h"
 
@@ -31,6 +37,7 @@ typedef struct Options {
 	const char *out;            /* -o: the C file to generate */
 	const char *set;            /* -n: the rule set's name */
 	bool lines;                 /* --line: #line directives in the output */
+	bool analysis;              /* --analysis: what the analysis did with each rule */
 	const char **files;
 	int nfiles;
 } Options;
@@ -44,6 +51,8 @@ static void usage(FILE *to)
 	      "                                   graft_rules_SET (default SET: OUT's name\n"
 	      "                                   without 'rules_' and '.c'); --line adds\n"
 	      "                                   #line directives naming the rule files\n"
+	      "       graftc --analysis ...       also say, one line per rule, whether the\n"
+	      "                                   shadowing/conflict analysis decided it\n"
 	      "       graftc --help\n"
 	      "Diagnostics go to stderr as file:line:col: error: message, with the\n"
 	      "source line and a caret; the exit status is 0 only without errors.\n"
@@ -72,6 +81,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->mode = MODE_DUMP;
 		} else if (!strcmp(a, "--line")) {
 			o->lines = true;
+		} else if (!strcmp(a, "--analysis")) {
+			o->analysis = true;
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-n") || !strcmp(a, "--name")) &&
 		           i + 1 < argc) {
 			if (a[1] == 'o' || a[2] == 'o') {
@@ -86,6 +97,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			return 2;
 		}
 	}
+	if (o->mode == MODE_NONE && o->analysis)
+		o->mode = MODE_CHECK;
 	if (o->mode == MODE_NONE) {
 		fputs("graftc: say what to do: --check, --dump-ast or -o OUT.c\n", stderr);
 		usage(stderr);
@@ -205,7 +218,23 @@ int main(int argc, char **argv)
 	/* 2. check them together */
 	dsl_check(files, nfiles, &d);
 
-	/* 3. output */
+	/* 3. analyse them: shadowed and conflicting rules, results that
+	 * recreate their left side (an error: no output is written) */
+	if (!d.nerrors && !unreadable && o.mode != MODE_DUMP) {
+		DslAnalysis an;
+		dsl_analyse(files, nfiles, &d, &an);
+		if (o.analysis) {
+			dsl_analysis_print(&an, files, nfiles, stdout);
+		} else {
+			char *note = dsl_analysis_summary(&an);
+			if (note)
+				fprintf(stderr, "graftc: note: %s\n", note);
+			free(note);
+		}
+		dsl_analysis_free(&an);
+	}
+
+	/* 4. output */
 	if (o.mode == MODE_DUMP) {
 		for (int i = 0; i < nfiles; i++) {
 			if (i)

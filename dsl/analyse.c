@@ -1,0 +1,1521 @@
+/* analyse.c - compile-time analysis of checked rules: shadowed rules,
+ * conflicting rules and rules that recreate their own left side.
+ *
+ * graftc calls dsl_analyse after dsl_check found no error.  Each left side
+ * is first turned into a small term tree (Term): ops with their inputs in
+ * canonical order (an input an older opset spells as an attribute goes to
+ * its slot, like the code generator does), variables, wildcards, literals
+ * and attributes.  Three questions are then asked of those trees:
+ *
+ *   - subsumes(A, B): does every graph that matches B's left side match A's?
+ *     A one-way match of A's pattern against B's pattern, B's variables
+ *     being opaque values.  Used for shadowing, and with B the right side
+ *     of a rule for "recreates its left side".
+ *   - overlap(A, B): can one graph match both?  Unification with union-find
+ *     over the terms of both rules; then the right sides are compared under
+ *     the unifier.  Used for conflicts at equal priority.
+ *
+ * Both are conservative: when unsure, "no".  Commutative ops are handled by
+ * trying every orientation of the first rule's commutative nodes.  Rules
+ * with a guard or a helper, or with constructs these trees do not model
+ * (rest lists, outputs #k of inner nodes), are listed as not analysed.
+ * The declarations and the exact semantics are in analyse.h. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "check_internal.h"
+#include "opset_forms.h"
+
+#define MAX_COMMUTATIVE 12      /* more orientations than 2^12 are not tried */
+
+/* ---- terms -------------------------------------------------------------------- */
+
+typedef enum TermKind {
+	T_OP,           /* an op node (of a pattern, or built by a right side: fresh) */
+	T_VAR,          /* a variable (or a node binding used as a value) */
+	T_ANY,          /* _ or _? (optional), or "any value or none" */
+	T_LIT,          /* a literal operand (or a number a right side turns into a constant) */
+	T_ABSENT,       /* no input at all */
+	T_OPAQUE,       /* a value a right side computes in a way not modelled */
+	T_AVAR,         /* an attribute variable */
+	T_ALIT,         /* an attribute value: a literal, or an expression of a right side */
+	T_AREF,         /* attribute `name` of node `node`, whatever it is */
+	T_ADEF,         /* an attribute the right side leaves at its schema default */
+} TermKind;
+
+typedef struct RuleInfo RuleInfo;
+typedef struct Term Term;
+
+typedef struct TAttr {
+	const char *name;
+	Term *value;
+} TAttr;
+
+struct Term {
+	TermKind kind;
+	int id;                     /* index in the owner's terms (left sides only), else -1 */
+	const RuleInfo *owner;
+	const char *name;           /* T_VAR, T_AVAR, T_AREF: the name; T_OP: the op */
+	const char *domain;         /* T_OP */
+	const char *bind;           /* T_OP: d @ Op(...) */
+	const Expr *lit;            /* T_LIT, T_ALIT */
+	bool is_const, optional;    /* T_VAR: as written here (what a pattern asks) */
+	bool g_const, g_optional;   /* T_VAR: from the binding (what the value guarantees) */
+	bool form_slot;             /* an input older opsets give as an attribute */
+	bool shared, fresh, root, vendor;
+	int cidx;                   /* T_OP: index among the rule's commutative nodes, or -1 */
+	int output;
+	Term **slots;               /* T_OP: inputs in canonical order; NULL: any value or none */
+	int nslots;
+	TAttr *attrs;               /* T_OP: attributes other than inputs */
+	int nattrs;
+	const OpSchema *schema;
+	Term *node;                 /* T_AREF: the node; T_OP on a right side: [..c]'s node */
+	const OpAttrDef *def;       /* T_ADEF */
+};
+
+typedef struct VarRef {
+	const char *name;
+	Term *t;                    /* first occurrence; for a node binding its op */
+} VarRef;
+
+typedef enum Skip { SKIP_NONE, SKIP_GUARD, SKIP_HELPER, SKIP_CONSTRUCT, SKIP_RESULT } Skip;
+
+struct RuleInfo {
+	const RuleFile *f;
+	const Rule *r;
+	int order;                  /* source order across the files */
+	Level level;
+	int lo, hi;                 /* the opsets where it can fire */
+	char key[160];              /* root op: "Conv", "com.microsoft.FusedConv" */
+	Term *lhs;                  /* NULL: not modelled (why says why) */
+	Term **terms;               /* every term of the left side, by id */
+	int nterms, capterms;
+	VarRef *vars;
+	int nvars, capvars;
+	int ncommut;
+	Skip skip;                  /* why it takes no part as a sure rule */
+	char why[200];
+	const char *partial;        /* the result may fail to build: what */
+	bool shadowed;
+};
+
+typedef struct Analyser {
+	Diag *d;
+	Arena *arena;
+	RuleInfo *rules;
+	int nrules;
+	Term absent;                /* the one absent input */
+} Analyser;
+
+static Term *new_term(Analyser *an, RuleInfo *ri, TermKind kind)
+{
+	Term *t = arena_alloc(an->arena, sizeof *t);
+	t->kind = kind;
+	t->owner = ri;
+	t->id = -1;
+	t->cidx = -1;
+	return t;
+}
+
+/* A term of a left side: numbered, so unification can index it. */
+static Term *lhs_term(Analyser *an, RuleInfo *ri, TermKind kind)
+{
+	Term *t = new_term(an, ri, kind);
+	if (ri->nterms == ri->capterms) {
+		ri->capterms = ri->capterms ? 2 * ri->capterms : 16;
+		ri->terms = realloc(ri->terms, sizeof *ri->terms * (size_t)ri->capterms);
+		if (!ri->terms)
+			abort();
+	}
+	t->id = ri->nterms;
+	ri->terms[ri->nterms++] = t;
+	return t;
+}
+
+static VarRef *find_var(const RuleInfo *ri, const char *name)
+{
+	for (int i = 0; i < ri->nvars; i++)
+		if (strcmp(ri->vars[i].name, name) == 0)
+			return &ri->vars[i];
+	return NULL;
+}
+
+static void note_var(RuleInfo *ri, const char *name, Term *t)
+{
+	if (find_var(ri, name))
+		return;
+	if (ri->nvars == ri->capvars) {
+		ri->capvars = ri->capvars ? 2 * ri->capvars : 16;
+		ri->vars = realloc(ri->vars, sizeof *ri->vars * (size_t)ri->capvars);
+		if (!ri->vars)
+			abort();
+	}
+	ri->vars[ri->nvars++] = (VarRef){name, t};
+}
+
+static const Binding *binding_of(const Rule *r, const char *name)
+{
+	for (int i = 0; i < r->nbindings; i++)
+		if (strcmp(r->bindings[i].name, name) == 0)
+			return &r->bindings[i];
+	return NULL;
+}
+
+static void unsupported(RuleInfo *ri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unsupported(RuleInfo *ri, const char *fmt, ...)
+{
+	if (ri->skip == SKIP_CONSTRUCT)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char what[150];
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	ri->skip = SKIP_CONSTRUCT;
+	snprintf(ri->why, sizeof ri->why, "it uses %s, which the analysis does not model", what);
+}
+
+/* A constant attribute value: number, bool, string, dtype name, or a list of them. */
+static bool is_literal(const Expr *e)
+{
+	switch (e->kind) {
+	case EXPR_INT: case EXPR_FLOAT: case EXPR_BOOL: case EXPR_STRING:
+		return true;
+	case EXPR_VAR:
+		return !e->binding && dsl_is_dtype_name(e->s);
+	case EXPR_UNARY:
+		return e->op == EX_NEG && (e->items[0]->kind == EXPR_INT || e->items[0]->kind == EXPR_FLOAT);
+	case EXPR_LIST:
+		for (int i = 0; i < e->n; i++)
+			if (!is_literal(e->items[i]))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The canonical input an attribute spells in older opsets (Squeeze[axes]), or -1. */
+static int attr_as_input(const OpSchema *s, const char *name)
+{
+	if (!s || *s->domain || op_schema_attr(s, name))
+		return -1;
+	const OpsetForm *f = opset_form_attr(s->name, name, 0);
+	return f ? f->input : -1;
+}
+
+static bool is_form_slot(const OpSchema *s, int input)
+{
+	if (!s || *s->domain)
+		return false;
+	size_t n;
+	const OpsetForm *all = opset_forms_all(&n);
+	for (size_t i = 0; i < n; i++)
+		if ((all[i].kind == FORM_ATTR || all[i].kind == FORM_MOVED) && all[i].input == input &&
+		    strcmp(all[i].op, s->name) == 0)
+			return true;
+	return false;
+}
+
+static bool commutative(const OpSchema *s, int npos, int nslots, Term **slots)
+{
+	return s && (s->flags & OPF_COMMUTATIVE) && npos == 2 && nslots == 2 && !(slots[0] && slots[0]->form_slot) &&
+	       !(slots[1] && slots[1]->form_slot) && !is_form_slot(s, 0) && !is_form_slot(s, 1);
+}
+
+static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root);
+
+static Term *attr_term(Analyser *an, RuleInfo *ri, const Expr *v)
+{
+	if (v->kind == EXPR_VAR && v->binding) {
+		Term *t = lhs_term(an, ri, T_AVAR);
+		t->name = v->s;
+		note_var(ri, v->s, t);
+		return t;
+	}
+	if (!is_literal(v)) {
+		unsupported(ri, "an attribute computed from an expression");
+		return NULL;
+	}
+	Term *t = lhs_term(an, ri, T_ALIT);
+	t->lit = v;
+	return t;
+}
+
+static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
+{
+	const OpSchema *s = p->schema;
+	if (!s) {
+		unsupported(ri, "an op the checker did not resolve");
+		return NULL;
+	}
+	if (p->output > 0 && !root) {
+		unsupported(ri, "output #%d of an inner node", p->output);
+		return NULL;
+	}
+	Term *t = lhs_term(an, ri, T_OP);
+	t->name = p->name;
+	t->domain = p->domain ? p->domain : "";
+	t->vendor = *t->domain != 0;
+	t->bind = p->bind;
+	t->shared = p->shared;
+	t->root = root;
+	t->output = p->output;
+	t->schema = s;
+	if (p->bind)
+		note_var(ri, p->bind, t);
+	int npos = 0, nslots = 0;
+	for (int i = 0; i < p->nargs; i++) {
+		if (p->args[i]->kind == PAT_REST) {
+			unsupported(ri, "a rest list ('%s...')", p->args[i]->name);
+			return NULL;
+		}
+		npos++;
+	}
+	nslots = npos;
+	for (int i = 0; i < p->nattrs; i++) {
+		int k = attr_as_input(s, p->attrs[i].name);
+		if (k + 1 > nslots)
+			nslots = k + 1;
+	}
+	t->slots = arena_alloc(an->arena, sizeof *t->slots * (size_t)(nslots + 1));
+	t->nslots = nslots;
+	t->attrs = arena_alloc(an->arena, sizeof *t->attrs * (size_t)(p->nattrs + 1));
+	/* attributes first, then the operands: the order the checker binds in */
+	for (int i = 0; i < p->nattrs; i++) {
+		const AttrArg *a = &p->attrs[i];
+		int k = attr_as_input(s, a->name);
+		Term *v = a->value ? attr_term(an, ri, a->value) : NULL;
+		if (!v)
+			return NULL;
+		if (k >= 0) {
+			if (v->kind != T_ALIT) {
+				unsupported(ri, "an input bound through its older attribute ('%s')", a->name);
+				return NULL;
+			}
+			v->kind = T_LIT;        /* a constant input in newer opsets */
+			v->form_slot = true;
+			t->slots[k] = v;
+		} else {
+			t->attrs[t->nattrs++] = (TAttr){a->name, v};
+		}
+	}
+	for (int i = 0; i < npos; i++) {
+		Term *a = from_pattern(an, ri, p->args[i], false);
+		if (!a)
+			return NULL;
+		a->form_slot = is_form_slot(s, i);
+		t->slots[i] = a;
+	}
+	if (commutative(s, npos, nslots, t->slots))
+		t->cidx = ri->ncommut++;
+	return t;
+}
+
+static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
+{
+	switch (p->kind) {
+	case PAT_OP:
+		return op_pattern(an, ri, p, root);
+	case PAT_VAR: {
+		if (p->output > 0) {
+			unsupported(ri, "an output '%s#%d' of a node binding", p->name, p->output);
+			return NULL;
+		}
+		const Binding *b = binding_of(ri->r, p->name);
+		Term *t = lhs_term(an, ri, T_VAR);
+		t->name = p->name;
+		t->is_const = p->is_const;
+		t->optional = p->optional;
+		t->g_const = b ? b->is_const : false;
+		t->g_optional = b ? b->optional || p->optional : true;
+		if (b && b->type != TY_NODE)
+			note_var(ri, p->name, t);
+		return t;
+	}
+	case PAT_WILDCARD: {
+		Term *t = lhs_term(an, ri, T_ANY);
+		t->optional = p->optional;
+		return t;
+	}
+	case PAT_LITERAL: {
+		Term *t = lhs_term(an, ri, T_LIT);
+		t->lit = p->lit;
+		return t;
+	}
+	case PAT_REST:
+		unsupported(ri, "a rest list ('%s...')", p->name);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* ---- right sides as terms (for "recreates its left side") ------------------------ */
+
+static const char *binary_op(ExprOp op)
+{
+	switch (op) {
+	case EX_ADD: return "Add";
+	case EX_SUB: return "Sub";
+	case EX_MUL: return "Mul";
+	case EX_DIV: return "Div";
+	default: return NULL;
+	}
+}
+
+static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e);
+
+/* A node the right side builds: op on items, with attributes attrs. */
+static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char *op, const OpSchema *s,
+                      Expr *const *items, int n, const AttrArg *attrs, int nattrs, const char *copy)
+{
+	if (!s)
+		return new_term(an, ri, T_OPAQUE);
+	Term *t = new_term(an, ri, T_OP);
+	t->name = op;
+	t->domain = domain ? domain : "";
+	t->vendor = *t->domain != 0;
+	t->fresh = true;
+	t->schema = s;
+	int nslots = n;
+	for (int i = 0; i < nattrs; i++) {
+		int k = attr_as_input(s, attrs[i].name);
+		if (k + 1 > nslots)
+			nslots = k + 1;
+	}
+	t->slots = arena_alloc(an->arena, sizeof *t->slots * (size_t)(nslots + 1));
+	t->nslots = nslots;
+	t->attrs = arena_alloc(an->arena, sizeof *t->attrs * (size_t)(nattrs + 1));
+	for (int i = 0; i < n; i++)
+		t->slots[i] = from_result(an, ri, items[i]);
+	for (int i = 0; i < nattrs; i++) {
+		const Expr *v = attrs[i].value;
+		if (!v)
+			continue;
+		Term *a = new_term(an, ri, v->kind == EXPR_VAR && v->binding ? T_AVAR : T_ALIT);
+		a->name = v->s;
+		a->lit = v;
+		int k = attr_as_input(s, attrs[i].name);
+		if (k >= 0)
+			t->slots[k] = new_term(an, ri, T_OPAQUE);
+		else
+			t->attrs[t->nattrs++] = (TAttr){attrs[i].name, a};
+	}
+	if (copy) {
+		VarRef *c = find_var(ri, copy);
+		t->node = c ? c->t : NULL;
+	}
+	return t;
+}
+
+static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
+{
+	switch (e->kind) {
+	case EXPR_VAR: {
+		const Binding *b = e->binding;
+		if (!b || (b->type != TY_VALUE && b->type != TY_NODE))
+			break;
+		Term *t = new_term(an, ri, T_VAR);
+		t->name = e->s;
+		t->is_const = t->g_const = b->is_const;
+		t->optional = t->g_optional = b->optional;
+		return t;
+	}
+	case EXPR_INT: case EXPR_FLOAT: {
+		Term *t = new_term(an, ri, T_LIT);
+		t->lit = e;
+		return t;
+	}
+	case EXPR_OP: {
+		const char *dom = e->domain ? e->domain : "";
+		return built_op(an, ri, dom, e->s, e->schema, e->items, e->n, e->attrs, e->nattrs, e->copy_attrs);
+	}
+	case EXPR_BINARY: {
+		const char *op = binary_op(e->op);
+		if (!op || e->type != TY_VALUE)
+			break;
+		return built_op(an, ri, "", op, op_schema_lookup("", op, ri->hi), e->items, 2, NULL, 0, NULL);
+	}
+	case EXPR_UNARY:
+		if (e->op != EX_NEG || e->type != TY_VALUE)
+			break;
+		return built_op(an, ri, "", "Neg", op_schema_lookup("", "Neg", ri->hi), e->items, 1, NULL, 0, NULL);
+	case EXPR_CALL: {
+		const Builtin *b = dsl_builtin_lookup(e->s);
+		if (!b || !b->op || e->type != TY_VALUE || !strcmp(e->s, "cast") || !strcmp(e->s, "reshape"))
+			break;
+		return built_op(an, ri, "", b->op, op_schema_lookup("", b->op, ri->hi), e->items, e->n, NULL, 0,
+		                NULL);
+	}
+	default:
+		break;
+	}
+	return new_term(an, ri, T_OPAQUE);
+}
+
+/* ---- literals ----------------------------------------------------------------------- */
+
+static bool num_of(const Expr *e, double *v)
+{
+	switch (e->kind) {
+	case EXPR_INT: case EXPR_BOOL: *v = (double)e->i; return true;
+	case EXPR_FLOAT: *v = e->f; return true;
+	case EXPR_UNARY:
+		if (e->op == EX_NEG && num_of(e->items[0], v)) {
+			*v = -*v;
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* The same expression, written the same way (numbers compared as numbers). */
+static bool expr_equal(const Expr *x, const Expr *y)
+{
+	double a, b;
+	if (num_of(x, &a) && num_of(y, &b))
+		return a == b && x->tol == y->tol;
+	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
+		return false;
+	switch (x->kind) {
+	case EXPR_STRING: case EXPR_VAR: case EXPR_CALL:
+		if (strcmp(x->s, y->s) != 0)
+			return false;
+		break;
+	case EXPR_OP:
+		if (strcmp(x->s, y->s) != 0 || strcmp(x->domain ? x->domain : "", y->domain ? y->domain : "") != 0 ||
+		    (x->copy_attrs ? !y->copy_attrs || strcmp(x->copy_attrs, y->copy_attrs) : y->copy_attrs != NULL))
+			return false;
+		for (int i = 0; i < x->nattrs; i++)
+			if (strcmp(x->attrs[i].name, y->attrs[i].name) != 0 ||
+			    !expr_equal(x->attrs[i].value, y->attrs[i].value))
+				return false;
+		break;
+	default:
+		break;
+	}
+	for (int i = 0; i < x->n; i++)
+		if (!expr_equal(x->items[i], y->items[i]))
+			return false;
+	return true;
+}
+
+/* Does every constant literal b matches also match literal a?  Same number
+ * and tolerance, or b within a tolerance no wider than a's; a scalar a
+ * covers a list b whose every element it covers. */
+static bool lit_covers(const Expr *a, const Expr *b)
+{
+	double va, vb;
+	if (num_of(a, &va) && num_of(b, &vb))
+		return va == vb && (a->tol == b->tol || (b->tol > 0 && a->tol >= b->tol));
+	if (b->kind == EXPR_LIST && a->kind == EXPR_LIST) {
+		if (a->n != b->n)
+			return false;
+		for (int i = 0; i < a->n; i++)
+			if (!lit_covers(a->items[i], b->items[i]))
+				return false;
+		return true;
+	}
+	if (b->kind == EXPR_LIST && b->n > 0) {
+		for (int i = 0; i < b->n; i++)
+			if (!lit_covers(a, b->items[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* Can one constant match both literals? */
+static bool lit_compatible(const Expr *a, const Expr *b)
+{
+	double va, vb;
+	if (num_of(a, &va) && num_of(b, &vb))
+		return fabs(va - vb) <= a->tol + b->tol;
+	if (a->kind == EXPR_LIST && b->kind == EXPR_LIST) {
+		if (a->n != b->n)
+			return false;
+		for (int i = 0; i < a->n; i++)
+			if (!lit_compatible(a->items[i], b->items[i]))
+				return false;
+		return true;
+	}
+	const Expr *list = a->kind == EXPR_LIST ? a : b, *x = list == a ? b : a;
+	if (list->kind != EXPR_LIST || !num_of(x, &va))
+		return false;
+	for (int i = 0; i < list->n; i++)
+		if (!lit_compatible(list->items[i], x))
+			return false;
+	return true;
+}
+
+/* Is literal attribute value e the attribute's schema default? */
+static bool is_default(const Expr *e, const OpAttrDef *def)
+{
+	double v;
+	switch ((AttrType)def->type) {
+	case ATTR_INT: return num_of(e, &v) && v == (double)def->i;
+	case ATTR_FLOAT: return num_of(e, &v) && v == def->f;
+	case ATTR_STRING: return e->kind == EXPR_STRING && def->s && strcmp(e->s, def->s) == 0;
+	case ATTR_INTS: case ATTR_FLOATS:
+		if (e->kind != EXPR_LIST || e->n != def->n)
+			return false;
+		for (int i = 0; i < e->n; i++)
+			if (!num_of(e->items[i], &v) ||
+			    v != (def->type == ATTR_INTS ? (double)def->ints[i] : (double)def->floats[i]))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ---- subsumption: does every graph matching B match A? ------------------------------ */
+
+typedef struct SubBind {
+	const char *name;
+	const Term *t;
+} SubBind;
+
+typedef struct Sub {
+	Analyser *an;
+	const RuleInfo *b;          /* B, when B is a left side (its node bindings resolve) */
+	unsigned swaps;             /* orientation of A's commutative nodes */
+	SubBind *binds;
+	int nbinds, capbinds;
+	const Term **hit;           /* B's op terms that A's op terms matched */
+	int nhit, caphit;
+	bool single_use;            /* A has an inner node that must be used only inside the match */
+} Sub;
+
+/* A variable of B naming a node binding stands for that node. */
+static const Term *resolve(const Sub *s, const Term *t)
+{
+	if (t && t->kind == T_VAR && s->b && t->owner == s->b) {
+		VarRef *v = find_var(s->b, t->name);
+		if (v && v->t->kind == T_OP)
+			return v->t;
+	}
+	return t;
+}
+
+/* Terms of B that are surely the same value (or attribute) in every match. */
+static bool same(const Sub *s, const Term *x, const Term *y)
+{
+	x = resolve(s, x);
+	y = resolve(s, y);
+	if (!x || !y)
+		return false;
+	if (x == y)
+		return true;
+	if (x->kind != y->kind)
+		return false;
+	switch (x->kind) {
+	case T_VAR: case T_AVAR: return strcmp(x->name, y->name) == 0;
+	case T_ABSENT: return true;
+	case T_ALIT: return expr_equal(x->lit, y->lit);
+	case T_AREF: return x->node == y->node && strcmp(x->name, y->name) == 0;
+	case T_ADEF: return x->def == y->def;
+	default: return false;
+	}
+}
+
+static bool bind_or_same(Sub *s, const char *name, const Term *t)
+{
+	for (int i = 0; i < s->nbinds; i++)
+		if (strcmp(s->binds[i].name, name) == 0)
+			return same(s, s->binds[i].t, t);
+	if (s->nbinds == s->capbinds) {
+		s->capbinds = s->capbinds ? 2 * s->capbinds : 16;
+		s->binds = realloc(s->binds, sizeof *s->binds * (size_t)s->capbinds);
+		if (!s->binds)
+			abort();
+	}
+	s->binds[s->nbinds++] = (SubBind){name, t};
+	return true;
+}
+
+static const Term *bound(const Sub *s, const char *name)
+{
+	for (int i = 0; i < s->nbinds; i++)
+		if (strcmp(s->binds[i].name, name) == 0)
+			return s->binds[i].t;
+	return NULL;
+}
+
+/* Surely a value (not absent)?  Surely a constant? */
+static bool present(const Term *b)
+{
+	if (!b || b->kind == T_ABSENT)
+		return false;
+	if (b->kind == T_VAR)
+		return !b->g_optional;
+	if (b->kind == T_ANY)
+		return !b->optional;
+	return true;
+}
+
+static bool constant(const Term *b)
+{
+	return b && (b->kind == T_LIT || (b->kind == T_VAR && b->g_const));
+}
+
+static Term *maybe_term(Analyser *an)
+{
+	Term *t = new_term(an, NULL, T_ANY);
+	t->optional = true;
+	return t;
+}
+
+/* B's value for attribute `name` of op b. */
+static const Term *b_attr(Sub *s, const Term *b, const char *name)
+{
+	for (int i = 0; i < b->nattrs; i++)
+		if (strcmp(b->attrs[i].name, name) == 0)
+			return b->attrs[i].value;
+	const Term *node = b;
+	if (b->fresh && b->node) {
+		for (int i = 0; i < b->node->nattrs; i++)
+			if (strcmp(b->node->attrs[i].name, name) == 0)
+				return b->node->attrs[i].value;
+		node = b->node;
+	} else if (b->fresh) {
+		const OpAttrDef *def = op_schema_attr(b->schema, name);
+		if (!def || !def->has_default)
+			return NULL;
+		Term *t = new_term(s->an, NULL, T_ADEF);
+		t->def = def;
+		return t;
+	}
+	Term *t = new_term(s->an, NULL, T_AREF);
+	t->node = (Term *)node;
+	t->name = name;
+	return t;
+}
+
+static bool sub_match(Sub *s, const Term *a, const Term *b);
+
+static bool sub_op(Sub *s, const Term *a, const Term *b)
+{
+	b = resolve(s, b);
+	if (!b || b->kind != T_OP || strcmp(a->name, b->name) != 0 || strcmp(a->domain, b->domain) != 0)
+		return false;
+	if (!a->root && a->output != b->output)
+		return false;
+	if (!a->root && !a->shared) {
+		if (b->shared || b->root)
+			return false;
+		s->single_use = true;
+	}
+	if (s->nhit == s->caphit) {
+		s->caphit = s->caphit ? 2 * s->caphit : 16;
+		s->hit = realloc(s->hit, sizeof *s->hit * (size_t)s->caphit);
+		if (!s->hit)
+			abort();
+	}
+	s->hit[s->nhit++] = b;
+	if (a->bind && !bind_or_same(s, a->bind, b))
+		return false;
+	for (int i = 0; i < a->nattrs; i++) {
+		const Term *av = a->attrs[i].value;
+		const Term *bv = b_attr(s, b, a->attrs[i].name);
+		if (av->kind == T_AVAR) {
+			if (!bind_or_same(s, av->name, bv))
+				return false;
+		} else if (!bv || (bv->kind == T_ALIT ? !expr_equal(av->lit, bv->lit) :
+		                   bv->kind == T_ADEF ? !is_default(av->lit, bv->def) : true)) {
+			return false;
+		}
+	}
+	bool swap = a->cidx >= 0 && (s->swaps >> a->cidx & 1);
+	int n = a->nslots > b->nslots ? a->nslots : b->nslots;
+	for (int i = 0; i < n; i++) {
+		if (i >= a->nslots) {
+			/* A wants the inputs it does not mention absent (vendor ops: anything) */
+			if (!a->vendor)
+				return false;   /* B mentions input i */
+			continue;
+		}
+		const Term *ai = a->slots[swap ? 1 - i : i];
+		/* past B's inputs: absent (vendor ops: anything); a gap of B: any value or none */
+		const Term *bi = i < b->nslots ? b->slots[i] : b->vendor ? NULL : &s->an->absent;
+		if (!bi)
+			bi = maybe_term(s->an);
+		if (!sub_match(s, ai, bi))
+			return false;
+	}
+	return true;
+}
+
+static bool sub_match(Sub *s, const Term *a, const Term *b)
+{
+	if (!a)
+		return true;                /* a gap of A: any value or none */
+	switch (a->kind) {
+	case T_ANY:
+		return a->optional || present(b);
+	case T_VAR: {
+		const Term *rb = resolve(s, b);
+		if (!a->optional && !present(rb))
+			return false;
+		if (a->is_const && (a->form_slot || !constant(rb)))
+			return false;
+		return bind_or_same(s, a->name, b);
+	}
+	case T_LIT: {
+		const Term *rb = resolve(s, b);
+		return rb && rb->kind == T_LIT && lit_covers(a->lit, rb->lit);
+	}
+	case T_OP:
+		return sub_op(s, a, b);
+	default:
+		return false;
+	}
+}
+
+/* One orientation of A's commutative nodes.  When A asks single use of an
+ * inner node, B's match must not have nodes A's lacks: one of them could be
+ * the extra consumer that makes A fail. */
+static bool subsumes_with(Sub *s, const RuleInfo *a, const Term *bterm, const RuleInfo *b)
+{
+	if (!sub_match(s, a->lhs, bterm))
+		return false;
+	if (!s->single_use || !b)
+		return true;
+	for (int i = 0; i < b->nterms; i++) {
+		const Term *t = b->terms[i];
+		if (t->kind != T_OP)
+			continue;
+		bool hit = false;
+		for (int k = 0; k < s->nhit && !hit; k++)
+			hit = s->hit[k] == t;
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
+/* ---- results ----------------------------------------------------------------------------- */
+
+/* What may make a result fail to build after its pattern matched (an
+ * unknown rank, a number whose dtype is unknown, ...), or NULL if nothing. */
+static const char *attr_partial(const Expr *e)
+{
+	if (is_literal(e) || e->kind == EXPR_VAR)
+		return NULL;
+	if (e->kind == EXPR_CALL)
+		return e->s;
+	return "an attribute computed at match time";
+}
+
+static const char *result_partial(const RuleInfo *ri, const Expr *e)
+{
+	switch (e->kind) {
+	case EXPR_VAR: {
+		const Binding *b = e->binding;
+		if (!b || (b->type != TY_VALUE && b->type != TY_NODE))
+			return "a list or number as a value";
+		if (b->optional)
+			return "an optional input as the result";
+		VarRef *v = find_var(ri, e->s);
+		if (v && v->t->form_slot)
+			return "an input older opsets give as an attribute";
+		return NULL;
+	}
+	case EXPR_OP:
+		for (int i = 0; i < e->n; i++)
+			if (is_form_slot(e->schema, i))
+				return "building an op whose input older opsets give as an attribute";
+		for (int i = 0; i < e->nattrs; i++) {
+			const char *w = e->attrs[i].value ? attr_partial(e->attrs[i].value) : NULL;
+			if (w)
+				return w;
+		}
+		break;
+	case EXPR_BINARY:
+		if (!binary_op(e->op) || e->type != TY_VALUE)
+			return "a computed value";
+		break;
+	case EXPR_UNARY:
+		if (e->op != EX_NEG || e->type != TY_VALUE)
+			return "a computed value";
+		break;
+	case EXPR_CALL: {
+		const Builtin *b = dsl_builtin_lookup(e->s);
+		if (!b || !b->op || e->type != TY_VALUE || !strcmp(e->s, "cast") || !strcmp(e->s, "reshape"))
+			return e->s;
+		break;
+	}
+	case EXPR_TUPLE:
+		break;
+	case EXPR_INT: case EXPR_FLOAT:
+		return "a number, whose dtype is found at match time";
+	default:
+		return "a computed value";
+	}
+	for (int i = 0; i < e->n; i++) {
+		const char *w = result_partial(ri, e->items[i]);
+		if (w)
+			return w;
+	}
+	return NULL;
+}
+
+static bool emits_vendor(const Expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == EXPR_OP && e->domain && *e->domain)
+		return true;
+	for (int i = 0; i < e->n; i++)
+		if (emits_vendor(e->items[i]))
+			return true;
+	return false;
+}
+
+/* The extern a guard or result calls, or NULL. */
+static const char *calls_extern(const Expr *e)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == EXPR_CALL && !dsl_builtin_lookup(e->s))
+		return e->s;
+	for (int i = 0; i < e->n; i++) {
+		const char *x = calls_extern(e->items[i]);
+		if (x)
+			return x;
+	}
+	for (int i = 0; i < e->nattrs; i++) {
+		const char *x = calls_extern(e->attrs[i].value);
+		if (x)
+			return x;
+	}
+	return NULL;
+}
+
+static int result_count(const Rule *r)
+{
+	return r->rhs->kind == EXPR_TUPLE ? r->rhs->n : 1;
+}
+
+static const Expr *result_item(const Rule *r, int k)
+{
+	return r->rhs->kind == EXPR_TUPLE ? r->rhs->items[k] : r->rhs;
+}
+
+/* Once A matched, does it surely commit wherever B would?  The engine
+ * refuses a rewrite that leaves a used output of the root unreplaced, or
+ * that would rename a graph output to a value without producer: so A must
+ * replace every output B does, and where A's result is a bare variable it
+ * must be a node of B's match or what B's result is too. */
+static bool commits_where(Sub *s, const RuleInfo *a, const RuleInfo *b)
+{
+	int a0 = a->r->lhs->output, b0 = b->r->lhs->output;
+	int an = result_count(a->r), bn = result_count(b->r);
+	if (a0 > b0 || a0 + an < b0 + bn)
+		return false;
+	for (int k = 0; k < an; k++) {
+		const Expr *e = result_item(a->r, k);
+		if (e->kind != EXPR_VAR)
+			continue;
+		const Term *t = resolve(s, bound(s, e->s));
+		if (t && t->kind == T_OP && !t->shared && !t->root)
+			continue;
+		int kb = a0 + k - b0;
+		if (kb < 0 || kb >= bn)
+			return false;
+		const Expr *be = result_item(b->r, kb);
+		VarRef *v = be->kind == EXPR_VAR ? find_var(b, be->s) : NULL;
+		if (!v || !same(s, t, v->t))
+			return false;
+	}
+	return true;
+}
+
+static void sub_free(Sub *s)
+{
+	free(s->binds);
+	free(s->hit);
+}
+
+/* Does every graph matching B's left side match A's?  (commit: and does A
+ * then surely rewrite it?) */
+static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool commit)
+{
+	if (!a->lhs || !b->lhs || a->ncommut > MAX_COMMUTATIVE)
+		return false;
+	for (unsigned m = 0; m < 1u << a->ncommut; m++) {
+		Sub s = {.an = an, .b = b, .swaps = m};
+		bool ok = subsumes_with(&s, a, b->lhs, b) && (!commit || commits_where(&s, a, b));
+		sub_free(&s);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+/* Does the result of r, as a graph, match r's own left side? */
+static bool recreates(Analyser *an, RuleInfo *ri)
+{
+	if (!ri->lhs || ri->r->rhs->kind == EXPR_TUPLE || ri->r->lhs->output != 0 || ri->ncommut > MAX_COMMUTATIVE)
+		return false;
+	Term *res = from_result(an, ri, ri->r->rhs);
+	if (res->kind != T_OP)
+		return false;
+	for (unsigned m = 0; m < 1u << ri->ncommut; m++) {
+		Sub s = {.an = an, .swaps = m};
+		bool ok = subsumes_with(&s, ri, res, NULL);
+		sub_free(&s);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+/* ---- overlap: can one graph match both A and B? --------------------------------------- */
+
+typedef struct Class {
+	const Term *op, *lit, *alit;
+	bool absent, present, konst;
+} Class;
+
+typedef struct Uf {
+	const RuleInfo *ri[2];
+	const Term *absent;
+	int n;                      /* A's terms, B's, the absent input */
+	int *parent;
+	Class *cls;
+	unsigned swaps;
+	int depth;
+} Uf;
+
+static int gid(const Uf *u, const Term *t)
+{
+	if (t->kind == T_ABSENT)
+		return u->n - 1;
+	return t->owner == u->ri[0] ? t->id : u->ri[0]->nterms + t->id;
+}
+
+static int find(Uf *u, int i)
+{
+	while (u->parent[i] != i)
+		i = u->parent[i] = u->parent[u->parent[i]];
+	return i;
+}
+
+static bool unify(Uf *u, const Term *x, const Term *y);
+
+/* Input i of op t as the orientation being tried has it: NULL when
+ * unconstrained (a gap, or past the inputs of a vendor op), the absent
+ * input past the inputs the pattern mentions. */
+static const Term *oriented(const Uf *u, const Term *t, int i)
+{
+	if (i >= t->nslots)
+		return t->vendor ? NULL : u->absent;
+	bool swap = t->owner == u->ri[0] && t->cidx >= 0 && (u->swaps >> t->cidx & 1);
+	return t->slots[swap ? 1 - i : i];
+}
+
+static bool unify_ops(Uf *u, const Term *x, const Term *y)
+{
+	if (strcmp(x->name, y->name) != 0 || strcmp(x->domain, y->domain) != 0)
+		return false;
+	if (!(x->root && y->root) && x->output != y->output)
+		return false;
+	for (int i = 0; i < x->nattrs; i++)
+		for (int k = 0; k < y->nattrs; k++)
+			if (strcmp(x->attrs[i].name, y->attrs[k].name) == 0 && !unify(u, x->attrs[i].value, y->attrs[k].value))
+				return false;
+	/* A's commutative nodes are oriented as told; B's stay as written */
+	int n = x->nslots > y->nslots ? x->nslots : y->nslots;
+	for (int i = 0; i < n; i++) {
+		const Term *xi = oriented(u, x, i), *yi = oriented(u, y, i);
+		if (xi && yi && !unify(u, xi, yi))
+			return false;
+	}
+	return true;
+}
+
+static bool unify(Uf *u, const Term *x, const Term *y)
+{
+	int rx = find(u, gid(u, x)), ry = find(u, gid(u, y));
+	if (rx == ry)
+		return true;
+	if (++u->depth > 1000)
+		return false;
+	Class cx = u->cls[rx], cy = u->cls[ry];
+	u->parent[ry] = rx;
+	Class m = {
+		.op = cx.op ? cx.op : cy.op,
+		.lit = cx.lit ? cx.lit : cy.lit,
+		.alit = cx.alit ? cx.alit : cy.alit,
+		.absent = cx.absent || cy.absent,
+		.present = cx.present || cy.present,
+		.konst = cx.konst || cy.konst,
+	};
+	u->cls[rx] = m;
+	if (m.absent && m.present)
+		return false;
+	if (m.op && (m.konst || m.lit) && strcmp(m.op->name, "Constant") != 0)
+		return false;
+	if (cx.lit && cy.lit && !lit_compatible(cx.lit->lit, cy.lit->lit))
+		return false;
+	if (cx.alit && cy.alit && !expr_equal(cx.alit->lit, cy.alit->lit))
+		return false;
+	if (cx.op && cy.op)
+		return unify_ops(u, cx.op, cy.op);
+	return true;
+}
+
+static const Term *term_at(const Uf *u, int i)
+{
+	int na = u->ri[0]->nterms;
+	if (i < na)
+		return u->ri[0]->terms[i];
+	if (i < u->n - 1)
+		return u->ri[1]->terms[i - na];
+	return u->absent;
+}
+
+/* The graph the unifier describes has no cycle. */
+static bool acyclic_from(Uf *u, int c, char *color)
+{
+	color[c] = 1;
+	for (int i = 0; i < u->n; i++) {
+		const Term *t = term_at(u, i);
+		if (t->kind != T_OP || find(u, i) != c)
+			continue;
+		for (int k = 0; k < t->nslots; k++) {
+			if (!t->slots[k])
+				continue;
+			int d = find(u, gid(u, t->slots[k]));
+			if (color[d] == 1 || (color[d] == 0 && !acyclic_from(u, d, color)))
+				return false;
+		}
+	}
+	color[c] = 2;
+	return true;
+}
+
+/* Every inner node of side `side` that must be used only inside its match
+ * is consumed, in the unified graph, only by nodes of that match. */
+static bool single_use_holds(Uf *u, int side)
+{
+	const RuleInfo *ri = u->ri[side];
+	for (int i = 0; i < ri->nterms; i++) {
+		const Term *n = ri->terms[i];
+		if (n->kind != T_OP || n->root || n->shared)
+			continue;
+		int c = find(u, gid(u, n));
+		for (int j = 0; j < u->n; j++) {
+			const Term *t = term_at(u, j);
+			if (t->kind != T_OP)
+				continue;
+			bool consumes = false;
+			for (int k = 0; k < t->nslots && !consumes; k++)
+				consumes = t->slots[k] && find(u, gid(u, t->slots[k])) == c;
+			if (!consumes)
+				continue;
+			int tc = find(u, j);
+			bool inside = false;
+			for (int k = 0; k < ri->nterms && !inside; k++)
+				inside = ri->terms[k]->kind == T_OP && find(u, gid(u, ri->terms[k])) == tc;
+			if (!inside)
+				return false;
+		}
+	}
+	return true;
+}
+
+static void class_init(Class *c, const Term *t)
+{
+	memset(c, 0, sizeof *c);
+	switch (t->kind) {
+	case T_OP: c->op = t; c->present = true; break;
+	case T_LIT: c->lit = t; c->present = c->konst = true; break;
+	case T_VAR: c->present = !t->optional; c->konst = t->is_const; break;
+	case T_ANY: c->present = !t->optional; break;
+	case T_ALIT: c->alit = t; break;
+	case T_ABSENT: c->absent = true; break;
+	default: break;
+	}
+}
+
+static bool uf_setup(Uf *u, const RuleInfo *a, const RuleInfo *b, const Term *absent, unsigned swaps)
+{
+	u->ri[0] = a;
+	u->ri[1] = b;
+	u->absent = absent;
+	u->swaps = swaps;
+	u->n = a->nterms + b->nterms + 1;
+	u->parent = malloc(sizeof *u->parent * (size_t)u->n);
+	u->cls = malloc(sizeof *u->cls * (size_t)u->n);
+	if (!u->parent || !u->cls)
+		abort();
+	for (int i = 0; i < u->n; i++) {
+		u->parent[i] = i;
+		class_init(&u->cls[i], term_at(u, i));
+	}
+	/* every occurrence of a variable is the same value (or an equal constant) */
+	for (int side = 0; side < 2; side++) {
+		const RuleInfo *ri = u->ri[side];
+		for (int i = 0; i < ri->nterms; i++) {
+			const Term *t = ri->terms[i];
+			if (t->kind != T_VAR && t->kind != T_AVAR)
+				continue;
+			VarRef *v = find_var(ri, t->name);
+			if (v && !unify(u, v->t, t))
+				return false;
+		}
+	}
+	return unify(u, a->lhs, b->lhs);
+}
+
+static int var_class(Uf *u, int side, const char *name)
+{
+	VarRef *v = find_var(u->ri[side], name);
+	return v ? find(u, gid(u, v->t)) : -1;
+}
+
+static bool commutes(const Expr *e)
+{
+	if (e->kind == EXPR_OP)
+		return e->schema && (e->schema->flags & OPF_COMMUTATIVE) && e->n == 2;
+	return e->kind == EXPR_BINARY && (e->op == EX_ADD || e->op == EX_MUL || e->op == EX_EQ || e->op == EX_NE ||
+	                                  e->op == EX_AND || e->op == EX_OR);
+}
+
+/* Do A's result x and B's result y build the same thing under the unifier? */
+static bool results_same(Uf *u, const Expr *x, const Expr *y)
+{
+	double a, b;
+	if (num_of(x, &a) && num_of(y, &b))
+		return a == b;
+	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
+		return false;
+	switch (x->kind) {
+	case EXPR_VAR: {
+		int cx = var_class(u, 0, x->s), cy = var_class(u, 1, y->s);
+		if (cx < 0 || cy < 0)
+			return cx < 0 && cy < 0 && strcmp(x->s, y->s) == 0;
+		return cx == cy;
+	}
+	case EXPR_STRING: case EXPR_CALL:
+		if (strcmp(x->s, y->s) != 0)
+			return false;
+		break;
+	case EXPR_OP:
+		if (strcmp(x->s, y->s) != 0 || strcmp(x->domain ? x->domain : "", y->domain ? y->domain : "") != 0)
+			return false;
+		if (x->copy_attrs || y->copy_attrs) {
+			if (!x->copy_attrs || !y->copy_attrs ||
+			    var_class(u, 0, x->copy_attrs) != var_class(u, 1, y->copy_attrs))
+				return false;
+		}
+		for (int i = 0; i < x->nattrs; i++) {
+			bool found = false;
+			for (int k = 0; k < y->nattrs && !found; k++)
+				found = strcmp(x->attrs[i].name, y->attrs[k].name) == 0 &&
+				        results_same(u, x->attrs[i].value, y->attrs[k].value);
+			if (!found)
+				return false;
+		}
+		break;
+	default:
+		break;
+	}
+	bool straight = true;
+	for (int i = 0; i < x->n && straight; i++)
+		straight = results_same(u, x->items[i], y->items[i]);
+	if (straight)
+		return true;
+	return commutes(x) && x->n == 2 && results_same(u, x->items[0], y->items[1]) &&
+	       results_same(u, x->items[1], y->items[0]);
+}
+
+/* Is there a graph both left sides match, where the results differ? */
+static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
+{
+	if (a->ncommut > MAX_COMMUTATIVE)
+		return false;
+	for (unsigned m = 0; m < 1u << a->ncommut; m++) {
+		Uf u = {0};
+		bool overlap = uf_setup(&u, a, b, &an->absent, m);
+		if (overlap) {
+			char *color = calloc((size_t)u.n, 1);
+			if (!color)
+				abort();
+			for (int i = 0; i < u.n && overlap; i++)
+				if (!color[find(&u, i)])
+					overlap = acyclic_from(&u, find(&u, i), color);
+			free(color);
+		}
+		overlap = overlap && single_use_holds(&u, 0) && single_use_holds(&u, 1);
+		bool differ = overlap && !results_same(&u, a->r->rhs, b->r->rhs);
+		free(u.parent);
+		free(u.cls);
+		if (differ)
+			return true;
+	}
+	return false;
+}
+
+/* ---- the driver ------------------------------------------------------------------------------ */
+
+static Level rule_level(const RuleFile *f, const Rule *r)
+{
+	Level l = r->level ? r->level : f->default_level;
+	return l ? l : LEVEL_BASIC;
+}
+
+static void describe(Analyser *an, RuleInfo *ri)
+{
+	const Rule *r = ri->r;
+	ri->level = rule_level(ri->f, r);
+	ri->lo = r->opset_min > 0 ? r->opset_min : 1;
+	if (r->min_opset_needed > ri->lo)
+		ri->lo = r->min_opset_needed;
+	ri->hi = r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
+	const Pattern *p = r->lhs;
+	if (p->kind != PAT_OP) {
+		unsupported(ri, "a left side that is not an op");
+		return;
+	}
+	snprintf(ri->key, sizeof ri->key, "%s%s%s", p->domain ? p->domain : "", p->domain && *p->domain ? "." : "",
+	         p->name);
+	ri->lhs = from_pattern(an, ri, p, true);
+	if (ri->skip == SKIP_CONSTRUCT)
+		ri->lhs = NULL;
+	/* a guard or a helper is the reason to give, even with a construct too */
+	const char *helper = calls_extern(r->guard);
+	if (helper) {
+		ri->skip = SKIP_HELPER;
+		snprintf(ri->why, sizeof ri->why, "its guard calls the helper '%s'", helper);
+	} else if ((helper = calls_extern(r->rhs)) != NULL) {
+		ri->skip = SKIP_HELPER;
+		snprintf(ri->why, sizeof ri->why, "its result calls the helper '%s'", helper);
+	} else if (r->guard) {
+		ri->skip = SKIP_GUARD;
+		snprintf(ri->why, sizeof ri->why, "it has a guard");
+	}
+	if (!ri->lhs)
+		return;
+	ri->partial = result_partial(ri, r->rhs);
+}
+
+/* The order the engine tries a root op's rules in: higher priority, then source order. */
+static bool tried_before(const RuleInfo *a, const RuleInfo *b)
+{
+	if (a->r->priority != b->r->priority)
+		return a->r->priority > b->r->priority;
+	return a->order < b->order;
+}
+
+static bool ranges_cover(const RuleInfo *a, const RuleInfo *b)
+{
+	return a->lo <= b->lo && a->hi >= b->hi;
+}
+
+static bool ranges_meet(const RuleInfo *a, const RuleInfo *b)
+{
+	return a->lo <= b->hi && b->lo <= a->hi;
+}
+
+static SrcPos name_pos(const Rule *r)
+{
+	SrcPos p = r->pos;
+	if (p.len <= 0)
+		p.len = (int)strlen(r->name);
+	return p;
+}
+
+/* Is b shadowed?  The first rule tried before it that surely fires wherever b matches. */
+static void check_shadowed(Analyser *an, RuleInfo *b)
+{
+	const RuleInfo *best = NULL;
+	for (int i = 0; i < an->nrules; i++) {
+		RuleInfo *a = &an->rules[i];
+		if (a == b || !a->lhs || strcmp(a->key, b->key) != 0 || !tried_before(a, b))
+			continue;
+		if (a->skip != SKIP_NONE || a->level != b->level || !ranges_cover(a, b) ||
+		    (emits_vendor(a->r->rhs) && !emits_vendor(b->r->rhs)))
+			continue;
+		if (a->partial) {
+			/* it would shadow b if its result always built: say so rather than pass */
+			if (subsumes(an, a, b, false) && a->skip == SKIP_NONE) {
+				a->skip = SKIP_RESULT;
+				snprintf(a->why, sizeof a->why,
+				         "its result may fail to build (%s), so whether it shadows '%s' is not decided",
+				         a->partial, b->r->name);
+			}
+			continue;
+		}
+		if (subsumes(an, a, b, true) && (!best || tried_before(a, best)))
+			best = a;
+	}
+	if (best) {
+		b->shadowed = true;
+		dsl_warning(an->d, b->f, name_pos(b->r),
+		            "rule '%s' is shadowed by rule '%s' (%s:%d), tried first with a left side as general: '%s' never fires",
+		            b->r->name, best->r->name, best->f->path, best->r->pos.line, b->r->name);
+	}
+}
+
+/* Does b conflict with a rule of equal priority before it? */
+static void check_conflicts(Analyser *an, RuleInfo *b)
+{
+	for (int i = 0; i < an->nrules; i++) {
+		RuleInfo *a = &an->rules[i];
+		if (a == b || !a->lhs || a->skip == SKIP_GUARD || a->skip == SKIP_HELPER || strcmp(a->key, b->key) != 0 ||
+		    a->r->priority != b->r->priority || a->order > b->order || a->shadowed)
+			continue;
+		if (a->level != b->level || !ranges_meet(a, b))
+			continue;
+		/* a special case before a general rule is deliberate, not a conflict */
+		if (subsumes(an, a, b, false) || subsumes(an, b, a, false))
+			continue;
+		if (conflicts(an, a, b)) {
+			dsl_warning(an->d, b->f, name_pos(b->r),
+			            "rules '%s' (%s:%d) and '%s' have equal priority and rewrite the same match differently: "
+			            "'%s' wins by source order; give one of them a priority",
+			            a->r->name, a->f->path, a->r->pos.line, b->r->name, a->r->name);
+			return;
+		}
+	}
+}
+
+static const char *skip_kind(Skip s)
+{
+	switch (s) {
+	case SKIP_GUARD: return "guard";
+	case SKIP_HELPER: return "helper";
+	case SKIP_CONSTRUCT: return "unsupported construct";
+	case SKIP_RESULT: return "result that may not build";
+	default: return NULL;
+	}
+}
+
+bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
+{
+	int errors = d->nerrors;
+	Analyser an = {.d = d, .arena = arena_new()};
+	an.absent.kind = T_ABSENT;
+	an.absent.id = -1;
+	an.absent.cidx = -1;
+	int n = 0;
+	for (int i = 0; i < nfiles; i++)
+		n += files[i] ? files[i]->nrules : 0;
+	an.rules = calloc((size_t)n + 1, sizeof *an.rules);
+	if (!an.rules)
+		abort();
+	for (int i = 0; i < nfiles; i++) {
+		for (int k = 0; files[i] && k < files[i]->nrules; k++) {
+			const Rule *r = files[i]->rules[k];
+			if (!r || !r->name || !r->lhs || !r->rhs)
+				continue;
+			RuleInfo *ri = &an.rules[an.nrules];
+			ri->f = files[i];
+			ri->r = r;
+			ri->order = an.nrules++;
+			describe(&an, ri);
+		}
+	}
+	for (int i = 0; i < an.nrules; i++)
+		if (an.rules[i].lhs)
+			check_shadowed(&an, &an.rules[i]);
+	for (int i = 0; i < an.nrules; i++) {
+		RuleInfo *ri = &an.rules[i];
+		if (!ri->lhs || ri->skip == SKIP_GUARD || ri->skip == SKIP_HELPER || ri->shadowed)
+			continue;
+		check_conflicts(&an, ri);
+		if (recreates(&an, ri))
+			dsl_error(d, ri->f, ri->r->rhs->pos,
+			          "the result of rule '%s' matches its own left side again: it would rewrite forever",
+			          ri->r->name);
+	}
+	if (out) {
+		memset(out, 0, sizeof *out);
+		out->skipped = calloc((size_t)an.nrules + 1, sizeof *out->skipped);
+		if (!out->skipped)
+			abort();
+		for (int i = 0; i < an.nrules; i++) {
+			RuleInfo *ri = &an.rules[i];
+			if (ri->skip == SKIP_NONE)
+				continue;
+			DslUnanalysed *u = &out->skipped[out->nskipped++];
+			u->file = ri->f;
+			u->rule = ri->r;
+			u->kind = skip_kind(ri->skip);
+			snprintf(u->reason, sizeof u->reason, "%s", ri->why);
+		}
+	}
+	for (int i = 0; i < an.nrules; i++) {
+		free(an.rules[i].terms);
+		free(an.rules[i].vars);
+	}
+	free(an.rules);
+	arena_free(an.arena);
+	return d->nerrors == errors;
+}
+
+void dsl_analysis_free(DslAnalysis *a)
+{
+	if (!a)
+		return;
+	free(a->skipped);
+	a->skipped = NULL;
+	a->nskipped = 0;
+}
+
+char *dsl_analysis_summary(const DslAnalysis *a)
+{
+	if (!a || a->nskipped == 0)
+		return NULL;
+	static const char *const kinds[] = {"guard", "helper", "unsupported construct", "result that may not build"};
+	const char *seen[4];
+	int nseen = 0;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < a->nskipped; i++)
+			if (strcmp(a->skipped[i].kind, kinds[k]) == 0) {
+				seen[nseen++] = kinds[k];
+				break;
+			}
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	if (!m)
+		abort();
+	fputs("not analysed (", m);
+	for (int k = 0; k < nseen; k++)
+		fprintf(m, "%s%s", k == 0 ? "" : k == nseen - 1 ? " or " : ", ", seen[k]);
+	fputs("):", m);
+	for (int i = 0; i < a->nskipped; i++)
+		fprintf(m, "%s %s", i ? "," : "", a->skipped[i].rule->name);
+	fclose(m);
+	return s;
+}
+
+void dsl_analysis_print(const DslAnalysis *a, RuleFile **files, int nfiles, FILE *out)
+{
+	for (int i = 0; i < nfiles; i++) {
+		for (int k = 0; files[i] && k < files[i]->nrules; k++) {
+			const Rule *r = files[i]->rules[k];
+			if (!r || !r->name)
+				continue;
+			const DslUnanalysed *u = NULL;
+			for (int j = 0; a && j < a->nskipped && !u; j++)
+				if (a->skipped[j].rule == r)
+					u = &a->skipped[j];
+			if (u)
+				fprintf(out, "%s:%d: %s: not analysed: %s\n", files[i]->path, r->pos.line, r->name, u->reason);
+			else
+				fprintf(out, "%s:%d: %s: analysed\n", files[i]->path, r->pos.line, r->name);
+		}
+	}
+}
