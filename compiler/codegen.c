@@ -452,21 +452,31 @@ static char *c_double(double v)
 	return fmt("%s", buf);
 }
 
-static char *c_string(const char *s)
+/* s as the inside of a C string literal; in_format: also for a printf
+ * format (% doubled). */
+static char *c_escaped(const char *s, bool in_format)
 {
 	Buf b = {0};
-	bput(&b, "\"", 1);
+	bput(&b, "", 0);
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			bprintf(&b, "\\%c", c);
+		else if (c == '%' && in_format)
+			bput(&b, "%%", 2);
 		else if (c < 0x20 || c >= 0x7f)
 			bprintf(&b, "\\%03o", c);
 		else
 			bput(&b, (const char *)&c, 1);
 	}
-	bput(&b, "\"", 1);
 	return b.s;
+}
+
+static char *c_string(const char *s)
+{
+	char *in = c_escaped(s, false), *r = fmt("\"%s\"", in);
+	free(in);
+	return r;
 }
 
 /* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true). */
@@ -530,15 +540,6 @@ static bool moved_form(Gen *g, const char *op, int input)
 	return false;
 }
 
-/* An attribute of a pattern or built op that is an older form's spelling of a
- * canonical input (ReduceMean[axes = ...]): that input's index, else -1. */
-static int attr_as_input(const OpSchema *s, const char *name)
-{
-	if (!s || *s->domain || op_schema_attr(s, name))
-		return -1;
-	const OpsetForm *f = opset_form_attr(s->name, name, 0);
-	return f ? f->input : -1;
-}
 
 /* The attribute's definition in s, or in an older definition of the op. */
 static const OpAttrDef *attr_def(const OpSchema *s, const char *name)
@@ -1184,7 +1185,7 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 		const OpSchema *s = e->schema;
 		int nin = e->n;
 		for (int i = 0; i < e->nattrs; i++) {
-			int k = attr_as_input(s, e->attrs[i].name);
+			int k = opset_form_attr_input(s, e->attrs[i].name);
 			if (k + 1 > nin)
 				nin = k + 1;
 		}
@@ -1198,7 +1199,7 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 		for (int i = 0; i < e->n; i++)
 			ins[i] = val_expr(g, e->items[i], mine);
 		for (int i = 0; i < e->nattrs; i++) {
-			int k = attr_as_input(s, e->attrs[i].name);
+			int k = opset_form_attr_input(s, e->attrs[i].name);
 			if (k >= 0)
 				ins[k] = val_expr(g, e->attrs[i].value, NULL);
 		}
@@ -1211,7 +1212,7 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 			line(g, "rw_copy_attrs(rw, %s, %s);", k, c ? c->cname : "0");
 		}
 		for (int i = 0; i < e->nattrs; i++)
-			if (attr_as_input(s, e->attrs[i].name) < 0)
+			if (opset_form_attr_input(s, e->attrs[i].name) < 0)
 				set_attr(g, k, s, &e->attrs[i]);
 		for (int i = 0; i < nin; i++)
 			free(ins[i]);
@@ -1465,7 +1466,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 	/* attributes: a variable binds (or compares), anything else compares */
 	for (int i = 0; i < p->nattrs; i++) {
 		const AttrArg *a = &p->attrs[i];
-		if (attr_as_input(sch, a->name) >= 0 || !a->value)
+		if (opset_form_attr_input(sch, a->name) >= 0 || !a->value)
 			continue;
 		const OpAttrDef *def = attr_def(sch, a->name);
 		if (!def) {
@@ -1541,7 +1542,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 			npos++;
 	int nslots = npos;
 	for (int i = 0; i < p->nattrs; i++) {
-		int k = attr_as_input(sch, p->attrs[i].name);
+		int k = opset_form_attr_input(sch, p->attrs[i].name);
 		if (k + 1 > nslots)
 			nslots = k + 1;
 	}
@@ -1554,7 +1555,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 			slots[k++].pos = p->args[i]->pos;
 		}
 	for (int i = 0; i < p->nattrs; i++) {
-		int k = attr_as_input(sch, p->attrs[i].name);
+		int k = opset_form_attr_input(sch, p->attrs[i].name);
 		if (k >= 0) {
 			slots[k].lit = p->attrs[i].value;
 			slots[k].pos = p->attrs[i].pos;
@@ -1815,24 +1816,6 @@ typedef struct Variant {
 	int ntests;
 } Variant;
 
-/* Text for a C string inside a rw_why_fail format: no quotes, % doubled. */
-static char *why_str(const char *s)
-{
-	Buf b = {0};
-	bput(&b, "", 0);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			bprintf(&b, "\\%c", c);
-		else if (c == '%')
-			bput(&b, "%%", 2);
-		else if (c < 0x20 || c >= 0x7f)
-			bprintf(&b, "\\%03o", c);
-		else
-			bput(&b, (const char *)&c, 1);
-	}
-	return b.s;
-}
 
 /* One rule's function into out: the straight-line rule_<name>(rw, n, why),
  * or (leaf) apply_<name>[_<variant>](rw, n), which leaves the tests it
@@ -1917,7 +1900,7 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 	}
 	char *pat, *guard, *result;
 	rule_text(f, r, &pat, &guard, &result);
-	char *guard_text = guard ? why_str(guard) : NULL;
+	char *guard_text = guard ? c_escaped(guard, true) : NULL;
 	bool uses_unknown = false;
 	if (r->guard) {
 		char *cond = strip_parens(num_expr(&g, r->guard));

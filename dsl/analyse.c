@@ -200,14 +200,6 @@ static bool is_literal(const Expr *e)
 	}
 }
 
-/* The canonical input an attribute spells in older opsets (Squeeze[axes]), or -1. */
-static int attr_as_input(const OpSchema *s, const char *name)
-{
-	if (!s || *s->domain || op_schema_attr(s, name))
-		return -1;
-	const OpsetForm *f = opset_form_attr(s->name, name, 0);
-	return f ? f->input : -1;
-}
 
 static bool is_form_slot(const OpSchema *s, int input)
 {
@@ -279,7 +271,7 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 	}
 	nslots = npos;
 	for (int i = 0; i < p->nattrs; i++) {
-		int k = attr_as_input(s, p->attrs[i].name);
+		int k = opset_form_attr_input(s, p->attrs[i].name);
 		if (k + 1 > nslots)
 			nslots = k + 1;
 	}
@@ -289,7 +281,7 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 	/* attributes first, then the operands: the order the checker binds in */
 	for (int i = 0; i < p->nattrs; i++) {
 		const AttrArg *a = &p->attrs[i];
-		int k = attr_as_input(s, a->name);
+		int k = opset_form_attr_input(s, a->name);
 		Term *v = a->value ? attr_term(an, ri, a->value) : NULL;
 		if (!v)
 			return NULL;
@@ -384,7 +376,7 @@ static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char
 	t->schema = s;
 	int nslots = n;
 	for (int i = 0; i < nattrs; i++) {
-		int k = attr_as_input(s, attrs[i].name);
+		int k = opset_form_attr_input(s, attrs[i].name);
 		if (k + 1 > nslots)
 			nslots = k + 1;
 	}
@@ -400,7 +392,7 @@ static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char
 		Term *a = new_term(an, ri, v->kind == EXPR_VAR && v->binding ? T_AVAR : T_ALIT);
 		a->name = v->s;
 		a->lit = v;
-		int k = attr_as_input(s, attrs[i].name);
+		int k = opset_form_attr_input(s, attrs[i].name);
 		if (k >= 0)
 			t->slots[k] = new_term(an, ri, T_OPAQUE);
 		else

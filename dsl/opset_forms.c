@@ -8,6 +8,8 @@
  * have another meaning: a FORM_NOTE row says so). */
 #include "opset_forms.h"
 
+#include "opschema.h"
+
 #include <float.h>
 #include <string.h>
 
@@ -151,4 +153,12 @@ const OpsetForm *opset_form_attr(const char *op, const char *attr, int version)
 			return f;
 	}
 	return NULL;
+}
+
+int opset_form_attr_input(const OpSchema *s, const char *attr)
+{
+	if (!s || *s->domain || op_schema_attr(s, attr))
+		return -1;
+	const OpsetForm *f = opset_form_attr(s->name, attr, 0);
+	return f ? f->input : -1;
 }

@@ -55,4 +55,10 @@ const OpsetForm *opset_form_input_attr(const char *op, int version, int input);
  * `version`, or at any version if version is 0; NULL if none. */
 const OpsetForm *opset_form_attr(const char *op, const char *attr, int version);
 
+/* An attribute of a pattern or built op that is an older form's spelling of
+ * a canonical input (ReduceMean[axes = ...]): that input's index, else -1.
+ * s: the op's (newest) schema, NULL for none. */
+struct OpSchema;
+int opset_form_attr_input(const struct OpSchema *s, const char *attr);
+
 #endif
