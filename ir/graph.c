@@ -33,7 +33,12 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem)
 
 /* ---- name maps: open addressing, string -> id, with tombstones --------- */
 
+/* A removed value keeps its entry until the map is next rehashed: lookups
+ * see through it, and an insert of its name takes the entry over.  Removing
+ * a node then never touches the map (on a big graph, a cache miss per
+ * value).  Renaming deletes the old entry at once (a tombstone). */
 struct NameMap {
+	const IrModel *m;    /* whose values the ids are: to see removed ones */
 	const char **keys;   /* NULL: empty; TOMB: deleted */
 	uint32_t *vals;
 	uint32_t cap, count, used;
@@ -49,11 +54,12 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
-static NameMap *namemap_new(void)
+static NameMap *namemap_new(const IrModel *m)
 {
 	NameMap *nm = calloc(1, sizeof *nm);
 	if (!nm)
 		abort();
+	nm->m = m;
 	return nm;
 }
 
@@ -76,7 +82,7 @@ static uint32_t namemap_get(const NameMap *nm, const char *key)
 		if (!k)
 			return 0;
 		if (k != TOMB && strcmp(k, key) == 0)
-			return nm->vals[i];
+			return nm->m->values[nm->vals[i]].dead ? 0 : nm->vals[i];
 	}
 }
 
@@ -93,7 +99,7 @@ static void namemap_rehash(NameMap *nm, uint32_t cap)
 	nm->cap = cap;
 	nm->count = nm->used = 0;
 	for (uint32_t i = 0; i < old; i++)
-		if (keys[i] && keys[i] != TOMB)
+		if (keys[i] && keys[i] != TOMB && !nm->m->values[vals[i]].dead)
 			namemap_put(nm, keys[i], vals[i]);
 	free(keys);
 	free(vals);
@@ -121,6 +127,7 @@ static void namemap_put(NameMap *nm, const char *key, uint32_t val)
 			if (tomb == UINT32_MAX)
 				tomb = i;
 		} else if (strcmp(k, key) == 0) {
+			nm->keys[i] = key;   /* a removed value's entry, or an overwrite */
 			nm->vals[i] = val;
 			return;
 		}
@@ -236,7 +243,8 @@ GraphId ir_graph_new(IrModel *m, GraphId parent, const char *name)
 	memset(gr, 0, sizeof *gr);
 	gr->name = arena_strdup(m->arena, name ? name : "");
 	gr->parent = parent;
-	gr->names = namemap_new();
+	gr->names = namemap_new(m);
+	gr->topo_sorted = true; /* an empty list is */
 	return g;
 }
 
@@ -397,11 +405,23 @@ bool ir_value_rename(IrModel *m, ValueId v, const char *name)
 
 /* ---- uses -------------------------------------------------------------- */
 
+/* A new edge p -> n keeps the producer's graph sorted when n is the last
+ * node of that same graph (appending, as builders do); otherwise the graph
+ * is no longer known to be sorted. */
+static void edge_added(IrModel *m, NodeId p, NodeId n)
+{
+	GraphId g = m->nodes[p].graph;
+	if (m->graphs[g].topo_sorted && !(p != n && m->nodes[n].graph == g && m->graphs[g].last == n))
+		m->graphs[g].topo_sorted = false;
+}
+
 static void add_use(IrModel *m, ValueId v, NodeId n, uint32_t slot)
 {
 	if (!v)
 		return;
 	IrValue *val = &m->values[v];
+	if (val->producer)
+		edge_added(m, val->producer, n);
 	val->uses = grow(val->uses, &val->capuses, val->nuses + 1, sizeof *val->uses);
 	val->uses[val->nuses++] = (Use){n, slot};
 }
@@ -465,6 +485,7 @@ static void link_before(IrModel *m, NodeId n, NodeId before)
 		gr->last = n;
 	} else {
 		IrNode *b = &m->nodes[before];
+		gr->topo_sorted = false; /* inserted: its inputs may come later */
 		node->next = before;
 		node->prev = b->prev;
 		if (b->prev)
@@ -567,7 +588,7 @@ static void remove_graph(IrModel *m, GraphId g);
 static void drop_value(IrModel *m, ValueId v)
 {
 	IrValue *val = &m->values[v];
-	namemap_del(m->graphs[val->graph].names, val->name);
+	/* its name-map entry stays until a rehash (see NameMap) */
 	free(val->uses);
 	val->uses = NULL;
 	val->nuses = val->capuses = 0;
@@ -658,6 +679,7 @@ void ir_node_move(IrModel *m, NodeId n, NodeId before)
 		return;
 	unlink_node(m, n);
 	link_before(m, n, before);
+	m->graphs[m->nodes[n].graph].topo_sorted = false;
 }
 
 const char *ir_node_label(IrModel *m, NodeId n, char *buf, size_t size)
@@ -776,6 +798,9 @@ static void adopt_body(IrModel *m, NodeId n, GraphId body)
 {
 	m->graphs[body].owner = n;
 	m->graphs[body].parent = m->nodes[n].graph;
+	/* the body's reads of outer values are now n's: any graph's order may break */
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		m->graphs[g].topo_sorted = false;
 }
 
 void ir_attr_set_graph(IrModel *m, NodeId n, const char *name, GraphId body)

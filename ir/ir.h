@@ -154,6 +154,9 @@ typedef struct IrGraph {
 	bool dead;
 	NodeId first, last;     /* node list */
 	uint32_t nnodes;
+	bool topo_sorted;       /* the list is known to be in topological order: set by
+	                           ir_topo_order, kept by appends, cleared by graph.c on
+	                           any change that might break it */
 	ValueId *inputs;  uint32_t ninputs, capinputs;
 	ValueId *outputs; uint32_t noutputs, capoutputs;
 	const Onnx__ValueInfoProto **output_info; /* carried entry per output (NULL if new), same cap */
@@ -292,7 +295,8 @@ int64_t ir_numel(const int64_t *dims, int rank);
 bool ir_validate(IrModel *m, Diag *d);
 /* Node ids of graph g in a topological order that keeps list order wherever
  * the list allows (so a sorted list comes back unchanged), or NULL (and a diagnostic) on a
- * cycle.  The caller frees the array; *count receives its length. */
+ * cycle.  The caller frees the array; *count receives its length.  A list
+ * known to be sorted (IrGraph.topo_sorted) is returned without a check. */
 NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d);
 
 /* onnx_load.c / onnx_save.c */

@@ -20,10 +20,41 @@ static NodeId ancestor_in(IrModel *m, NodeId n, GraphId g)
 	return n;
 }
 
+/* Is the node list of g in topological order (every producer in g before
+ * its consumers, bodies included)?  index[n] is n's 1-based list position. */
+static bool list_sorted(IrModel *m, GraphId g, const NodeId *nodes, const uint32_t *index, uint32_t total)
+{
+	for (uint32_t i = 0; i < total; i++) {
+		IrNode *node = ir_node(m, nodes[i]);
+		for (uint32_t o = 0; o < node->noutputs; o++) {
+			ValueId v = node->outputs[o];
+			if (!v)
+				continue;
+			IrValue *val = ir_value(m, v);
+			for (uint32_t u = 0; u < val->nuses; u++) {
+				NodeId c = ancestor_in(m, val->uses[u].node, g);
+				if (c && index[c] <= i + 1)
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
 NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d)
 {
 	IrGraph *gr = ir_graph(m, g);
 	uint32_t total = gr->nnodes;
+	if (gr->topo_sorted) { /* known sorted: the list is the order */
+		NodeId *order = malloc(sizeof *order * (total + 1));
+		if (!order)
+			abort();
+		uint32_t k = 0;
+		for (NodeId n = gr->first; n && k < total; n = ir_next(m, n))
+			order[k++] = n;
+		*count = k;
+		return order;
+	}
 	/* local index of each node of g */
 	uint32_t *index = calloc(m->nnodes, sizeof *index);
 	NodeId *nodes = malloc(sizeof *nodes * (total + 1));
@@ -37,23 +68,10 @@ NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d)
 		nodes[k - 1] = n;
 	}
 	/* Most lists are already in topological order: check that in one pass
-	 * (every producer in g comes before its consumers, bodies included)
-	 * and return the list itself without sorting. */
-	bool sorted = true;
-	for (uint32_t i = 0; i < total && sorted; i++) {
-		IrNode *node = ir_node(m, nodes[i]);
-		for (uint32_t o = 0; o < node->noutputs && sorted; o++) {
-			ValueId v = node->outputs[o];
-			if (!v)
-				continue;
-			IrValue *val = ir_value(m, v);
-			for (uint32_t u = 0; u < val->nuses && sorted; u++) {
-				NodeId c = ancestor_in(m, val->uses[u].node, g);
-				sorted = !c || index[c] > i + 1;
-			}
-		}
-	}
-	if (sorted) {
+	 * and return the list itself without sorting; graph.c keeps the answer
+	 * until something might change it. */
+	if (list_sorted(m, g, nodes, index, total)) {
+		gr->topo_sorted = true;
 		memcpy(order, nodes, sizeof *order * total);
 		*count = total;
 		free(index);
@@ -185,6 +203,23 @@ bool ir_validate(IrModel *m, Diag *d)
 		}
 		if (count != gr->nnodes || prev != gr->last)
 			FAIL("graph '%s': node count %u, list holds %u", gr->name, gr->nnodes, count);
+		if (gr->topo_sorted && count == gr->nnodes) {
+			/* the flag graph.c keeps must be true: check it the long way */
+			uint32_t *index = calloc(m->nnodes + 1, sizeof *index);
+			NodeId *nodes = malloc(sizeof *nodes * (count + 1));
+			if (!index || !nodes)
+				abort();
+			uint32_t k = 0;
+			for (NodeId x = gr->first; x; x = ir_next(m, x)) {
+				index[x] = ++k;
+				nodes[k - 1] = x;
+			}
+			bool sorted = list_sorted(m, g, nodes, index, count);
+			free(index);
+			free(nodes);
+			if (!sorted)
+				FAIL("graph '%s': marked topologically sorted, but a node reads a later node's output", gr->name);
+		}
 		uint32_t n;
 		NodeId *order = ir_topo_order(m, g, &n, d);
 		if (!order)

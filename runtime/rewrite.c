@@ -11,6 +11,7 @@
 #include "infer.h"
 #include "arena.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ struct Rewriter {
 	RwOptions o;
 	Diag *d;
 	RwResult *res;
+	size_t capfirings;          /* of res->firings */
 	InferState *infer;
 	bool **enabled;             /* [set][rule] */
 	/* worklist */
@@ -42,9 +44,10 @@ struct Rewriter {
 	uint32_t capqueued;
 	uint64_t rng;
 	/* provenance by NodeId: the input-file nodes a node stands for */
-	char ***prov;
+	char ***prov;               /* indexed by NodeId - prov_base: only created nodes have one */
 	int *nprov;
 	uint32_t capprov;
+	NodeId prov_base;           /* the first id of a node created by the run */
 	/* the transaction of the rewrite being built */
 	bool tx;
 	int tx_rule;
@@ -65,11 +68,21 @@ struct Rewriter {
 	size_t nseen, capseen;
 	const char *last_rules[8];
 	int nlast;
-	/* --why: the furthest failed condition of the rule being asked */
+#ifdef GRAFT_DEBUG
+	bool debug_failed;          /* a debug check failed: the run stops with RW_ERROR */
+	long naborts;               /* rw_abort calls, so a refused commit is not taken for a change */
+#endif
+	/* --why: the furthest failed condition of the rule being asked; while
+	 * why_active, rw_commit only says whether it would commit, and aborts */
+	bool why_active;
 	int why_step;
 	RwWhyKind why_kind;
 	char why_detail[300];
 };
+
+#ifdef GRAFT_DEBUG
+static void debug_validate(Rewriter *rw, const char *what);
+#endif
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -96,6 +109,7 @@ static void grow_node_tables(Rewriter *rw)
 		memset(rw->queued + rw->capqueued, 0, cap - rw->capqueued);
 		rw->capqueued = cap;
 	}
+	need -= rw->prov_base;
 	if (need > rw->capprov) {
 		uint32_t cap = need * 2;
 		rw->prov = xrealloc(rw->prov, sizeof *rw->prov * cap);
@@ -177,7 +191,10 @@ static void push_consumers(Rewriter *rw, ValueId v)
 static RwFiring *new_firing(Rewriter *rw, int rule, const char *builtin)
 {
 	RwResult *r = rw->res;
-	r->firings = xrealloc(r->firings, sizeof *r->firings * (r->nfirings + 1));
+	if (r->nfirings == rw->capfirings) {
+		rw->capfirings = rw->capfirings ? rw->capfirings * 2 : 64;
+		r->firings = xrealloc(r->firings, sizeof *r->firings * rw->capfirings);
+	}
 	RwFiring *f = &r->firings[r->nfirings++];
 	memset(f, 0, sizeof *f);
 	f->set = rule >= 0 ? rw->cur : -1;
@@ -196,13 +213,14 @@ static void add_name(char ***list, int *n, char *s)
 static void prov_of(Rewriter *rw, NodeId n, char ***out, int *nout)
 {
 	grow_node_tables(rw);
-	if (rw->nprov[n]) {
-		for (int i = 0; i < rw->nprov[n]; i++) {
+	NodeId p = n - rw->prov_base;
+	if (n >= rw->prov_base && rw->nprov[p]) {
+		for (int i = 0; i < rw->nprov[p]; i++) {
 			bool dup = false;
 			for (int k = 0; k < *nout && !dup; k++)
-				dup = strcmp((*out)[k], rw->prov[n][i]) == 0;
+				dup = strcmp((*out)[k], rw->prov[p][i]) == 0;
 			if (!dup)
-				add_name(out, nout, strdup(rw->prov[n][i]));
+				add_name(out, nout, strdup(rw->prov[p][i]));
 		}
 	} else if (ir_node(rw->m, n)->orig_index != UINT32_MAX) {
 		char *l = label_of(rw->m, n);
@@ -583,6 +601,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_PRODUCER] = "wrong producer op",
 		[RW_WHY_ATTR] = "attribute mismatch",
 		[RW_WHY_NOT_CONST] = "not constant",
+		[RW_WHY_VALUE] = "other constant",
 		[RW_WHY_OPERANDS] = "operand count",
 		[RW_WHY_SAME] = "different values",
 		[RW_WHY_EXTRA_CONSUMER] = "extra consumer",
@@ -595,7 +614,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 
 bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...)
 {
-	if (step < rw->why_step)
+	if (step <= rw->why_step)
 		return false;
 	rw->why_step = step;
 	rw->why_kind = kind;
@@ -614,12 +633,12 @@ bool rw_why_disabled(Rewriter *rw, int rule)
 		char hi[32] = "";
 		if (r->opset_max)
 			snprintf(hi, sizeof hi, "%d", r->opset_max);
-		return rw_why_fail(rw, 0, RW_WHY_OPSET, "the model has opset %d; the rule applies at opsets %d..%s",
+		return rw_why_fail(rw, 1, RW_WHY_OPSET, "the model has opset %d; the rule applies at opsets %d..%s",
 		                   opset, r->opset_min, hi);
 	}
 	if (r->vendor && !rw->o.allow_vendor_ops)
-		return rw_why_fail(rw, 0, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
-	return rw_why_fail(rw, 0, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
+		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
+	return rw_why_fail(rw, 1, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
 }
 
 /* Run the asked rule's straight-line matcher in why mode at every live node
@@ -645,6 +664,7 @@ static bool why_pass(Rewriter *rw)
 		return false;
 	}
 	rw->cur = set;
+	rw->why_active = true;
 	for (GraphId g = 1; g < m->ngraphs; g++) {
 		if (ir_graph(m, g)->dead)
 			continue;
@@ -664,6 +684,7 @@ static bool why_pass(Rewriter *rw)
 		}
 		free(order);
 	}
+	rw->why_active = false;
 	return true;
 }
 
@@ -810,6 +831,9 @@ void rw_abort(Rewriter *rw)
 		if (!ir_value(rw->m, rw->tx_consts[i])->nuses)
 			ir_value_remove(rw->m, rw->tx_consts[i]);
 	rw->tx = false;
+#ifdef GRAFT_DEBUG
+	rw->naborts++;
+#endif
 }
 
 bool rw_commit(Rewriter *rw)
@@ -825,6 +849,9 @@ bool rw_commit(Rewriter *rw)
 			continue;
 		IrValue *old = ir_value(m, ov);
 		if (!nv && (old->nuses || old->is_output)) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, old->is_output ? RW_WHY_GRAPH_OUTPUT : RW_WHY_EXTRA_CONSUMER,
+				            "output %u of the root (%s) is used, and the rule does not replace it", o, old->name);
 			rw_abort(rw);
 			return false;
 		}
@@ -832,10 +859,18 @@ bool rw_commit(Rewriter *rw)
 			IrValue *nval = ir_value(m, nv);
 			bool renamable = nval->producer && !nval->is_output;
 			if (!renamable) {
+				if (rw->why_active)
+					rw_why_fail(rw, INT_MAX - 1, RW_WHY_GRAPH_OUTPUT,
+					            "output %u of the root is the graph output %s, and its replacement cannot take that name",
+					            o, old->name);
 				rw_abort(rw);
 				return false;
 			}
 		}
+	}
+	if (rw->why_active) {
+		rw_abort(rw);
+		return rw_why_fail(rw, INT_MAX, RW_WHY_FIRES, "every condition holds");
 	}
 	const RwRule *rule = &rw->sets[rw->cur]->rules[rw->tx_rule];
 	RwFiring *f = new_firing(rw, rw->tx_rule, NULL);
@@ -857,11 +892,12 @@ bool rw_commit(Rewriter *rw)
 		add_name(&f->created, &f->ncreated, strdup(ir_node(m, n)->name));
 		f->provenance[i] = xrealloc(NULL, sizeof **f->provenance * (size_t)(nprov + 1));
 		f->nprovenance[i] = nprov;
-		rw->prov[n] = xrealloc(NULL, sizeof **rw->prov * (size_t)(nprov + 1));
-		rw->nprov[n] = nprov;
+		NodeId p = n - rw->prov_base;
+		rw->prov[p] = xrealloc(NULL, sizeof **rw->prov * (size_t)(nprov + 1));
+		rw->nprov[p] = nprov;
 		for (int k = 0; k < nprov; k++) {
 			f->provenance[i][k] = strdup(prov[k]);
-			rw->prov[n][k] = strdup(prov[k]);
+			rw->prov[p][k] = strdup(prov[k]);
 		}
 	}
 	for (int k = 0; k < nprov; k++)
@@ -914,8 +950,132 @@ bool rw_commit(Rewriter *rw)
 	if (rw->o.trace && rw->o.trace_out)
 		fprintf(rw->o.trace_out, "fired %s (%s:%d) at %s\n", rule->name, rule->file ? rule->file : "?", rule->line,
 		        f->nmatched ? f->matched[0] : "?");
+#ifdef GRAFT_DEBUG
+	char what[300];
+	snprintf(what, sizeof what, "rule '%s'", rule->name);
+	debug_validate(rw, what);
+#endif
 	return true;
 }
+
+/* ---- debug builds (GRAFT_DEBUG): pure matching, and a valid graph after every step ---------- */
+
+#ifdef GRAFT_DEBUG
+/* The graph around a node, hashed: the node, the producers of its inputs
+ * to a small depth, the consumers of its outputs; for each node its op,
+ * name, attributes, inputs, outputs and dead flag, and for each of those
+ * values its use count and flags.  `counts` hashes the model's node, value
+ * and tensor counts, which a refused commit (rw_abort) may leave grown. */
+#define FP_DEPTH 3
+#define FP_LIMIT 64
+
+static uint64_t fp_value(IrModel *m, ValueId v, uint64_t h)
+{
+	if (!v)
+		return mix(h, 0);
+	IrValue *val = ir_value(m, v);
+	h = mix(h, v);
+	h = mix(h, hash_bytes(val->name, strlen(val->name)));
+	h = mix(h, val->nuses);
+	h = mix(h, (uint64_t)val->dead | (uint64_t)val->is_output << 1 | (uint64_t)val->is_input << 2);
+	h = mix(h, val->producer);
+	h = mix(h, val->tensor);
+	return mix(h, (uint64_t)val->dtype);
+}
+
+static uint64_t fp_node(IrModel *m, NodeId n, uint64_t h)
+{
+	IrNode *node = ir_node(m, n);
+	h = mix(h, n);
+	h = mix(h, hash_bytes(node->op_type, strlen(node->op_type)));
+	h = mix(h, hash_bytes(node->domain, strlen(node->domain)));
+	h = mix(h, hash_bytes(node->name, strlen(node->name)));
+	h = mix(h, node->dead);
+	h = mix(h, node->ninputs);
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		h = fp_value(m, node->inputs[i], h);
+	h = mix(h, node->noutputs);
+	for (uint32_t o = 0; o < node->noutputs; o++)
+		h = fp_value(m, node->outputs[o], h);
+	h = mix(h, node->nattrs);
+	for (uint32_t a = 0; a < node->nattrs; a++) {
+		const IrAttr *at = &node->attrs[a];
+		uint32_t fbits;
+		memcpy(&fbits, &at->f, sizeof fbits);
+		h = mix(h, hash_bytes(at->name, strlen(at->name)));
+		h = mix(h, at->type);
+		h = mix(h, fbits);
+		h = mix(h, (uint64_t)at->i);
+		h = mix(h, at->s.len ? hash_bytes(at->s.data, at->s.len) : 0);
+		h = mix(h, at->n);
+		if (at->type == ATTR_INTS && at->n)
+			h = mix(h, hash_bytes(at->ints, sizeof *at->ints * at->n));
+		if (at->type == ATTR_FLOATS && at->n)
+			h = mix(h, hash_bytes(at->floats, sizeof *at->floats * at->n));
+		h = mix(h, at->t);
+		h = mix(h, at->g);
+	}
+	return h;
+}
+
+static bool fp_has(const NodeId *list, int n, NodeId x)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == x)
+			return true;
+	return false;
+}
+
+static void fingerprint_around(IrModel *m, NodeId n, uint64_t *local, uint64_t *counts)
+{
+	NodeId list[FP_LIMIT];
+	int nl = 0, start = 0;
+	list[nl++] = n;
+	for (int depth = 0; depth < FP_DEPTH; depth++) {
+		int end = nl;
+		for (int i = start; i < end; i++) {
+			IrNode *x = ir_node(m, list[i]);
+			for (uint32_t k = 0; k < x->ninputs && nl < FP_LIMIT; k++) {
+				NodeId p = x->inputs[k] ? ir_value(m, x->inputs[k])->producer : 0;
+				if (p && !fp_has(list, nl, p))
+					list[nl++] = p;
+			}
+		}
+		start = end;
+	}
+	IrNode *node = ir_node(m, n);
+	for (uint32_t o = 0; o < node->noutputs; o++) {
+		IrValue *val = node->outputs[o] ? ir_value(m, node->outputs[o]) : NULL;
+		for (uint32_t u = 0; val && u < val->nuses && nl < FP_LIMIT; u++)
+			if (!fp_has(list, nl, val->uses[u].node))
+				list[nl++] = val->uses[u].node;
+	}
+	IrGraph *g = ir_graph(m, node->graph);
+	uint64_t h = mix(mix(g->nnodes, g->ninits), g->ninputs);
+	for (int i = 0; i < nl; i++)
+		h = fp_node(m, list[i], h);
+	*local = h;
+	*counts = mix(mix(m->nnodes, m->nvalues), m->ntensors);
+}
+
+/* Run the IR validator after a step; on a problem, stop the run. */
+static void debug_validate(Rewriter *rw, const char *what)
+{
+	Diag q;
+	diag_init(&q, NULL);
+	if (rw->debug_failed || ir_validate(rw->m, &q))
+		return;
+	const char *msg = q.first;
+	size_t plen = rw->m->path ? strlen(rw->m->path) : 0;
+	if (plen && strncmp(msg, rw->m->path, plen) == 0 && strncmp(msg + plen, ": ", 2) == 0)
+		msg += plen + 2;
+	diag_error(rw->d, rw->m->path, "%s left an invalid graph: %s", what, msg);
+	rw->debug_failed = true;
+}
+#define DEBUG_VALIDATE(rw, what) debug_validate(rw, what)
+#else
+#define DEBUG_VALIDATE(rw, what) ((void)0)
+#endif
 
 /* ---- the driver ------------------------------------------------------------------------- */
 
@@ -974,17 +1134,36 @@ static bool try_fold(Rewriter *rw, NodeId n)
 	return true;
 }
 
+/* Seed the worklist with every node, graph by graph in topological order,
+ * and remove the nodes that are dead from the start (one "dce" firing), in
+ * the same pass: on a big graph each pass over the nodes costs a cache miss
+ * per node. */
 static void seed(Rewriter *rw)
 {
 	IrModel *m = rw->m;
+	RwFiring *f = NULL;
 	for (GraphId g = 1; g < m->ngraphs; g++) {
 		if (ir_graph(m, g)->dead)
 			continue;
 		uint32_t count;
 		NodeId *order = ir_topo_order(m, g, &count, rw->d);
-		for (uint32_t i = 0; order && i < count; i++)
-			push(rw, order[i]);
+		for (uint32_t i = 0; order && i < count; i++) {
+			NodeId n = order[i];
+			if (ir_node(m, n)->dead)
+				continue; /* removed with a dead consumer, or with its graph's owner */
+			if (!rw->o.no_dce && node_is_dead(m, n)) {
+				if (!f)
+					f = new_firing(rw, -1, "dce");
+				remove_if_dead(rw, n, f);
+			} else {
+				push(rw, n);
+			}
+		}
 		free(order);
+	}
+	if (f) {
+		rw->res->rewrites++;
+		DEBUG_VALIDATE(rw, "dce");
 	}
 }
 
@@ -1012,24 +1191,17 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	rw.infer = infer_new(m);
 	infer_model(rw.infer, &quiet);
 	rw.o.fold.infer = rw.infer;
+	rw.prov_base = m->nnodes;
 	grow_node_tables(&rw);
-	/* nodes that are dead from the start */
-	if (!o->no_dce) {
-		RwFiring *f = NULL;
-		for (NodeId n = 1; n < m->nnodes; n++)
-			if (!ir_node(m, n)->dead && node_is_dead(m, n)) {
-				if (!f)
-					f = new_firing(&rw, -1, "dce");
-				remove_if_dead(&rw, n, f);
-			}
-		if (f)
-			r->rewrites++;
-	}
 	seed(&rw);
 	size_t h = 0;
 	r->stop = RW_FIXPOINT;
 	NodeId n;
 	while ((n = pop(&rw, &h))) {
+#ifdef GRAFT_DEBUG
+		if (rw.debug_failed)
+			break;
+#endif
 		if (o->max_rewrites && r->rewrites >= o->max_rewrites) {
 			r->stop = RW_MAX_REWRITES;
 			break;
@@ -1038,17 +1210,38 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			r->stop = RW_OUT_OF_FUEL;
 			break;
 		}
-		if (!o->no_fold && try_fold(&rw, n))
+		if (!o->no_fold && try_fold(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "fold");
 			continue;
+		}
 		if (ir_node(m, n)->dead)
 			continue;
-		if (!o->no_cse && try_cse(&rw, n))
+		if (!o->no_cse && try_cse(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "cse");
 			continue;
+		}
 		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {
 			rw.cur = s;
 			RwMatchFn match = o->match_each && sets[s]->match_each ? sets[s]->match_each : sets[s]->match;
+#ifdef GRAFT_DEBUG
+			/* a failed match must change nothing: compare the graph around n */
+			uint64_t local0, counts0, local1, counts1;
+			long aborts0 = rw.naborts;
+			fingerprint_around(m, n, &local0, &counts0);
 			if (match(&rw, n))
 				break;
+			fingerprint_around(m, n, &local1, &counts1);
+			if (local1 != local0 || (rw.naborts == aborts0 && counts1 != counts0)) {
+				char label[300];
+				diag_error(d, m->path, "rule set '%s': a failed match at node '%s' changed the graph",
+				           sets[s]->name, ir_node_label(m, n, label, sizeof label));
+				rw.debug_failed = true;
+				break;
+			}
+#else
+			if (match(&rw, n))
+				break;
+#endif
 		}
 		/* a long run is checked for a cycle: the same graph state again */
 		if (r->rewrites > 2 * (long)r->nodes_before + 1000 && seen_before(&rw)) {
@@ -1062,6 +1255,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			h = 0;
 		}
 	}
+#ifdef GRAFT_DEBUG
+	if (rw.debug_failed)
+		r->stop = RW_ERROR;
+#endif
 	if (r->stop == RW_OUT_OF_FUEL || r->stop == RW_CYCLE) {
 		char rules[600] = "";
 		int count = rw.nlast < 8 ? rw.nlast : 8;

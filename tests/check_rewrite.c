@@ -467,6 +467,81 @@ START_TEST(test_cli_report_and_explain)
 }
 END_TEST
 
+#ifdef GRAFT_DEBUG
+/* ---- debug builds: pure matching and the validator after every rewrite ----------- */
+
+static const RwRule bad_rules[] = {
+	{"sneaky", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "a matcher that changes the graph", 0, 1, 0, false, "", "Relu"},
+	{"cyclic", RW_LEVEL_BASIC, "tests/check_rewrite.c", 2, "Relu(x) => y where y = Neg(y)", 0, 1, 0, false, "", "Relu"},
+};
+
+/* Breaks the rule that a failed match changes nothing: it sets an
+ * attribute on the Relu it looks at, then says it did not match. */
+static bool sneaky_match(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw_model(rw);
+	if (ir_node(m, n)->kind == OP_Relu)
+		ir_attr_set_int(m, n, "sneaky", 1);
+	return false;
+}
+
+/* A rewrite the builder API allows but that leaves a cycle: the new Neg
+ * reads the Relu's output, and then replaces it, so it reads itself. */
+static bool cyclic_match(Rewriter *rw, NodeId n)
+{
+	if (ir_node(rw_model(rw), n)->kind != OP_Relu)
+		return false;
+	rw_begin(rw, 1, n, &n, 1);
+	ValueId y = rw_output(rw, n, 0);
+	NodeId neg = rw_node(rw, "Neg", &y, 1, 1);
+	rw_replace(rw, 0, rw_output(rw, neg, 0));
+	return rw_commit(rw);
+}
+
+static const char *relu_chain =
+	"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	"g (float[4] x) => (float[4] y) {\n"
+	"  [r] a = Relu (x)\n"
+	"  y = Abs (a)\n"
+	"}\n";
+
+START_TEST(test_debug_impure_match)
+{
+	static const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, 1, sneaky_match, NULL, NULL};
+	const RwRuleSet *bad_sets[] = {&bad};
+	IrModel *m = parse(relu_chain);
+	RwOptions o = {.no_fold = true};
+	Diag d;
+	diag_init(&d, NULL);
+	RwResult r;
+	ck_assert(!rw_run(m, bad_sets, 1, &o, &r, &d));
+	ck_assert_int_eq(r.stop, RW_ERROR);
+	ck_assert_str_eq(d.first, "t.onnx: rule set 'bad': a failed match at node 'r' changed the graph");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_debug_validate_after_rewrite)
+{
+	static const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, 2, cyclic_match, NULL, NULL};
+	const RwRuleSet *bad_sets[] = {&bad};
+	IrModel *m = parse(relu_chain);
+	RwOptions o = {.no_fold = true};
+	Diag d;
+	diag_init(&d, NULL);
+	RwResult r;
+	ck_assert(!rw_run(m, bad_sets, 1, &o, &r, &d));
+	ck_assert_int_eq(r.stop, RW_ERROR);
+	ck_assert_msg(strncmp(d.first, "t.onnx: rule 'cyclic' left an invalid graph: graph 'g': cycle through node 'cyclic/Neg_", 87) == 0,
+	              "%s", d.first);
+	ck_assert_int_eq(r.rewrites, 1); /* stopped at once */
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+#endif
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -483,6 +558,10 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_determinism_and_shuffle);
 	tcase_add_test(tc, test_cli_report_and_explain);
 	tcase_add_test(tc, test_library_rules_shuffle_corpus);
+#ifdef GRAFT_DEBUG
+	tcase_add_test(tc, test_debug_impure_match);
+	tcase_add_test(tc, test_debug_validate_after_rewrite);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }
