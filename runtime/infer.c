@@ -98,6 +98,7 @@ void infer_free(InferState *s)
 		free(s->seq[v]);
 	}
 	free(s->seq);
+	free(s->queued);
 	for (uint32_t v = 0; v < s->ndecl; v++)
 		free(s->decl[v].dims);
 	for (uint32_t g = 0; g < s->ndecl_graphs; g++)
@@ -1192,9 +1193,15 @@ bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d)
 	/* a FIFO of nodes; queued[] keeps each in it at most once at a time */
 	uint32_t cap = 64, head = 0, tail = 0;
 	NodeId *q = xrealloc(NULL, sizeof *q * cap);
-	uint8_t *queued = calloc(m->nnodes + 1, 1);
-	if (!queued)
-		abort();
+	/* kept in the state and grown with the graph: a rewrite pays for what it
+	 * touches, not for the size of the graph */
+	if (s->nqueued < m->nnodes + 1) {
+		uint32_t want = (m->nnodes + 1) * 2;
+		s->queued = xrealloc(s->queued, want);
+		memset(s->queued + s->nqueued, 0, want - s->nqueued);
+		s->nqueued = want;
+	}
+	uint8_t *queued = s->queued;
 	q[tail++] = n;
 	queued[n] = 1;
 	bool ok = true;
@@ -1231,8 +1238,9 @@ bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d)
 			}
 		}
 	}
+	for (uint32_t i = head; i < tail; i++) /* left by the budget */
+		queued[q[i]] = 0;
 	free(q);
-	free(queued);
 	return ok;
 }
 

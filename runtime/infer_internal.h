@@ -56,6 +56,8 @@ struct InferState {
 	uint8_t *vec_tried; /* vec derived from val already (1) or impossible (2) */
 	struct InferOut **seq; /* element type of sequence values (the IR does not type them) */
 	int64_t opset;
+	uint8_t *queued;    /* infer_node_and_consumers: by NodeId, nqueued entries, all 0 between calls */
+	uint32_t nqueued;
 };
 
 typedef struct InferOut {

@@ -13,7 +13,7 @@
 set -euo pipefail
 corpus=${1:-../shared/corpus}
 ort=${2:-../shared/tools/ort}
-graft=build/graft
+graft=${GRAFT:-build/graft}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
