@@ -2344,8 +2344,29 @@ static void emit_tree(const char *fn, const Variant *vs, int nv, Buf *out)
 	bprintf(out, "static bool match_%s(Rewriter *rw, NodeId n)\n{\n", fn);
 	Buf names = {0};
 	tree_vars(root, &names);
-	if (names.s)
-		tline(out, 1, "NodeId %s;", names.s);
+	if (names.s) { /* NodeId p_0, p_1, ...; wrapped at 100 columns */
+		Buf decl = {0};
+		int col = 8 + 7;
+		bput(&decl, "NodeId ", 7);
+		bool first = true;
+		for (char *p = names.s, *next; p; p = next ? next + 2 : NULL) {
+			next = strstr(p, ", ");
+			int len = next ? (int)(next - p) : (int)strlen(p);
+			if (!first && col + len + 2 > 100) {
+				bput(&decl, ",\n\t       ", 10);
+				col = 8 + 7;
+			} else if (!first) {
+				bput(&decl, ", ", 2);
+				col += 2;
+			}
+			bput(&decl, p, (size_t)len);
+			col += len;
+			first = false;
+		}
+		bput(&decl, ";", 1);
+		tline(out, 1, "%s", decl.s);
+		free(decl.s);
+	}
 	g_tree_vars = names.s;
 	emit_kids(root, out, 1, NULL);
 	g_tree_vars = NULL;
