@@ -726,6 +726,7 @@ NodeId rwg_node_forms(Rewriter *rw, const char *op, const RwgArg *ins, uint32_t 
                       const RwgForm *forms, int nforms, bool *unknown)
 {
 	ValueId vals[nin + 1];
+	memset(vals, 0, sizeof vals);
 	uint32_t kept = 0;
 	/* inputs that are attributes here are dropped: in every form graft
 	 * knows they come after the inputs that stay */
