@@ -697,8 +697,11 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 			}
 		}
 		/* An int literal compares with a float (scalar(t) == 0); an int
-		 * expression does not (rank(x) == 2.0 is a mistake). */
-		bool same = lt == rt || (lt == TY_FLOAT && rt == TY_INT && is_int_literal(r)) ||
+		 * expression does not (rank(x) == 2.0 is a mistake).  A dtype
+		 * equals an int, since ONNX writes dtypes as int attributes
+		 * (dtype(x) == t for Cast[to = t]). */
+		bool dtype_int = !order && ((lt == TY_DTYPE && rt == TY_INT) || (lt == TY_INT && rt == TY_DTYPE));
+		bool same = lt == rt || dtype_int || (lt == TY_FLOAT && rt == TY_INT && is_int_literal(r)) ||
 		            (rt == TY_FLOAT && lt == TY_INT && is_int_literal(l)) ||
 		            (l->kind == EXPR_LIST && l->n == 0 && (rt == TY_INTS || rt == TY_FLOATS || rt == TY_STRINGS)) ||
 		            (r->kind == EXPR_LIST && r->n == 0 && (lt == TY_INTS || lt == TY_FLOATS || lt == TY_STRINGS));

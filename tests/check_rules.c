@@ -175,6 +175,13 @@ START_TEST(test_dropout)
 	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float r = {0}, bool t = {1}> {\n"
 	                  "  a = Dropout (x, r, t)\n  y = Relu (a)\n}\n",
 	         &(Case){"dropout_inference", "Dropout Relu", false, 0});
+	/* training mode with ratio 0 drops nothing: the identity */
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float r = {0}, bool t = {1}> {\n"
+	                  "  a = Dropout (x, r, t)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_zero_ratio", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float r = {0.5}, bool t = {1}> {\n"
+	                  "  a = Dropout (x, r, t)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_zero_ratio", "Dropout Relu", false, -1});
 	/* opset 11: ratio is an attribute */
 	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y) {\n  a = Dropout <ratio = 0.3> (x)\n  y = Relu (a)\n}\n",
 	         &(Case){"dropout_inference_old", "Relu", true, 0});
@@ -296,6 +303,18 @@ START_TEST(test_variadic)
 END_TEST
 
 /* ---- MatMul + Add, Conv + Add ------------------------------------------------------------ */
+
+START_TEST(test_cast_same)
+{
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  c = Cast <to = 1> (x)\n  y = Relu (c)\n}\n",
+	         &(Case){"cast_same", "Relu", true, 0});
+	run_case(HEAD(13) "g (float[2,3] x) => (double[2,3] y) {\n  c = Cast <to = 11> (x)\n  y = Relu (c)\n}\n",
+	         &(Case){"cast_same", "Cast Relu", false, 0});
+	/* an input of unknown type: not known to be the same */
+	run_case(HEAD(13) "g (x) => (float[2,3] y) {\n  c = Cast <to = 1> (x)\n  y = Relu (c)\n}\n",
+	         &(Case){"cast_same", "Cast Relu", false, -1});
+}
+END_TEST
 
 START_TEST(test_matmul_add)
 {
@@ -713,6 +732,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_transpose_pair_to_identity);
 	tcase_add_test(tc, test_reshape_cast);
 	tcase_add_test(tc, test_variadic);
+	tcase_add_test(tc, test_cast_same);
 	tcase_add_test(tc, test_matmul_add);
 	tcase_add_test(tc, test_conv_add);
 	tcase_add_test(tc, test_conv_bn);
