@@ -263,6 +263,43 @@ END_TEST
 
 /* ---- reshape, cast, variadic --------------------------------------------------------------- */
 
+/* Transpose to NHWC, an op with a per-channel constant, Transpose back */
+START_TEST(test_transpose_elementwise)
+{
+	struct {
+		const char *rule, *body, *after;
+		bool fires;
+	} cases[] = {
+		{"transpose_mul_transpose", "m = Mul (t, s)", "Mul", true},
+		{"transpose_mul_transpose", "m = Mul (s, t)", "Mul", true},
+		{"transpose_add_transpose", "m = Add (t, s)", "Add", true},
+		{"transpose_sub_transpose", "m = Sub (t, s)", "Sub", true},
+		{"transpose_rsub_transpose", "m = Sub (s, t)", "Sub", true},
+		{"transpose_div_transpose", "m = Div (t, s)", "Div", true},
+		/* Div of a constant by the Transpose: no rule */
+		{"transpose_div_transpose", "m = Div (s, t)", "Transpose Div Transpose", false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = fmt(HEAD(13) "g (float[1,3,4,5] x) => (float[1,3,4,5] y) <float[3] s = {0.5, 2, -1.5}> {\n"
+		                       "  t = Transpose <perm = [0, 2, 3, 1]> (x)\n  %s\n"
+		                       "  y = Transpose <perm = [0, 3, 1, 2]> (m)\n}\n",
+		              cases[i].body);
+		run_case(t, &(Case){cases[i].rule, cases[i].after, cases[i].fires, 0});
+		free(t);
+	}
+	/* the second Transpose does not undo the first */
+	run_case(HEAD(13) "g (float[1,3,4,5] x) => (float[1,5,4,3] y) <float[3] s = {0.5, 2, -1.5}> {\n"
+	                  "  t = Transpose <perm = [0, 2, 3, 1]> (x)\n  m = Mul (t, s)\n"
+	                  "  y = Transpose <perm = [0, 2, 1, 3]> (m)\n}\n",
+	         &(Case){"transpose_mul_transpose", "Transpose Mul Transpose", false, 0});
+	/* the constant has a higher rank than the Transposes */
+	run_case(HEAD(13) "g (float[4,5] x) => (float[2,4,5] y) <float[2,1,1] s = {0.5, 2}> {\n"
+	                  "  t = Transpose <perm = [1, 0]> (x)\n  m = Mul (t, s)\n"
+	                  "  y = Transpose <perm = [0, 2, 1]> (m)\n}\n",
+	         &(Case){"transpose_mul_transpose", "Transpose Mul Transpose", false, 0});
+}
+END_TEST
+
 START_TEST(test_reshape_cast)
 {
 	run_case(HEAD(13) "g (float[2,3,4] x) => (float[4,6] y) <int64[2] a = {6, 4}, int64[2] b = {4, -1}> {\n"
@@ -730,6 +767,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_squeeze_opset13);
 	tcase_add_test(tc, test_transpose);
 	tcase_add_test(tc, test_transpose_pair_to_identity);
+	tcase_add_test(tc, test_transpose_elementwise);
 	tcase_add_test(tc, test_reshape_cast);
 	tcase_add_test(tc, test_variadic);
 	tcase_add_test(tc, test_cast_same);
