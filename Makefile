@@ -234,7 +234,7 @@ FUZZ_DSL_SECONDS ?= 60
 fuzz-dsl:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a
 	@mkdir -p build/fuzz/corpus-dsl
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Icompiler -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
 bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc
