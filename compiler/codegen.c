@@ -1087,13 +1087,13 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 		}
 		break;
 	case EXPR_BINARY: {
-		static const char *const ops[] = {[EX_ADD] = "Add", [EX_SUB] = "Sub", [EX_MUL] = "Mul", [EX_DIV] = "Div"};
-		if (e->op > EX_DIV || !ops[e->op])
+		const char *op = dsl_exop_onnx(e->op);
+		if (!op)
 			break;
 		char *mine = like_of(g, e);
 		const char *l = mine ? mine : like;
 		char *a = val_expr(g, e->items[0], l), *b = val_expr(g, e->items[1], l);
-		char *r = op2(g, ops[e->op], a, b);
+		char *r = op2(g, op, a, b);
 		free(a);
 		free(b);
 		free(mine);

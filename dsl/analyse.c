@@ -349,16 +349,6 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 
 /* ---- right sides as terms (for "recreates its left side") ------------------------ */
 
-static const char *binary_op(ExprOp op)
-{
-	switch (op) {
-	case EX_ADD: return "Add";
-	case EX_SUB: return "Sub";
-	case EX_MUL: return "Mul";
-	case EX_DIV: return "Div";
-	default: return NULL;
-	}
-}
 
 static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e);
 
@@ -428,7 +418,7 @@ static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
 		return built_op(an, ri, dom, e->s, e->schema, e->items, e->n, e->attrs, e->nattrs, e->copy_attrs);
 	}
 	case EXPR_BINARY: {
-		const char *op = binary_op(e->op);
+		const char *op = dsl_exop_onnx(e->op);
 		if (!op || e->type != TY_VALUE)
 			break;
 		return built_op(an, ri, "", op, op_schema_lookup("", op, ri->hi), e->items, 2, NULL, 0, NULL);
@@ -831,7 +821,7 @@ static const char *result_partial(const RuleInfo *ri, const Expr *e)
 		}
 		break;
 	case EXPR_BINARY:
-		if (!binary_op(e->op) || e->type != TY_VALUE)
+		if (!dsl_exop_onnx(e->op) || e->type != TY_VALUE)
 			return "a computed value";
 		break;
 	case EXPR_UNARY:

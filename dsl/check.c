@@ -99,8 +99,7 @@ static const char *exop_name(ExprOp op)
 	return "?";
 }
 
-/* The ONNX op a binary arithmetic operator builds on values. */
-static const char *exop_onnx(ExprOp op)
+const char *dsl_exop_onnx(ExprOp op)
 {
 	switch (op) {
 	case EX_ADD: return "Add";
@@ -739,7 +738,7 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 		if (is_valuelike(lt) || is_valuelike(rt)) {
 			char what[64];
 			snprintf(what, sizeof what, "operator '%s' on a value", op);
-			builds_node(c, e->pos, side, what, exop_onnx(e->op));
+			builds_node(c, e->pos, side, what, dsl_exop_onnx(e->op));
 			return TY_VALUE;
 		}
 		return lt == TY_INT && rt == TY_INT ? TY_INT : TY_FLOAT;

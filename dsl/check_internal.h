@@ -59,4 +59,8 @@ void suggest_add(Suggest *s, const char *candidate);
 const char *suggest_result(const Suggest *s);     /* NULL if none is close */
 int dsl_edit_distance(const char *a, const char *b);
 
+/* The ONNX op an arithmetic operator builds on values: + Add, - Sub, * Mul,
+ * / Div, unary - Neg; NULL for the others. */
+const char *dsl_exop_onnx(ExprOp op);
+
 #endif
