@@ -55,38 +55,45 @@ static void bput(Buf *b, const char *s, size_t n)
 	b->s[b->n] = 0;
 }
 
-static void bprintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(Buf *b, const char *fmt, ...)
+/* A formatted string (malloc'd): what every emitter below formats with. */
+static char *vfmt(const char *f, va_list ap)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *tmp = malloc((size_t)n + 1);
-	if (!tmp)
+	char *s = NULL;
+	if (vasprintf(&s, f, ap) < 0)
 		abort();
-	va_start(ap, fmt);
-	vsnprintf(tmp, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	bput(b, tmp, (size_t)n);
-	free(tmp);
+	return s;
 }
 
-/* A formatted string (malloc'd). */
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	int n = vsnprintf(NULL, 0, f, ap);
-	va_end(ap);
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		abort();
-	va_start(ap, f);
-	vsnprintf(s, (size_t)n + 1, f, ap);
+	char *s = vfmt(f, ap);
 	va_end(ap);
 	return s;
+}
+
+static void bprintf(Buf *b, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(Buf *b, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	char *s = vfmt(f, ap);
+	va_end(ap);
+	bput(b, s, strlen(s));
+	free(s);
+}
+
+/* One line of code at depth tabs. */
+static void vline(Buf *out, int depth, const char *f, va_list ap)
+{
+	for (int i = 0; i < depth; i++)
+		bput(out, "\t", 1);
+	char *s = vfmt(f, ap);
+	bput(out, s, strlen(s));
+	bput(out, "\n", 1);
+	free(s);
 }
 
 /* ---- per-rule state ------------------------------------------------------------------ */
@@ -178,21 +185,10 @@ static void unsupported(Gen *g, SrcPos pos, const char *what, ...)
 static void line(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void line(Gen *g, const char *f, ...)
 {
-	for (int i = 0; i < g->depth; i++)
-		bput(g->out, "\t", 1);
 	va_list ap;
 	va_start(ap, f);
-	int n = vsnprintf(NULL, 0, f, ap);
+	vline(g->out, g->depth, f, ap);
 	va_end(ap);
-	char *tmp = malloc((size_t)n + 1);
-	if (!tmp)
-		abort();
-	va_start(ap, f);
-	vsnprintf(tmp, (size_t)n + 1, f, ap);
-	va_end(ap);
-	bput(g->out, tmp, (size_t)n);
-	bput(g->out, "\n", 1);
-	free(tmp);
 }
 
 static const char *fail_stmt(Gen *g)
@@ -245,9 +241,7 @@ static char *why(const char *kind, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	char *args = NULL;
-	if (vasprintf(&args, f, ap) < 0)
-		abort();
+	char *args = vfmt(f, ap);
 	va_end(ap);
 	char *r = fmt("RW_WHY_%s, %s", kind, args);
 	free(args);
@@ -297,9 +291,7 @@ static void check_not(Gen *g, char *w, const char *cond)
 /* check / check_not with a formatted condition: one formatter, two emitters */
 static void check_vf(Gen *g, char *w, bool negate, const char *f, va_list ap)
 {
-	char *s = NULL;
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	char *s = vfmt(f, ap);
 	if (negate)
 		check_not(g, w, s);
 	else
@@ -1767,21 +1759,6 @@ static Level rule_level(const RuleFile *f, const Rule *r)
 	return l ? l : LEVEL_BASIC;
 }
 
-static bool emits_vendor(const Expr *e)
-{
-	if (!e)
-		return false;
-	if (e->kind == EXPR_OP && e->domain && *e->domain)
-		return true;
-	for (int i = 0; i < e->n; i++)
-		if (emits_vendor(e->items[i]))
-			return true;
-	for (int i = 0; i < e->nattrs; i++)
-		if (emits_vendor(e->attrs[i].value))
-			return true;
-	return false;
-}
-
 static void find_node_pats(Gen *g, const Pattern *p)
 {
 	if (p->kind != PAT_OP)
@@ -2184,16 +2161,10 @@ static void served(const TNode *t, Buf *b)
 static void tline(Buf *out, int depth, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void tline(Buf *out, int depth, const char *f, ...)
 {
-	for (int i = 0; i < depth; i++)
-		bput(out, "\t", 1);
 	va_list ap;
 	va_start(ap, f);
-	char *s = NULL;
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	vline(out, depth, f, ap);
 	va_end(ap);
-	bprintf(out, "%s\n", s);
-	free(s);
 }
 
 /* The condition of a test other than T_OP. */
@@ -2228,7 +2199,7 @@ static char *emit_comment(const TNode *t, Buf *out, int depth, const char *paren
 
 /* Children of a node that are T_OP tests of one input with the same output
  * slot: one switch on the producer's op. */
-static void emit_switch(TNode *const *kids, int n, Buf *out, int depth, const char *parent_rules)
+static void emit_switch(TNode *const *kids, int n, Buf *out, int depth)
 {
 	const Test *t0 = kids[0]->test;
 	char *nv = tree_node_var(t0->path), *child = fmt("p%s_%d", t0->path, t0->index);
@@ -2245,7 +2216,6 @@ static void emit_switch(TNode *const *kids, int n, Buf *out, int depth, const ch
 	tline(out, depth, "default:");
 	tline(out, depth + 1, "break;");
 	tline(out, depth, "}");
-	(void)parent_rules;
 	free(nv);
 	free(child);
 }
@@ -2267,7 +2237,7 @@ static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_ru
 			       t->kids[j]->test->out == x->out)
 				j++;
 			if (j - i >= 2) {
-				emit_switch(t->kids + i, j - i, out, depth, parent_rules);
+				emit_switch(t->kids + i, j - i, out, depth);
 				i = j;
 				continue;
 			}
@@ -2483,7 +2453,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		int hi = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
 		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", r->name,
 		        r->name, levels[rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, rule_lo(r), hi,
-		        emits_vendor(r->rhs) ? "true" : "false", r->lhs->domain ? r->lhs->domain : "", r->lhs->name);
+		        dsl_expr_emits_vendor(r->rhs) ? "true" : "false", r->lhs->domain ? r->lhs->domain : "", r->lhs->name);
 		free(path);
 		free(doc);
 	}

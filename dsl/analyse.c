@@ -849,18 +849,6 @@ static const char *result_partial(const RuleInfo *ri, const Expr *e)
 	return NULL;
 }
 
-static bool emits_vendor(const Expr *e)
-{
-	if (!e)
-		return false;
-	if (e->kind == EXPR_OP && e->domain && *e->domain)
-		return true;
-	for (int i = 0; i < e->n; i++)
-		if (emits_vendor(e->items[i]))
-			return true;
-	return false;
-}
-
 /* The extern a guard or result calls, or NULL. */
 static const char *calls_extern(const Expr *e)
 {
@@ -1326,7 +1314,7 @@ static void check_shadowed(Analyser *an, RuleInfo *b)
 		if (a == b || !a->lhs || strcmp(a->key, b->key) != 0 || !tried_before(a, b))
 			continue;
 		if (a->skip != SKIP_NONE || a->level != b->level || !ranges_cover(a, b) ||
-		    (emits_vendor(a->r->rhs) && !emits_vendor(b->r->rhs)))
+		    (dsl_expr_emits_vendor(a->r->rhs) && !dsl_expr_emits_vendor(b->r->rhs)))
 			continue;
 		if (a->partial) {
 			/* it would shadow b if its result always built: say so rather than pass */

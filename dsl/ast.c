@@ -74,3 +74,18 @@ const char *dsl_level_name(Level l)
 	}
 	return "?";
 }
+
+bool dsl_expr_emits_vendor(const Expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == EXPR_OP && e->domain && *e->domain)
+		return true;
+	for (int i = 0; i < e->n; i++)
+		if (dsl_expr_emits_vendor(e->items[i]))
+			return true;
+	for (int i = 0; i < e->nattrs; i++)
+		if (dsl_expr_emits_vendor(e->attrs[i].value))
+			return true;
+	return false;
+}

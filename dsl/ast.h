@@ -193,6 +193,9 @@ void dsl_warning(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) _
 void dsl_note(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 const char *dsl_type_name(DslType t);
+/* Does the result expression build an op of another domain than ONNX's
+ * (com.microsoft), in its operands or attribute values? */
+bool dsl_expr_emits_vendor(const Expr *e);
 const char *dsl_level_name(Level l);
 
 #endif

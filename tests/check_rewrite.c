@@ -505,39 +505,39 @@ static const char *relu_chain =
 	"  y = Abs (a)\n"
 	"}\n";
 
-START_TEST(test_debug_impure_match)
+/* Run a misbehaving rule set on relu_chain: the run must stop with
+ * RW_ERROR; its message stays in *d. */
+static void run_bad(RwMatchFn match, int nrules, RwResult *r, Diag *d)
 {
-	static const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, 1, sneaky_match, NULL, NULL};
+	const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, nrules, match, NULL, NULL};
 	const RwRuleSet *bad_sets[] = {&bad};
 	IrModel *m = parse(relu_chain);
 	RwOptions o = {.no_fold = true};
+	diag_init(d, NULL);
+	ck_assert(!rw_run(m, bad_sets, 1, &o, r, d));
+	ck_assert_int_eq(r->stop, RW_ERROR);
+	ir_model_free(m);
+}
+
+START_TEST(test_debug_impure_match)
+{
 	Diag d;
-	diag_init(&d, NULL);
 	RwResult r;
-	ck_assert(!rw_run(m, bad_sets, 1, &o, &r, &d));
-	ck_assert_int_eq(r.stop, RW_ERROR);
+	run_bad(sneaky_match, 1, &r, &d);
 	ck_assert_str_eq(d.first, "t.onnx: rule set 'bad': a failed match at node 'r' changed the graph");
 	rw_result_free(&r);
-	ir_model_free(m);
 }
 END_TEST
 
 START_TEST(test_debug_validate_after_rewrite)
 {
-	static const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, 2, cyclic_match, NULL, NULL};
-	const RwRuleSet *bad_sets[] = {&bad};
-	IrModel *m = parse(relu_chain);
-	RwOptions o = {.no_fold = true};
 	Diag d;
-	diag_init(&d, NULL);
 	RwResult r;
-	ck_assert(!rw_run(m, bad_sets, 1, &o, &r, &d));
-	ck_assert_int_eq(r.stop, RW_ERROR);
+	run_bad(cyclic_match, 2, &r, &d);
 	ck_assert_msg(strncmp(d.first, "t.onnx: rule 'cyclic' left an invalid graph: graph 'g': cycle through node 'cyclic/Neg_", 87) == 0,
 	              "%s", d.first);
 	ck_assert_int_eq(r.rewrites, 1); /* stopped at once */
 	rw_result_free(&r);
-	ir_model_free(m);
 }
 END_TEST
 #endif

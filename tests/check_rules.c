@@ -96,6 +96,30 @@ static EvValue **evaluate(IrModel *m)
 	return out;
 }
 
+/* m computes what `before` holds (within tol), on the same inputs; frees before. */
+static void assert_same_outputs(IrModel *m, EvValue **before, double tol, const char *what)
+{
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < nout; i++) {
+		RunDiff diff;
+		run_compare(before[i], after[i], tol, tol, &diff);
+		ck_assert_msg(diff.agree, "%s: output %u differs by %g after the rewrite", what, i, diff.max_abs);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+}
+
+/* The --why answer at the node-th node must be kind: detail. */
+static void assert_why(const RwResult *r, int node, RwWhyKind kind, const char *detail, const char *rule)
+{
+	ck_assert_msg(node < r->nwhy, "%s: %d answers", rule, r->nwhy);
+	ck_assert_msg(r->why[node].kind == kind && !strcmp(r->why[node].detail, detail), "%s: got '%s: %s', want '%s: %s'",
+	              rule, rw_why_kind_name(r->why[node].kind), r->why[node].detail, rw_why_kind_name(kind), detail);
+}
+
 typedef struct Case {
 	const char *rule;       /* the rule under test (the only one enabled) */
 	const char *want_ops;   /* node list after */
@@ -108,7 +132,6 @@ typedef struct Case {
 static void run_case(const char *text, const Case *c)
 {
 	IrModel *m = parse(text);
-	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
 	EvValue **before = c->tol >= 0 ? evaluate(m) : NULL;
 	const char *only[] = {c->rule};
 	RwOptions o = {.enabled = only, .nenabled = 1};
@@ -136,19 +159,8 @@ static void run_case(const char *text, const Case *c)
 	ck_assert_uint_eq(r2.nfirings, r.nfirings);
 	rw_result_free(&r2);
 	ir_model_free(m2);
-	if (before) {
-		EvValue **after = evaluate(m);
-		double tol = c->tol > 0 ? c->tol : 1e-5;
-		for (uint32_t i = 0; i < nout; i++) {
-			RunDiff diff;
-			run_compare(before[i], after[i], tol, tol, &diff);
-			ck_assert_msg(diff.agree, "%s: output %u differs by %g after the rewrite", c->rule, i, diff.max_abs);
-			ev_unref(before[i]);
-			ev_unref(after[i]);
-		}
-		free(before);
-		free(after);
-	}
+	if (before)
+		assert_same_outputs(m, before, c->tol > 0 ? c->tol : 1e-5, c->rule);
 	rw_result_free(&r);
 	ir_model_free(m);
 }
@@ -520,9 +532,7 @@ static void why_case(const char *text, RwOptions o, const char *rule, int node, 
 	diag_init(&d, stderr);
 	RwResult r;
 	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
-	ck_assert_msg(node < r.nwhy, "%s: %d answers\n%s", rule, r.nwhy, text);
-	ck_assert_msg(r.why[node].kind == kind && !strcmp(r.why[node].detail, detail), "%s: got '%s: %s', want '%s: %s'",
-	              rule, rw_why_kind_name(r.why[node].kind), r.why[node].detail, rw_why_kind_name(kind), detail);
+	assert_why(&r, node, kind, detail, rule);
 	rw_result_free(&r);
 	ir_model_free(m);
 }
@@ -597,7 +607,6 @@ static void test_rules_case(const char *text, const char *want_ops, const char *
                             const char *detail)
 {
 	IrModel *m = parse(text);
-	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
 	EvValue **before = evaluate(m);
 	const RwRuleSet *tsets[] = {&graft_rules_test};
 	RwOptions o = {.no_fold = true, .why_rule = why_rule};
@@ -608,19 +617,9 @@ static void test_rules_case(const char *text, const char *want_ops, const char *
 	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'", ops_of(m), want_ops);
 	if (why_rule) {
 		ck_assert_int_eq(r.nwhy, 1);
-		ck_assert_msg(r.why[0].kind == kind && !strcmp(r.why[0].detail, detail), "got '%s: %s'",
-		              rw_why_kind_name(r.why[0].kind), r.why[0].detail);
+		assert_why(&r, 0, kind, detail, why_rule);
 	}
-	EvValue **after = evaluate(m);
-	for (uint32_t i = 0; i < nout; i++) {
-		RunDiff diff;
-		run_compare(before[i], after[i], 1e-6, 1e-6, &diff);
-		ck_assert_msg(diff.agree, "output %u differs by %g", i, diff.max_abs);
-		ev_unref(before[i]);
-		ev_unref(after[i]);
-	}
-	free(before);
-	free(after);
+	assert_same_outputs(m, before, 1e-6, want_ops);
 	rw_result_free(&r);
 	ir_model_free(m);
 }
