@@ -90,6 +90,9 @@ typedef struct IrValue {
 	bool is_output;         /* listed among its graph's outputs */
 	bool dead;              /* removed; the id is not reused */
 	bool type_dirty;        /* dtype/shape changed since load: saver rebuilds the TypeProto */
+	bool non_tensor;        /* declared with a sequence, optional, map, sparse or opaque type:
+	                           dtype and shape say nothing, and the declared type (in info or
+	                           value_info) is what the saver writes */
 	TensorId tensor;        /* initializer data, 0 if none */
 	const Onnx__SparseTensorProto *sparse; /* sparse initializer (carried, not modeled) */
 	int dtype;              /* DType, DT_UNDEFINED if unknown (also for non-tensor types) */

@@ -122,6 +122,9 @@ static const char *str(const char *s) { return s ? s : ""; }
 static void parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
 {
 	IrValue *val = ir_value(L->m, v);
+	if (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET &&
+	    tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		val->non_tensor = true;
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
 		return;
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -423,7 +426,8 @@ static bool build_graph(Loader *L, GraphId g, const Onnx__GraphProto *gp)
 	 * ride along in gp and are written back while their value lives */
 	for (size_t i = 0; i < gp->n_value_info; i++) {
 		ValueId v = ir_lookup(m, g, str(gp->value_info[i]->name));
-		if (v && ir_value(m, v)->graph == g && !ir_value(m, v)->dtype && ir_value(m, v)->shape.rank < 0)
+		if (v && ir_value(m, v)->graph == g && !ir_value(m, v)->dtype && ir_value(m, v)->shape.rank < 0 &&
+		    !ir_value(m, v)->non_tensor)
 			parse_type(L, v, gp->value_info[i]->type);
 	}
 	for (size_t i = 0; i < gp->n_output; i++) {

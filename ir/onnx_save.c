@@ -324,7 +324,13 @@ static Onnx__ValueInfoProto *emit_value_info(Emit *e, ValueId v, const Onnx__Val
 	else
 		onnx__value_info_proto__init(vi);
 	vi->name = (char *)val->name;
-	if (!orig || val->type_dirty)
+	/* The IR types tensors only: a value it knows no element type of (a
+	 * sequence, an optional, an untyped body input) keeps the declared type,
+	 * or goes without one; never a tensor type of undefined element type,
+	 * which ONNX Runtime refuses ("Invalid tensor data type 0"). */
+	if (val->non_tensor || !val->dtype)
+		vi->type = orig ? orig->type : NULL;
+	else if (!orig || val->type_dirty)
 		vi->type = emit_type(e, val);
 	return vi;
 }

@@ -471,6 +471,8 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 {
 	IrModel *m = c->m;
 	IrValue *val = ir_value(m, v);
+	if (val->non_tensor)
+		return true; /* declared a sequence, optional or map: not the IR's to type */
 	const DeclType *dt = declared(c->s, v);
 	bool iface = val->is_output && dt;
 	int dtype = o->dtype ? o->dtype : dt ? dt->dtype : DT_UNDEFINED;
@@ -1135,7 +1137,7 @@ static void type_loop_body(InferState *s, NodeId n, GraphId body)
 	IrGraph *g = ir_graph(m, body);
 	for (uint32_t i = 0; i < g->ninputs; i++) {
 		IrValue *val = ir_value(m, g->inputs[i]);
-		if (val->dtype || val->shape.rank >= 0)
+		if (val->dtype || val->shape.rank >= 0 || val->non_tensor)
 			continue;
 		Dim none[1];
 		Shape scalar = {0, none};
@@ -1144,8 +1146,11 @@ static void type_loop_body(InferState *s, NodeId n, GraphId body)
 		else if (i == 1)
 			ir_value_set_type(m, g->inputs[i], DT_BOOL, &scalar);
 		else if (i < node->ninputs && node->inputs[i]) {
+			/* a tensor whose element type is known; a sequence's type
+			 * lives beside the IR (s->seq) and stays undeclared */
 			IrValue *src = ir_value(m, node->inputs[i]);
-			ir_value_set_type(m, g->inputs[i], src->dtype, &src->shape);
+			if (src->dtype && !src->non_tensor)
+				ir_value_set_type(m, g->inputs[i], src->dtype, &src->shape);
 		}
 	}
 }

@@ -836,6 +836,30 @@ void rw_abort(Rewriter *rw)
 #endif
 }
 
+/* Why value nv cannot become graph output `old` under old's name, or NULL if
+ * it can.  ONNX Runtime refuses a subgraph output that is an outer-scope
+ * value; an output that is a graph input (or another output) would lose its
+ * name; and an output produced by a node of its own graph suits every
+ * runtime.  See docs/engine.md, "Subgraphs and the interface". */
+static const char *why_not_output(IrModel *m, const IrValue *old, ValueId nv)
+{
+	const IrValue *nval = ir_value(m, nv);
+	if (nval->graph != old->graph)
+		return "it is an outer-scope value";
+	if (nval->is_input)
+		return "it is a graph input";
+	if (nval->is_output)
+		return "it is another graph output";
+	if (!nval->producer)
+		return "it is an initializer";
+	return NULL;
+}
+
+static bool can_take_output(IrModel *m, const IrValue *old, ValueId nv)
+{
+	return why_not_output(m, old, nv) == NULL;
+}
+
 bool rw_commit(Rewriter *rw)
 {
 	IrModel *m = rw->m;
@@ -855,16 +879,22 @@ bool rw_commit(Rewriter *rw)
 			rw_abort(rw);
 			return false;
 		}
-		if (nv && old->is_output) {
-			IrValue *nval = ir_value(m, nv);
-			bool renamable = nval->producer && !nval->is_output;
-			if (!renamable) {
+		if (nv && old->is_output && !can_take_output(m, old, nv)) {
+			/* The output must stay produced by a node of its own graph:
+			 * read the replacement through an Identity, unless the root
+			 * already is that Identity (nothing to gain). */
+			if (rn->kind == OP_Identity && rn->ninputs == 1 && rn->inputs[0] == nv) {
 				if (rw->why_active)
 					rw_why_fail(rw, INT_MAX - 1, RW_WHY_GRAPH_OUTPUT,
-					            "output %u of the root is the graph output %s, and its replacement cannot take that name",
-					            o, old->name);
+					            "output %u of the root is the graph output %s, and its replacement %s cannot take "
+					            "that name (%s)", o, old->name, ir_value(m, nv)->name, why_not_output(m, old, nv));
 				rw_abort(rw);
 				return false;
+			}
+			if (!rw->why_active) {
+				NodeId id = rw_node(rw, "Identity", &nv, 1, 1);
+				rw->tx_repl[o] = ir_node(m, id)->outputs[0];
+				rn = ir_node(m, root); /* rw_node may move the node table */
 			}
 		}
 	}

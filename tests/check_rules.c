@@ -68,15 +68,28 @@ static IrModel *parse(const char *text)
 }
 
 /* The main graph's ops in order, space-separated (static buffer). */
+static void append_ops(IrModel *m, GraphId g, char *buf, size_t size)
+{
+	for (NodeId n = ir_first(m, g); n; n = ir_next(m, n)) {
+		if (buf[0] && buf[strlen(buf) - 1] != '{')
+			strncat(buf, " ", size - strlen(buf) - 1);
+		strncat(buf, ir_node(m, n)->op_type, size - strlen(buf) - 1);
+		IrNode *node = ir_node(m, n);
+		for (uint32_t a = 0; a < node->nattrs; a++)
+			if (node->attrs[a].type == ATTR_GRAPH) {
+				strncat(buf, "{", size - strlen(buf) - 1);
+				append_ops(m, node->attrs[a].g, buf, size);
+				strncat(buf, "}", size - strlen(buf) - 1);
+			}
+	}
+}
+
+/* The node list, bodies in braces after their node: "If{Identity}{Neg} Relu". */
 static const char *ops_of(IrModel *m)
 {
 	static char buf[1024];
 	buf[0] = 0;
-	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n)) {
-		if (buf[0])
-			strcat(buf, " ");
-		strncat(buf, ir_node(m, n)->op_type, sizeof buf - strlen(buf) - 40);
-	}
+	append_ops(m, IR_MAIN_GRAPH, buf, sizeof buf);
 	return buf;
 }
 
@@ -176,6 +189,19 @@ START_TEST(test_identity)
 	/* y = Identity(x): removing it would rename the interface */
 	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  y = Identity (x)\n}\n",
 	         &(Case){"identity", "Identity", false, 0});
+	/* a branch output stays produced by a node of its branch: ONNX Runtime
+	 * refuses a subgraph output that is an outer-scope value */
+	const char *branch = HEAD(13) "g (bool c, float[2,3] x) => (float[2,3] y) {\n"
+	                     "  r = Relu (x)\n"
+	                     "  y = If (c) <then_branch: graph = t () => (float[2,3] a) {\n    a = Identity (r)\n  },\n"
+	                     "              else_branch: graph = e () => (float[2,3] b) {\n    n = Neg (r)\n    b = Identity (n)\n  }>\n"
+	                     "}\n";
+	run_case(branch, &(Case){"identity", "Relu If{Identity}{Neg}", true, 0});
+	/* nor a body input (a Loop-carried value passed through) */
+	run_case(HEAD(13) "g (int64 n, float[2] x) => (float[2] y) {\n"
+	                  "  y = Loop (n, , x) <body: graph = b (int64 i, bool c, float[2] v) => (bool co, float[2] vo) {\n"
+	                  "    co = Identity (c)\n    vo = Identity (v)\n  }>\n}\n",
+	         &(Case){"identity", "Loop{Identity Identity}", false, 0});
 }
 END_TEST
 
@@ -197,6 +223,13 @@ START_TEST(test_dropout)
 	/* opset 11: ratio is an attribute */
 	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y) {\n  a = Dropout <ratio = 0.3> (x)\n  y = Relu (a)\n}\n",
 	         &(Case){"dropout_inference_old", "Relu", true, 0});
+	/* a graph output that would become the graph input: read through an Identity */
+	run_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y, float[2,3] a) {\n  a = Dropout (x)\n  y = Relu (a)\n}\n",
+	         &(Case){"dropout_inference", "Identity Relu", true, 0});
+	run_case(HEAD(13) "g (bool c, float[2,3] x) => (float[2,3] y) {\n"
+	                  "  y = If (c) <then_branch: graph = t () => (float[2,3] a) {\n    a = Dropout (x)\n  },\n"
+	                  "              else_branch: graph = e () => (float[2,3] b) {\n    b = Neg (x)\n  }>\n}\n",
+	         &(Case){"dropout_inference", "If{Identity}{Neg}", true, 0});
 	/* the mask output is used: the result gives only output 0 */
 	run_case(HEAD(11) "g (float[2,3] x) => (float[2,3] y, bool[2,3] k) {\n  a, k = Dropout (x)\n  y = Relu (a)\n}\n",
 	         &(Case){"dropout_inference_old", "Dropout Relu", false, -1});
@@ -565,9 +598,9 @@ START_TEST(test_why)
 	why_case(t, none, "conv_bn", 0, RW_WHY_NOT_CONST, "input 1 (s) of BatchNormalization is not a constant");
 	free(t);
 	free(cw);
-	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y, float[2,3] a) {\n  a = Dropout (x)\n  y = Relu (a)\n}\n",
-	         none, "dropout_inference", 0, RW_WHY_GRAPH_OUTPUT,
-	         "output 0 of the root is the graph output a, and its replacement cannot take that name");
+	why_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y, float[2,3] a) {\n  a = Identity (x)\n  y = Relu (a)\n}\n",
+	         none, "identity", 0, RW_WHY_GRAPH_OUTPUT,
+	         "output 0 of the root is the graph output a, and its replacement x cannot take that name (it is a graph input)");
 	/* guard false */
 	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);

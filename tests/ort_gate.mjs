@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// ort_gate.mjs - the CI gate over what graft writes: every optimized model
+// must load in ONNX Runtime wherever its original loads, and agree with the
+// original on the test-data inputs wherever ONNX Runtime can be fed them.
+//
+// One Node process checks the whole list (starting ORT per model would cost
+// minutes). Used by tests/ort_gate.sh, which optimizes the models first.
+//
+// usage: node tests/ort_gate.mjs ORT_TOOLS LIST [--verbose]
+//   LIST: one model per line: NAME<TAB>ORIGINAL<TAB>OPTIMIZED[<TAB>SETDIR...]
+//         (SETDIRs hold input_K.pb, as in ONNX's test data)
+// Prints one FAIL line per problem and, last, one summary line of counts:
+//   models, originals ORT loads, outputs that load, models compared (and
+//   agree), models not feedable by onnxruntime-node (sequence, optional or
+//   map inputs/outputs: tests/ort_gate.sh checks those on graft's evaluator,
+//   listed with NOFEED lines), originals ORT refuses or cannot run.
+// Exit 0 when nothing failed, 1 otherwise, 2 on bad arguments.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [toolsDir, listFile, ...flags] = process.argv.slice(2);
+if (!toolsDir || !listFile) {
+  process.stderr.write('usage: node tests/ort_gate.mjs ORT_TOOLS LIST [--verbose]\n');
+  process.exit(2);
+}
+const verbose = flags.includes('--verbose');
+const lib = (f) => import(pathToFileURL(path.resolve(toolsDir, 'lib', f)).href);
+const common = await lib('common.mjs');
+const { readTensorFile } = await lib('onnx-pb.mjs');
+
+// Optimizations may reassociate float arithmetic (folding runs on graft's
+// kernels, not ORT's): the tolerances of ort-compare.mjs, looser for fp16.
+const TOL = { rtol: 1e-3, atol: 1e-4 };
+const TOL16 = { rtol: 1e-2, atol: 1e-3 };
+
+const msg = (e) => common.errMsg(e).split('\n')[0];
+const counts = { models: 0, origLoads: 0, optLoads: 0, compared: 0, agree: 0, nofeed: 0, origRefused: 0, origRunFails: 0 };
+let failed = 0;
+const fail = (name, what) => { failed++; console.log(`FAIL ${name}: ${what}`); };
+
+// Inputs of one test-data set as ORT tensors, or null when any of them is not
+// a tensor onnxruntime-node can take (SequenceProto, OptionalProto, ...).
+function readSet(dir, session) {
+  const files = common.listTensorFiles(dir, 'input');
+  const tensors = [];
+  for (const f of files) {
+    try { tensors.push({ ...readTensorFile(fs.readFileSync(f)) }); } catch { return null; }
+  }
+  try { return common.matchInputs(session.inputNames, tensors, dir); } catch { return null; }
+}
+
+const allTensors = (s) => s.inputMetadata.every((m) => m.isTensor) && s.outputMetadata.every((m) => m.isTensor);
+
+await common.initOrt(4);
+const lines = fs.readFileSync(listFile, 'utf8').split('\n').filter((l) => l.trim());
+for (const line of lines) {
+  const [name, orig, opt, ...sets] = line.split('\t');
+  counts.models++;
+  let a, b;
+  try { a = await common.createSession(orig, { logLevel: 4 }); } catch (e) {
+    counts.origRefused++;
+    if (verbose) console.log(`skip ${name}: ORT refuses the original: ${msg(e)}`);
+    continue;
+  }
+  counts.origLoads++;
+  try { b = await common.createSession(opt, { logLevel: 4 }); } catch (e) {
+    fail(name, `ONNX Runtime refuses graft's output: ${msg(e)}`);
+    await a.release();
+    continue;
+  }
+  counts.optLoads++;
+  let fed = 0, ok = true, runFail = false;
+  if (allTensors(a) && allTensors(b) && sets.length) {
+    for (const dir of sets) {
+      const feeds = readSet(dir, a);
+      if (!feeds) { fed = 0; break; }
+      let ra, rb;
+      try { ra = await common.runSession(a, feeds); } catch (e) {
+        runFail = true;
+        if (verbose) console.log(`skip ${name}: ORT cannot run the original: ${msg(e)}`);
+        break;
+      }
+      try { rb = await common.runSession(b, feeds); } catch (e) {
+        fail(name, `ONNX Runtime cannot run graft's output on ${path.basename(dir)}: ${msg(e)}`);
+        ok = false; break;
+      }
+      fed++;
+      if (ra.length !== rb.length) { fail(name, `${ra.length} outputs became ${rb.length}`); ok = false; break; }
+      ra.forEach((ta, i) => {
+        const tb = rb[i];
+        const r = common.compareTensors(ta, tb, ta.type === 'float16' ? TOL16 : TOL);
+        if (!r.allclose || ta.name !== tb.name) {
+          ok = false;
+          fail(name, `output '${ta.name}' differs on ${path.basename(dir)}: ` +
+            (ta.name !== tb.name ? `renamed '${tb.name}'` :
+              !r.dtypeOk ? `dtype ${r.dtypeRef} -> ${r.dtypeGot}` :
+                !r.shapeOk ? `shape ${common.fmtShape(r.shapeRef)} -> ${common.fmtShape(r.shapeGot)}` :
+                  `${r.bad} of ${r.count} elements, max abs ${common.fmtNum(r.maxAbs)}`));
+        }
+      });
+      if (!ok) break;
+    }
+  }
+  if (runFail) counts.origRunFails++;
+  else if (fed > 0) { counts.compared++; if (ok) counts.agree++; }
+  else if (ok) { counts.nofeed++; console.log(`NOFEED ${name}`); }
+  await a.release();
+  await b.release();
+}
+const c = counts;
+console.log(`gate: ${c.models} models; ORT loads ${c.origLoads} originals and ${c.optLoads} outputs; ` +
+  `${c.compared} compared, ${c.agree} agree; ${c.nofeed} not feedable by onnxruntime-node; ` +
+  `${c.origRefused} originals refused, ${c.origRunFails} originals ORT cannot run`);
+process.exit(failed ? 1 : 0);
