@@ -37,7 +37,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl bench clean \
+.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl bench clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -192,6 +192,20 @@ example-custom-rules:
 	@grep -q '^custom .* fired' $(EXAMPLE_OUT)/run.log && ! grep '^custom .* fired 0 times' $(EXAMPLE_OUT)/run.log \
 	  || { echo "example-custom-rules: not every custom rule fired"; exit 1; }
 	$(EXAMPLE_PREFIX)/bin/graft compare examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.opt.onnx
+
+# --- the ONNX Runtime gate: every model graft writes must load and agree in ORT --
+# Uses ../shared/tools/ort (onnxruntime-node), installed into build/ort-tools
+# once; CORPUS sets too when the shared corpus exists.  See tests/ort_gate.sh.
+ORT_TOOLS ?= ../shared/tools/ort
+ORT_LOCAL := $(BUILD)/ort-tools
+ort-gate: $(BUILD)/graft
+	@if [ ! -d $(ORT_LOCAL)/node_modules/onnxruntime-node ]; then \
+	  test -d $(ORT_TOOLS) || { echo "ort-gate: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
+	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
+	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL)
+	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL); \
+	else echo "ort-gate: no corpus; corpus set skipped"; fi
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -200,6 +200,21 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, RunDiff *r)
 {
 	memset(r, 0, sizeof *r);
+	if (a->kind == EV_SEQUENCE && b->kind == EV_SEQUENCE) {
+		/* item by item: the worst error, every mismatch counted */
+		r->same_type = r->same_shape = r->agree = a->nitems == b->nitems;
+		for (int i = 0; i < a->nitems && i < b->nitems; i++) {
+			RunDiff item;
+			run_compare(a->items[i], b->items[i], rtol, atol, &item);
+			r->agree &= item.agree;
+			r->same_type &= item.same_type;
+			r->same_shape &= item.same_shape;
+			r->max_abs = fmax(r->max_abs, item.max_abs);
+			r->max_rel = fmax(r->max_rel, item.max_rel);
+			r->mismatches += item.mismatches;
+		}
+		return;
+	}
 	r->same_type = a->kind == b->kind && a->dtype == b->dtype;
 	r->same_shape = a->kind == EV_TENSOR && b->kind == EV_TENSOR && a->rank == b->rank &&
 	                memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank) == 0;

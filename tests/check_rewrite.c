@@ -9,11 +9,15 @@
 #include <string.h>
 
 #include "arena.h"
+#include "conformance.h"
 #include "eval.h"
 #include "rewrite.h"
 #include "run.h"
 #include "testutil.h"
 #include "text.h"
+
+/* the compiled rule library (build/gen/rules_*.c) */
+extern const RwRuleSet graft_rules_basic, graft_rules_extended;
 
 /* ---- a hand-written rule set ---------------------------------------------------- */
 
@@ -354,7 +358,6 @@ END_TEST
 
 /* The library's compiled rules over corpus models with several --shuffle
  * seeds: the same node count and the same outputs every time. */
-extern const RwRuleSet graft_rules_basic, graft_rules_extended;
 
 START_TEST(test_library_rules_shuffle_corpus)
 {
@@ -408,6 +411,146 @@ START_TEST(test_library_rules_shuffle_corpus)
 		}
 		ev_unref(ref);
 	}
+}
+END_TEST
+
+/* ---- subgraphs and the interface ------------------------------------------------ */
+
+/* What a graph's outputs are, to compare before and after a run. */
+typedef struct OutputKinds {
+	uint32_t noutputs;
+	bool was_input[16];     /* output i is one of the graph's inputs */
+	int dtype[16];
+} OutputKinds;
+
+static void output_kinds(IrModel *m, OutputKinds *k)
+{
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		k[g].noutputs = gr->noutputs;
+		for (uint32_t i = 0; i < gr->noutputs && i < 16; i++) {
+			k[g].was_input[i] = ir_value(m, gr->outputs[i])->is_input;
+			k[g].dtype[i] = ir_value(m, gr->outputs[i])->dtype;
+		}
+	}
+}
+
+/* What ONNX and ONNX Runtime require of graph outputs after a run: each in
+ * its own graph's scope (never an outer-scope value), an input only where
+ * the original had one there, the same count and element types. */
+static void assert_interface_kept(IrModel *m, const OutputKinds *before, const char *what)
+{
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		if (gr->dead)
+			continue;
+		ck_assert_msg(gr->noutputs == before[g].noutputs, "%s: graph %s has %u outputs, had %u", what, gr->name,
+		              gr->noutputs, before[g].noutputs);
+		for (uint32_t i = 0; i < gr->noutputs && i < 16; i++) {
+			IrValue *v = ir_value(m, gr->outputs[i]);
+			ck_assert_msg(v->graph == g, "%s: output %s of graph %s is an outer-scope value", what, v->name, gr->name);
+			ck_assert_msg(!v->is_input || before[g].was_input[i], "%s: output %u of graph %s became the input %s",
+			              what, i, gr->name, v->name);
+			ck_assert_msg(v->dtype == before[g].dtype[i] || !before[g].dtype[i] || !v->dtype,
+			              "%s: output %s of graph %s changed element type", what, v->name, gr->name);
+		}
+	}
+}
+
+/* The names of nodes a run created say which rule and which node id made
+ * them (audit provenance): drop them to compare two runs' graphs. */
+static void forget_created_names(IrModel *m)
+{
+	for (NodeId n = 1; n < m->nnodes; n++)
+		if (!ir_node(m, n)->dead && ir_node(m, n)->orig_index == UINT32_MAX)
+			ir_node(m, n)->name = "";
+}
+
+static IrModel *sort_model;
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(ir_value(sort_model, *(const ValueId *)a)->name, ir_value(sort_model, *(const ValueId *)b)->name);
+}
+
+/* Initializers in name order: the order folding creates them in follows
+ * the worklist's; the graph does not. */
+static void sort_initializers(IrModel *m)
+{
+	sort_model = m;
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		qsort(ir_graph(m, g)->inits, ir_graph(m, g)->ninits, sizeof(ValueId), by_name);
+}
+
+/* The control-flow fixtures (tests/data/control, make_control.py: networks
+ * in If/Loop/Scan bodies reading outer values, Loop-carried sequences,
+ * absent optionals, an output that is an input), optimized with the rule
+ * library: the interface rules hold in every graph, the saved model still
+ * computes the expected outputs on the evaluator, and four --shuffle seeds
+ * reach the same model. */
+START_TEST(test_control_fixtures)
+{
+	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
+	size_t count;
+	char **paths = find_models("tests/data/control", &count);
+	ck_assert_uint_ge(count, 7);
+	char *tmp = temp_dir();
+	for (size_t k = 0; k < count; k++) {
+		const char *path = paths[k];
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *ref = NULL;
+		for (uint64_t seed = 0; seed < 4; seed++) {
+			IrModel *m = ir_load_file(path, NULL, &d);
+			ck_assert_ptr_nonnull(m);
+			OutputKinds *before = calloc(m->ngraphs + 1, sizeof *before);
+			output_kinds(m, before);
+			RwOptions o = {.shuffle_seed = seed};
+			RwResult r;
+			ck_assert_msg(rw_run(m, lib, 2, &o, &r, &d), "%s: %s", path, d.first);
+			ck_assert_msg(r.stop == RW_FIXPOINT, "%s: no fixpoint", path);
+			ck_assert_msg(ir_validate(m, &d), "%s: %s", path, d.first);
+			assert_interface_kept(m, before, path);
+			free(before);
+			rw_result_free(&r);
+			/* compare as saved: reload what was written */
+			forget_created_names(m);
+			uint8_t *bytes;
+			size_t len;
+			ck_assert(ir_save_bytes(m, &bytes, &len, &d));
+			ir_model_free(m);
+			m = ir_load_bytes(bytes, len, path, NULL, NULL, &d);
+			ck_assert_ptr_nonnull(m);
+			sort_initializers(m);
+			if (seed == 0) {
+				/* the saved model computes the expected outputs */
+				char root[600], dir[700], file[800], cmd[1800];
+				snprintf(root, sizeof root, "%s/%zu", tmp, k);
+				snprintf(dir, sizeof dir, "%s/fixture", root);
+				snprintf(cmd, sizeof cmd, "mkdir -p %s && cp -r $(dirname %s)/test_data_set_* %s/", dir, path, dir);
+				ck_assert_int_eq(system(cmd), 0);
+				snprintf(file, sizeof file, "%s/model.onnx", dir);
+				ck_assert(write_file(file, bytes, len));
+				const char *roots[] = {root};
+				ConfOptions co = {.out = stderr};
+				ConfSummary cs;
+				bool ok = conf_run(roots, 1, &co, &cs);
+				ck_assert_msg(ok && cs.passed == 1, "%s: optimized model fails its test data (%u passed, %u failed, "
+				              "%u unsupported)", path, cs.passed, cs.failed, cs.unsupported);
+				conf_summary_free(&cs);
+				ref = m;
+			} else {
+				const char *diff = model_diff(ref, m);
+				ck_assert_msg(!diff, "%s: --shuffle %llu reaches another model: %s", path, (unsigned long long)seed,
+				              diff);
+				ir_model_free(m);
+			}
+			free(bytes);
+		}
+		ir_model_free(ref);
+	}
+	rm_rf(tmp);
+	free(tmp);
+	paths_free(paths);
 }
 END_TEST
 
@@ -558,6 +701,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_determinism_and_shuffle);
 	tcase_add_test(tc, test_cli_report_and_explain);
 	tcase_add_test(tc, test_library_rules_shuffle_corpus);
+	tcase_add_test(tc, test_control_fixtures);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

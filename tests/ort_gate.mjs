@@ -8,7 +8,8 @@
 //
 // usage: node tests/ort_gate.mjs ORT_TOOLS LIST [--verbose]
 //   LIST: one model per line: NAME<TAB>ORIGINAL<TAB>OPTIMIZED[<TAB>SETDIR...]
-//         (SETDIRs hold input_K.pb, as in ONNX's test data)
+//         (SETDIRs hold input_K.pb, as in ONNX's test data; without any,
+//         two input sets are generated with seeds 0 and 1)
 // Prints one FAIL line per problem and, last, one summary line of counts:
 //   models, originals ORT loads, outputs that load, models compared (and
 //   agree), models not feedable by onnxruntime-node (sequence, optional or
@@ -50,6 +51,13 @@ function readSet(dir, session) {
   try { return common.matchInputs(session.inputNames, tensors, dir); } catch { return null; }
 }
 
+// Inputs generated from the model's input metadata, or null when ORT's tools
+// cannot make them.
+function generated(session, modelPath, seed) {
+  const opts = { seed, intRange: [0, 100], dims: {}, shapes: {}, modelPath };
+  try { return common.prepareInputs(session, opts).list; } catch { return null; }
+}
+
 const allTensors = (s) => s.inputMetadata.every((m) => m.isTensor) && s.outputMetadata.every((m) => m.isTensor);
 
 await common.initOrt(4);
@@ -71,9 +79,12 @@ for (const line of lines) {
   }
   counts.optLoads++;
   let fed = 0, ok = true, runFail = false;
-  if (allTensors(a) && allTensors(b) && sets.length) {
-    for (const dir of sets) {
-      const feeds = readSet(dir, a);
+  if (allTensors(a) && allTensors(b)) {
+    // the test data's inputs, or (a model that ships none) two generated
+    // sets, as ort-compare.mjs makes them
+    const inputSets = sets.length ? sets.map((dir) => [dir, readSet(dir, a)]) :
+      [0, 1].map((seed) => [`seed ${seed}`, generated(a, orig, seed)]);
+    for (const [dir, feeds] of inputSets) {
       if (!feeds) { fed = 0; break; }
       let ra, rb;
       try { ra = await common.runSession(a, feeds); } catch (e) {

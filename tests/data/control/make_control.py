@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""make_control.py - writes the control-flow fixtures: small models whose
+networks sit inside If/Loop/Scan bodies and read outer-scope values, with
+Loop-carried sequences, absent optional inputs, and outputs that are inputs.
+Each goes to tests/data/control/NAME/model.onnx with test_data_set_K/
+holding input_K.pb and the expected output_K.pb (computed here with numpy),
+the layout of ONNX's backend test data, so the same tools read both.
+
+These are the shapes real models take that rewrites can break (an Identity
+removed inside a branch leaves the branch returning an outer-scope value,
+which ONNX Runtime refuses to load).  tests/check_rewrite.c optimizes them
+on graft's evaluator; tests/ort_gate.sh loads the results in ONNX Runtime.
+Run with Debian's python3-onnx:  /usr/bin/python3 tests/data/control/make_control.py
+The outputs are checked in, so the tests need no Python."""
+import os
+import shutil
+import numpy as np
+import onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(11)
+
+
+def vi(name, dtype, shape):
+    return h.make_tensor_value_info(name, dtype, shape)
+
+
+def const(name, value):
+    return h.make_node("Constant", [], [name], value=nh.from_array(np.asarray(value), name + "_v"))
+
+
+def write(name, graph, opset, sets):
+    """sets: list of (inputs, outputs), each a list of numpy arrays or
+    onnx protos (SequenceProto, OptionalProto) in graph order."""
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], producer_name="graft-fixtures")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    d = os.path.join(HERE, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, (ins, outs) in enumerate(sets):
+        sd = os.path.join(d, "test_data_set_%d" % k)
+        os.makedirs(sd)
+        for prefix, values, infos in (("input", ins, graph.input), ("output", outs, graph.output)):
+            for i, (v, info) in enumerate(zip(values, infos)):
+                if isinstance(v, np.ndarray):
+                    v = nh.from_array(v, info.name)
+                else:
+                    v.name = info.name
+                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
+                    f.write(v.SerializeToString())
+
+
+def if_outer_identity():
+    """If branches that end in Identity (and Squeeze/Unsqueeze, Dropout) of
+    outer-scope values, a folded constant as a branch output, and an Identity
+    of an outer initializer: the voice-activity detectors' shape."""
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    then = h.make_graph([
+        h.make_node("Identity", ["r"], ["a"]),
+        const("ax", np.array([0], np.int64)),
+        h.make_node("Unsqueeze", ["x", "ax"], ["u"]),
+        h.make_node("Squeeze", ["u", "ax"], ["s"]),
+        const("k", np.full((2, 3), 0.5, np.float32)),
+        h.make_node("Add", ["k", "k"], ["q"]),
+    ], "then", [], [vi("a", T.FLOAT, [2, 3]), vi("s", T.FLOAT, [2, 3]), vi("q", T.FLOAT, [2, 3])])
+    other = h.make_graph([
+        h.make_node("Neg", ["r"], ["n"]),
+        h.make_node("Identity", ["n"], ["b"]),
+        h.make_node("Dropout", ["x"], ["d"]),
+        h.make_node("Identity", ["w"], ["e"]),
+    ], "else", [], [vi("b", T.FLOAT, [2, 3]), vi("d", T.FLOAT, [2, 3]), vi("e", T.FLOAT, [2, 3])])
+    g = h.make_graph([
+        h.make_node("Relu", ["x"], ["r"]),
+        h.make_node("If", ["c"], ["y", "z", "v"], then_branch=then, else_branch=other),
+    ], "if_outer_identity", [vi("c", T.BOOL, []), vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, [2, 3]), vi("z", T.FLOAT, [2, 3]), vi("v", T.FLOAT, [2, 3])],
+        initializer=[nh.from_array(w, "w")])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    r = np.maximum(x, 0)
+    write("if_outer_identity", g, 13, [
+        ([np.array(True), x], [r, x, np.full((2, 3), 1.0, np.float32)]),
+        ([np.array(False), x], [-r, x, w]),
+    ])
+
+
+def loop_nested_if():
+    """A Loop whose body holds an If reading values two scopes out (a main
+    graph input and initializer), a carried value that is also a scan output,
+    and Constant nodes to fold inside the body."""
+    w = rng.standard_normal(3).astype(np.float32)
+    then = h.make_graph([h.make_node("Add", ["acc_in", "x"], ["t"]), h.make_node("Identity", ["t"], ["t2"])],
+                        "then", [], [vi("t2", T.FLOAT, [3])])
+    other = h.make_graph([h.make_node("Identity", ["w"], ["o"])], "else", [], [vi("o", T.FLOAT, [3])])
+    body = h.make_graph([
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+        const("two", np.array(2, np.int64)),
+        const("zero", np.array(0, np.int64)),
+        h.make_node("Mod", ["i", "two"], ["m"]),
+        h.make_node("Equal", ["m", "zero"], ["even"]),
+        h.make_node("If", ["even"], ["r"], then_branch=then, else_branch=other),
+        h.make_node("Identity", ["r"], ["acc_out"]),
+        h.make_node("Identity", ["r"], ["scan_out"]),
+    ], "body", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc_in", T.FLOAT, [3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3]), vi("scan_out", T.FLOAT, [3])])
+    g = h.make_graph([h.make_node("Loop", ["n", "", "x"], ["acc", "scans"], body=body)], "loop_nested_if",
+                     [vi("n", T.INT64, []), vi("x", T.FLOAT, [3])],
+                     [vi("acc", T.FLOAT, [3]), vi("scans", T.FLOAT, ["N", 3])],
+                     initializer=[nh.from_array(w, "w")])
+    x = rng.standard_normal(3).astype(np.float32)
+    acc, scans = x.copy(), []
+    for i in range(5):
+        acc = acc + x if i % 2 == 0 else w.copy()
+        scans.append(acc)
+    write("loop_nested_if", g, 13, [([np.array(5, np.int64), x], [acc, np.stack(scans)])])
+
+
+def loop_seq():
+    """A sequence carried through a Loop (SequenceEmpty outside, SequenceInsert
+    inside, an Identity of the sequence as the body output), concatenated
+    after the loop; the body reads an outer input and folds constants.
+    Opset 16: Identity takes sequences from opset 14 on."""
+    body = h.make_graph([
+        h.make_node("Identity", ["c"], ["c_out"]),
+        h.make_node("Cast", ["i"], ["f"], to=T.FLOAT),
+        const("one", np.ones(2, np.float32)),
+        h.make_node("Mul", ["x", "f"], ["xf"]),
+        h.make_node("Add", ["xf", "one"], ["v"]),
+        const("ax", np.array([0], np.int64)),
+        h.make_node("Unsqueeze", ["v", "ax"], ["u"]),
+        h.make_node("SequenceInsert", ["seq_in", "u"], ["s1"]),
+        h.make_node("Identity", ["s1"], ["seq_out"]),
+    ], "body", [vi("i", T.INT64, []), vi("c", T.BOOL, []),
+                h.make_tensor_sequence_value_info("seq_in", T.FLOAT, None)],
+        [vi("c_out", T.BOOL, []), h.make_tensor_sequence_value_info("seq_out", T.FLOAT, None)])
+    g = h.make_graph([
+        h.make_node("SequenceEmpty", [], ["seq0"], dtype=T.FLOAT),
+        h.make_node("Loop", ["n", "", "seq0"], ["seq"], body=body),
+        h.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0),
+        h.make_node("SequenceLength", ["seq"], ["len"]),
+    ], "loop_seq", [vi("n", T.INT64, []), vi("x", T.FLOAT, [2])],
+        [vi("y", T.FLOAT, ["N", 2]), vi("len", T.INT64, [])])
+    x = rng.standard_normal(2).astype(np.float32)
+    y = np.stack([x * np.float32(i) + np.float32(1) for i in range(4)])
+    write("loop_seq", g, 16, [([np.array(4, np.int64), x], [y, np.array(4, np.int64)])])
+
+
+def scan():
+    """Scan with a running sum, a state passed straight through (a body
+    output that is a body input, through an Identity), a scan output made
+    with a folded constant, and an Identity of an outer-scope value."""
+    body = h.make_graph([
+        h.make_node("Add", ["s_in", "x_i"], ["sum"]),
+        h.make_node("Identity", ["sum"], ["s_out"]),
+        h.make_node("Identity", ["p_in"], ["p_out"]),
+        const("k", np.array(2.0, np.float32)),
+        h.make_node("Mul", ["x_i", "k"], ["prod"]),
+        h.make_node("Add", ["prod", "bias"], ["y_i"]),
+        h.make_node("Identity", ["bias"], ["b_i"]),
+    ], "body", [vi("s_in", T.FLOAT, [2]), vi("p_in", T.FLOAT, [2]), vi("x_i", T.FLOAT, [2])],
+        [vi("s_out", T.FLOAT, [2]), vi("p_out", T.FLOAT, [2]), vi("y_i", T.FLOAT, [2]), vi("b_i", T.FLOAT, [2])])
+    g = h.make_graph([
+        h.make_node("Relu", ["b0"], ["bias"]),
+        h.make_node("Scan", ["s0", "p0", "xs"], ["s", "p", "ys", "bs"], body=body, num_scan_inputs=1),
+    ], "scan", [vi("s0", T.FLOAT, [2]), vi("p0", T.FLOAT, [2]), vi("xs", T.FLOAT, [4, 2]), vi("b0", T.FLOAT, [2])],
+        [vi("s", T.FLOAT, [2]), vi("p", T.FLOAT, [2]), vi("ys", T.FLOAT, [4, 2]), vi("bs", T.FLOAT, [4, 2])])
+    s0, p0, b0 = (rng.standard_normal(2).astype(np.float32) for _ in range(3))
+    xs = rng.standard_normal((4, 2)).astype(np.float32)
+    bias = np.maximum(b0, 0)
+    s = s0.copy()
+    for row in xs:
+        s = s + row
+    write("scan", g, 16, [([s0, p0, xs, b0], [s, p0, xs * np.float32(2) + bias, np.tile(bias, (4, 1))])])
+
+
+def optional_absent():
+    """Absent optional inputs: Clip without min, Dropout without ratio, an
+    empty Optional; OptionalHasElement and OptionalGetElement around them."""
+    g = h.make_graph([
+        h.make_node("Clip", ["x", "", "mx"], ["c"]),
+        h.make_node("Dropout", ["c"], ["d"]),
+        h.make_node("Optional", [], ["none"], type=h.make_tensor_type_proto(T.FLOAT, [2, 3])),
+        h.make_node("OptionalHasElement", ["none"], ["has"]),
+        h.make_node("Optional", ["d"], ["some"]),
+        h.make_node("OptionalGetElement", ["some"], ["got"]),
+        h.make_node("Where", ["has", "x", "got"], ["y"]),
+    ], "optional_absent", [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3]), vi("has", T.BOOL, [])],
+        initializer=[nh.from_array(np.array(0.25, np.float32), "mx")])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    write("optional_absent", g, 18, [([x], [np.minimum(x, np.float32(0.25)), np.array(False)])])
+
+
+def optional_input():
+    """An optional graph input fed empty and fed a value (graft's evaluator
+    checks these; onnxruntime-node cannot feed optionals)."""
+    then = h.make_graph([h.make_node("OptionalGetElement", ["o"], ["v"]), h.make_node("Identity", ["v"], ["t"])],
+                        "then", [], [vi("t", T.FLOAT, [2])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [vi("e", T.FLOAT, [2])])
+    g = h.make_graph([
+        h.make_node("OptionalHasElement", ["o"], ["has"]),
+        h.make_node("If", ["has"], ["y"], then_branch=then, else_branch=other),
+    ], "optional_input", [h.make_value_info("o", h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, [2]))),
+                          vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    x = rng.standard_normal(2).astype(np.float32)
+    v = rng.standard_normal(2).astype(np.float32)
+    empty = nh.from_optional(None, name="o", dtype=onnx.OptionalProto.TENSOR)
+    write("optional_input", g, 18, [([nh.from_optional(v, name="o"), x], [v]), ([empty, x], [x])])
+
+
+def output_is_input():
+    """A model whose output is its input, with Identity and Dropout of that
+    input and an Identity of another output as further outputs."""
+    g = h.make_graph([
+        h.make_node("Identity", ["x"], ["y"]),
+        h.make_node("Dropout", ["x"], ["z"]),
+        h.make_node("Relu", ["x"], ["r"]),
+        h.make_node("Identity", ["r"], ["r2"]),
+    ], "output_is_input", [vi("x", T.FLOAT, [2, 3])],
+        [vi("x", T.FLOAT, [2, 3]), vi("y", T.FLOAT, [2, 3]), vi("z", T.FLOAT, [2, 3]), vi("r", T.FLOAT, [2, 3]),
+         vi("r2", T.FLOAT, [2, 3])])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    r = np.maximum(x, 0)
+    write("output_is_input", g, 13, [([x], [x, x, x, r, r])])
+
+
+if __name__ == "__main__":
+    if_outer_identity()
+    loop_nested_if()
+    loop_seq()
+    scan()
+    optional_absent()
+    optional_input()
+    output_is_input()
