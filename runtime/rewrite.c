@@ -1197,6 +1197,40 @@ static void seed(Rewriter *rw)
 	}
 }
 
+/* When rewrites make two outputs of a graph one value, the first to commit
+ * takes it and the other reads it through an Identity: which one depends on
+ * the worklist's order.  Settle it so the fixpoint does not: the output
+ * listed first holds the value, a later one the Identity.  Swapping the two
+ * values' names and output slots changes nothing a consumer sees. */
+static void settle_outputs(IrModel *m)
+{
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		for (uint32_t j = 0; !gr->dead && j < gr->noutputs; j++) {
+			ValueId y = gr->outputs[j];
+			NodeId id = ir_value(m, y)->producer;
+			if (!id || ir_node(m, id)->kind != OP_Identity || ir_node(m, id)->ninputs != 1)
+				continue;
+			ValueId x = ir_node(m, id)->inputs[0];
+			IrValue *xv = ir_value(m, x);
+			if (!x || xv->graph != g || !xv->producer || !xv->is_output)
+				continue;
+			uint32_t i = 0;
+			while (i < gr->noutputs && gr->outputs[i] != x)
+				i++;
+			if (i <= j || i == gr->noutputs)
+				continue;
+			const char *xname = xv->name, *yname = ir_value(m, y)->name;
+			ir_value_rename(m, x, ir_fresh_name(m, xname));
+			ir_value_rename(m, y, xname);
+			ir_value_rename(m, x, yname);
+			ir_set_output(m, g, j, x);
+			ir_set_output(m, g, i, y);
+			gr = ir_graph(m, g);
+		}
+	}
+}
+
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o, RwResult *r, Diag *d)
 {
 	memset(r, 0, sizeof *r);
@@ -1304,6 +1338,8 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		           r->stop == RW_CYCLE ? "stopped: the rules rewrite in a cycle" : "stopped: out of fuel",
 		           r->rewrites, *rules ? rules : "(built-in passes)");
 	}
+	if (r->stop != RW_ERROR)
+		settle_outputs(m);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	bool why_ok = !o->why_rule || why_pass(&rw);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;

@@ -14,12 +14,23 @@ Run with Debian's python3-onnx:  /usr/bin/python3 tests/data/control/make_contro
 The outputs are checked in, so the tests need no Python."""
 import os
 import shutil
+import zlib
 import numpy as np
 import onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as T
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-rng = np.random.default_rng(11)
+rng = None
+
+
+def fixture(fn):
+    """Each fixture draws from its own generator, seeded by its name, so
+    adding one leaves the others' files unchanged."""
+    def run():
+        global rng
+        rng = np.random.default_rng(zlib.crc32(fn.__name__.encode()))
+        fn()
+    return run
 
 
 def vi(name, dtype, shape):
@@ -53,6 +64,7 @@ def write(name, graph, opset, sets):
                     f.write(v.SerializeToString())
 
 
+@fixture
 def if_outer_identity():
     """If branches that end in Identity (and Squeeze/Unsqueeze, Dropout) of
     outer-scope values, a folded constant as a branch output, and an Identity
@@ -86,6 +98,7 @@ def if_outer_identity():
     ])
 
 
+@fixture
 def loop_nested_if():
     """A Loop whose body holds an If reading values two scopes out (a main
     graph input and initializer), a carried value that is also a scan output,
@@ -117,6 +130,7 @@ def loop_nested_if():
     write("loop_nested_if", g, 13, [([np.array(5, np.int64), x], [acc, np.stack(scans)])])
 
 
+@fixture
 def loop_seq():
     """A sequence carried through a Loop (SequenceEmpty outside, SequenceInsert
     inside, an Identity of the sequence as the body output), concatenated
@@ -147,6 +161,7 @@ def loop_seq():
     write("loop_seq", g, 16, [([np.array(4, np.int64), x], [y, np.array(4, np.int64)])])
 
 
+@fixture
 def scan():
     """Scan with a running sum, a state passed straight through (a body
     output that is a body input, through an Identity), a scan output made
@@ -175,6 +190,7 @@ def scan():
     write("scan", g, 16, [([s0, p0, xs, b0], [s, p0, xs * np.float32(2) + bias, np.tile(bias, (4, 1))])])
 
 
+@fixture
 def optional_absent():
     """Absent optional inputs: Clip without min, Dropout without ratio, an
     empty Optional; OptionalHasElement and OptionalGetElement around them."""
@@ -192,6 +208,7 @@ def optional_absent():
     write("optional_absent", g, 18, [([x], [np.minimum(x, np.float32(0.25)), np.array(False)])])
 
 
+@fixture
 def optional_input():
     """An optional graph input fed empty and fed a value (graft's evaluator
     checks these; onnxruntime-node cannot feed optionals)."""
@@ -209,6 +226,7 @@ def optional_input():
     write("optional_input", g, 18, [([nh.from_optional(v, name="o"), x], [v]), ([empty, x], [x])])
 
 
+@fixture
 def output_is_input():
     """A model whose output is its input, with Identity and Dropout of that
     input and an Identity of another output as further outputs."""
@@ -225,8 +243,61 @@ def output_is_input():
     write("output_is_input", g, 13, [([x], [x, x, x, r, r])])
 
 
+@fixture
+def if_network():
+    """A network in each If branch, as voice-activity detectors have: Conv +
+    BatchNormalization + Relu on outer weights (folding builds new weights
+    inside the branch from outer constants), a Squeeze/Unsqueeze pair, and
+    the recurrent state passed through one branch as an Identity of an outer
+    graph input."""
+    def t(shape, scale=0.5):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+    w1, w2 = t((4, 2, 3, 3)), t((4, 2, 1, 1))
+    gamma, beta, mean = t(4) + 1, t(4), t(4)
+    var = (np.abs(t(4)) + 0.5).astype(np.float32)
+    inits = [nh.from_array(a, n) for a, n in ((w1, "w1"), (w2, "w2"), (gamma, "gamma"), (beta, "beta"),
+                                               (mean, "mean"), (var, "var"))]
+
+    def branch(name, w, pads):
+        return h.make_graph([
+            h.make_node("Conv", ["x", w], [name + "_c"], pads=pads),
+            h.make_node("BatchNormalization", [name + "_c", "gamma", "beta", "mean", "var"], [name + "_bn"]),
+            h.make_node("Relu", [name + "_bn"], [name + "_r"]),
+            const(name + "_ax", np.array([0], np.int64)),
+            h.make_node("Unsqueeze", [name + "_r", name + "_ax"], [name + "_u"]),
+            h.make_node("Squeeze", [name + "_u", name + "_ax"], [name + "_s"]),
+            h.make_node("Identity", [name + "_s"], [name + "_out"]),
+            h.make_node("Tanh", ["state"], [name + "_st"]) if name == "e" else h.make_node("Identity", ["state"],
+                                                                                           [name + "_st"]),
+        ], name, [], [vi(name + "_out", T.FLOAT, [1, 4, 4, 4]), vi(name + "_st", T.FLOAT, [1, 3])])
+    g = h.make_graph([
+        h.make_node("If", ["c"], ["y", "state_out"], then_branch=branch("t", "w1", [1, 1, 1, 1]),
+                    else_branch=branch("e", "w2", [0, 0, 0, 0])),
+    ], "if_network", [vi("c", T.BOOL, []), vi("x", T.FLOAT, [1, 2, 4, 4]), vi("state", T.FLOAT, [1, 3])],
+        [vi("y", T.FLOAT, [1, 4, 4, 4]), vi("state_out", T.FLOAT, [1, 3])], initializer=inits)
+    x, state = t((1, 2, 4, 4), 1.0), t((1, 3), 1.0)
+
+    def conv(x, w, p):
+        xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+        k = w.shape[2]
+        out = np.zeros((1, w.shape[0], 4, 4), np.float64)
+        for i in range(4):
+            for j in range(4):
+                out[0, :, i, j] = np.tensordot(w, xp[0, :, i:i + k, j:j + k], axes=([1, 2, 3], [0, 1, 2]))
+        return out
+
+    def net(w, p):
+        c = conv(x, w, p)
+        bn = (c - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5) * gamma[None, :, None, None] \
+            + beta[None, :, None, None]
+        return np.maximum(bn, 0).astype(np.float32)
+    write("if_network", g, 13, [([np.array(True), x, state], [net(w1, 1), state]),
+                                ([np.array(False), x, state], [net(w2, 0), np.tanh(state)])])
+
+
 if __name__ == "__main__":
     if_outer_identity()
+    if_network()
     loop_nested_if()
     loop_seq()
     scan()

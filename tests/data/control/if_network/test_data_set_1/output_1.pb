@@ -1,0 +1,1 @@
+B	state_outJM0X?"S;¿Ê¥u¿
