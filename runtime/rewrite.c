@@ -608,6 +608,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_GRAPH_OUTPUT] = "graph output",
 		[RW_WHY_GUARD] = "guard false",
 		[RW_WHY_UNKNOWN] = "unknown shape or dtype",
+		[RW_WHY_LOOP_BODY] = "into a loop body",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
 }
@@ -860,11 +861,40 @@ static bool can_take_output(IrModel *m, const IrValue *old, ValueId nv)
 	return why_not_output(m, old, nv) == NULL;
 }
 
+/* A matched node outside a Loop or Scan body that holds the root, or 0.  A
+ * result built in the root's graph from such a match would run every
+ * iteration what ran once. */
+static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, int nmatched)
+{
+	GraphId rg = ir_node(m, root)->graph;
+	for (int i = 0; i < nmatched; i++) {
+		GraphId g = ir_node(m, matched[i])->graph;
+		for (GraphId s = rg; s && s != g; s = ir_graph(m, s)->parent) {
+			NodeId owner = ir_graph(m, s)->owner;
+			if (owner && (ir_node(m, owner)->kind == OP_Loop || ir_node(m, owner)->kind == OP_Scan))
+				return matched[i];
+		}
+	}
+	return 0;
+}
+
 bool rw_commit(Rewriter *rw)
 {
 	IrModel *m = rw->m;
 	NodeId root = rw->tx_root;
 	IrNode *rn = ir_node(m, root);
+	NodeId outside = rw->ntx_created ? outside_loop_body(m, root, rw->tx_matched, rw->ntx_matched) : 0;
+	if (outside) {
+		if (rw->why_active) {
+			char *l = label_of(m, outside);
+			rw_why_fail(rw, INT_MAX - 1, RW_WHY_LOOP_BODY,
+			            "matched node %s is outside the loop body the root is in: the result would run every iteration",
+			            l);
+			free(l);
+		}
+		rw_abort(rw);
+		return false;
+	}
 	/* Outputs of the root that are not replaced must be unused, and a graph
 	 * output keeps its name: refuse what would change the interface. */
 	for (uint32_t o = 0; o < rn->noutputs; o++) {

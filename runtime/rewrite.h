@@ -77,6 +77,7 @@ typedef enum RwWhyKind {
 	RW_WHY_GRAPH_OUTPUT,        /* a matched node's output is a graph output */
 	RW_WHY_GUARD,               /* the if-condition is false (or depends on something unknown) */
 	RW_WHY_UNKNOWN,             /* building the result needs a shape or dtype that is unknown */
+	RW_WHY_LOOP_BODY,           /* the result would move work from outside into a Loop/Scan body */
 } RwWhyKind;
 const char *rw_why_kind_name(RwWhyKind k);
 

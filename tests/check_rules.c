@@ -180,6 +180,8 @@ static void run_case(const char *text, const Case *c)
 
 #define HEAD(opset) "<ir_version: 8, opset_import: [\"\" : " #opset "]>\n"
 
+static void why_case(const char *text, RwOptions o, const char *rule, int node, RwWhyKind kind, const char *detail);
+
 /* ---- identity, dropout -------------------------------------------------------------- */
 
 START_TEST(test_identity)
@@ -488,6 +490,33 @@ START_TEST(test_conv_bn)
 		run_case(text, &(Case){"conv_bn", want, cases[i].fires, cases[i].tol});
 		free(text);
 	}
+	/* the Conv outside a Loop, the BatchNormalization in its body: fusing would
+	 * run the Conv every iteration; inside an If branch it runs once either way */
+	char *w = tensor("float", "w", "4,2,3,3", 0.1, 0.05), *sc = tensor("float", "s", "4", 1.0, 0.1);
+	char *tt = tensor("float", "t", "4", 0.3, 0.05), *mm = tensor("float", "m", "4", 0.1, 0.02);
+	char *v = tensor("float", "v", "4", 0.8, 0.05);
+	char *loop = fmt(HEAD(13) "g (int64 n, float[1,2,5,5] x, float[1,4,3,3] a) => (float[1,4,3,3] y) <%s, %s, %s, %s, %s> {\n"
+	                 "  c = Conv (x, w)\n"
+	                 "  y = Loop (n, , a) <body: graph = b (int64 i, bool k, float[1,4,3,3] acc) => (bool ko, float[1,4,3,3] o) {\n"
+	                 "    ko = Identity (k)\n    bn = BatchNormalization (c, s, t, m, v)\n    o = Add (acc, bn)\n  }>\n}\n",
+	                 w, sc, tt, mm, v);
+	run_case(loop, &(Case){"conv_bn", "Conv Loop{Identity BatchNormalization Add}", false, 0});
+	why_case(loop, (RwOptions){0}, "conv_bn", 0, RW_WHY_LOOP_BODY,
+	         "matched node Conv#0 is outside the loop body the root is in: the result would run every iteration");
+	char *branch = fmt(HEAD(13) "g (bool p, float[1,2,5,5] x, float[1,4,3,3] a) => (float[1,4,3,3] y) <%s, %s, %s, %s, %s> {\n"
+	                   "  c = Conv (x, w)\n"
+	                   "  y = If (p) <then_branch: graph = th () => (float[1,4,3,3] o) {\n"
+	                   "    bn = BatchNormalization (c, s, t, m, v)\n    o = Relu (bn)\n  },\n"
+	                   "  else_branch: graph = el () => (float[1,4,3,3] e) {\n    e = Neg (a)\n  }>\n}\n",
+	                   w, sc, tt, mm, v);
+	run_case(branch, &(Case){"conv_bn", "If{Conv Relu}{Neg}", true, 1e-4});
+	free(loop);
+	free(branch);
+	free(w);
+	free(sc);
+	free(tt);
+	free(mm);
+	free(v);
 }
 END_TEST
 
