@@ -328,8 +328,8 @@ static Onnx__ValueInfoProto *emit_value_info(Emit *e, ValueId v, const Onnx__Val
 	 * sequence, an optional, an untyped body input) keeps the declared type,
 	 * or goes without one; never a tensor type of undefined element type,
 	 * which ONNX Runtime refuses ("Invalid tensor data type 0"). */
-	if (val->non_tensor || !val->dtype)
-		vi->type = orig ? orig->type : NULL;
+	if (val->non_tensor || !val->dtype || (orig && orig->type && val->shape.rank < 0))
+		vi->type = orig ? orig->type : NULL; /* nor lose a declared shape to an unknown one */
 	else if (!orig || val->type_dirty)
 		vi->type = emit_type(e, val);
 	return vi;

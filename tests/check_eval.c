@@ -499,6 +499,39 @@ START_TEST(test_ir3_initializers_are_constants)
 }
 END_TEST
 
+/* graft run --expect and graft compare on sequence outputs: item by item */
+START_TEST(test_compare_sequences)
+{
+	EvValue *a = ev_sequence_new(DT_FLOAT), *b = ev_sequence_new(DT_FLOAT);
+	for (int i = 0; i < 3; i++) {
+		ev_sequence_push(a, ev_scalar_f(DT_FLOAT, i));
+		ev_sequence_push(b, ev_scalar_f(DT_FLOAT, i == 2 ? 2.5 : i));
+	}
+	RunDiff r;
+	run_compare(a, a, 0, 0, &r);
+	ck_assert(r.agree && r.same_type && r.same_shape);
+	run_compare(a, b, 0, 0, &r);
+	ck_assert(!r.agree && r.same_shape);
+	ck_assert_int_eq(r.mismatches, 1);
+	ck_assert_double_eq(r.max_abs, 0.5);
+	run_compare(a, b, 0, 0.5, &r);
+	ck_assert(r.agree);
+	ev_sequence_push(b, ev_scalar_f(DT_FLOAT, 3));
+	run_compare(a, b, 1, 1, &r);
+	ck_assert(!r.agree && !r.same_shape);
+	/* a sequence is not a tensor, and an empty optional only equals one */
+	run_compare(a->items[0], a, 0, 0, &r);
+	ck_assert(!r.agree);
+	EvValue *n1 = ev_none(), *n2 = ev_none();
+	run_compare(n1, n2, 0, 0, &r);
+	ck_assert(r.agree);
+	ev_unref(n1);
+	ev_unref(n2);
+	ev_unref(a);
+	ev_unref(b);
+}
+END_TEST
+
 Suite *suite_eval(void)
 {
 	Suite *s = suite_create("eval");
@@ -506,6 +539,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_half_conversions);
 	tcase_add_test(tc, test_broadcast_shape);
 	tcase_add_test(tc, test_required_ops);
+	tcase_add_test(tc, test_compare_sequences);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_test(tc, test_fold_chain);
