@@ -8,7 +8,7 @@
  * function, or, inside a commutative op's swap loop, tries the other order.
  * Then single use, the guard, and the result built through the builder API.
  * Operands that older opsets spell as attributes (dsl/opset_forms) are
- * RwgArgs, read and compared by runtime/rw_gen.c whatever their form.
+ * RwgArgs, read and compared by runtime/engine/rw_gen.c whatever their form.
  *
  * The same generator, run with `leaf` set once per way a rule's
  * commutative ops can take their operands, writes apply_<rule>_<k>(): the

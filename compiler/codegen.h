@@ -6,8 +6,8 @@
  * functions that do what the tree's shared tests leave (codegen.c explains
  * the tree), the rules tried in turn for comparison, and the set's dispatch
  * on the node's op; it exports `const RwRuleSet graft_rules_<set>` and
- * calls only the builder API (runtime/rewrite.h) and its helpers
- * (runtime/rw_gen.h).  A construct the generator cannot compile yet is
+ * calls only the builder API (runtime/engine/rewrite.h) and its helpers
+ * (runtime/engine/rw_gen.h).  A construct the generator cannot compile yet is
  * reported as an error at its position,
  * never compiled wrongly. */
 #ifndef GRAFT_CODEGEN_H
