@@ -10,6 +10,7 @@
 
 #include "arena.h"
 #include "conformance.h"
+#include "onnx.pb-c.h"
 #include "eval.h"
 #include "rewrite.h"
 #include "run.h"
@@ -618,6 +619,88 @@ START_TEST(test_control_fixtures)
 }
 END_TEST
 
+/* A TypeProto that declares a tensor (directly or as a sequence, optional
+ * or map element) of undefined element type: ONNX Runtime refuses it
+ * ("Invalid tensor data type 0"). */
+static bool type_undefined(const Onnx__TypeProto *t)
+{
+	if (!t)
+		return false;
+	switch (t->value_case) {
+	case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: return !t->tensor_type->has_elem_type || !t->tensor_type->elem_type;
+	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return type_undefined(t->sequence_type->elem_type);
+	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return type_undefined(t->optional_type->elem_type);
+	default: return false;
+	}
+}
+
+static const char *undefined_type_in(const Onnx__GraphProto *g)
+{
+	const Onnx__ValueInfoProto *const *lists[] = {(const Onnx__ValueInfoProto *const *)g->input,
+	                                               (const Onnx__ValueInfoProto *const *)g->output,
+	                                               (const Onnx__ValueInfoProto *const *)g->value_info};
+	size_t counts[] = {g->n_input, g->n_output, g->n_value_info};
+	for (int l = 0; l < 3; l++)
+		for (size_t i = 0; i < counts[l]; i++)
+			if (type_undefined(lists[l][i]->type))
+				return lists[l][i]->name;
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t a = 0; a < g->node[i]->n_attribute; a++) {
+			const Onnx__AttributeProto *at = g->node[i]->attribute[a];
+			const char *bad = at->g ? undefined_type_in(at->g) : NULL;
+			for (size_t k = 0; !bad && k < at->n_graphs; k++)
+				bad = undefined_type_in(at->graphs[k]);
+			if (bad)
+				return bad;
+		}
+	return NULL;
+}
+
+/* The same interface rules over every ONNX conformance model (their If,
+ * Loop, Scan and SequenceMap bodies among them), without ONNX Runtime:
+ * make ort-gate loads the results in ORT.  Skipped under valgrind. */
+START_TEST(test_conformance_interfaces)
+{
+	const char *skip = getenv("GRAFT_SKIP_HEAVY");
+	if (skip && *skip && strcmp(skip, "0") != 0)
+		return;
+	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
+	size_t count;
+	char **paths = find_models(ONNX_TESTDATA, &count);
+	ck_assert_uint_ge(count, 1000);
+	size_t bodies = 0;
+	for (size_t k = 0; k < count; k++) {
+		if (strstr(paths[k], "/real/"))
+			continue;
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = ir_load_file(paths[k], NULL, &d);
+		ck_assert_msg(m != NULL, "%s: %s", paths[k], d.first);
+		bodies += m->ngraphs > 2;
+		OutputKinds *before = calloc(m->ngraphs + 1, sizeof *before);
+		output_kinds(m, before);
+		RwResult r;
+		ck_assert_msg(rw_run(m, lib, 2, &(RwOptions){0}, &r, &d), "%s: %s", paths[k], d.first);
+		ck_assert_msg(ir_validate(m, &d), "%s: %s", paths[k], d.first);
+		assert_interface_kept(m, before, paths[k]);
+		free(before);
+		rw_result_free(&r);
+		uint8_t *bytes;
+		size_t len;
+		ck_assert(ir_save_bytes(m, &bytes, &len, &d));
+		Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+		ck_assert_ptr_nonnull(mp);
+		const char *bad = undefined_type_in(mp->graph);
+		ck_assert_msg(!bad, "%s: '%s' is written with an undefined element type", paths[k], bad);
+		onnx__model_proto__free_unpacked(mp, NULL);
+		free(bytes);
+		ir_model_free(m);
+	}
+	ck_assert_uint_ge(bodies, 20); /* the 22 models with subgraphs were there */
+	paths_free(paths);
+}
+END_TEST
+
 /* graft optimize --report, then graft explain on the Conv that Conv+BN created */
 START_TEST(test_cli_report_and_explain)
 {
@@ -766,6 +849,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_cli_report_and_explain);
 	tcase_add_test(tc, test_library_rules_shuffle_corpus);
 	tcase_add_test(tc, test_control_fixtures);
+	tcase_add_test(tc, test_conformance_interfaces);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);
