@@ -14,7 +14,8 @@
 //   models, originals ORT loads, outputs that load, models compared (and
 //   agree), models not feedable by onnxruntime-node (sequence, optional or
 //   map inputs/outputs: tests/ort_gate.sh checks those on graft's evaluator,
-//   listed with NOFEED lines), originals ORT refuses or cannot run.
+//   listed with NOFEED lines), originals ORT refuses (listed with REFUSED
+//   lines, checked on graft's evaluator too) or cannot run.
 // Exit 0 when nothing failed, 1 otherwise, 2 on bad arguments.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -68,7 +69,8 @@ for (const line of lines) {
   let a, b;
   try { a = await common.createSession(orig, { logLevel: 4 }); } catch (e) {
     counts.origRefused++;
-    if (verbose) console.log(`skip ${name}: ORT refuses the original: ${msg(e)}`);
+    console.log(`REFUSED ${name}`);
+    if (verbose) console.log(`  ORT: ${msg(e)}`);
     continue;
   }
   counts.origLoads++;
