@@ -15,11 +15,6 @@
 #include "testutil.h"
 #include "text.h"
 
-static bool heavy_skipped(void)
-{
-	const char *s = getenv("GRAFT_SKIP_HEAVY");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 /* ---- values ---------------------------------------------------------------- */
 

@@ -661,8 +661,7 @@ static const char *undefined_type_in(const Onnx__GraphProto *g)
  * make ort-gate loads the results in ORT.  Skipped under valgrind. */
 START_TEST(test_conformance_interfaces)
 {
-	const char *skip = getenv("GRAFT_SKIP_HEAVY");
-	if (skip && *skip && strcmp(skip, "0") != 0)
+	if (heavy_skipped())
 		return;
 	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
 	size_t count;

@@ -61,46 +61,45 @@ node tests/ort_gate.mjs "$ort" "$tmp/list" > "$tmp/gate" || fail=1
 grep '^FAIL' "$tmp/gate" || true
 summary=$(grep '^gate:' "$tmp/gate" || echo "gate: no summary")
 
+# graft run MODEL on each test-data set SET...: 0 when every one reproduces
+# its expected outputs; with a NAME, a FAIL line for each set that does not
+expect_sets() {
+  local model=$1 name=$2 s rc=0
+  shift 2
+  for s in "$@"; do
+    if ! $graft run "$model" --inputs "$s" --expect "$s" > "$tmp/log" 2>&1; then
+      rc=1
+      [ -n "$name" ] || return 1
+      echo "FAIL $name: graft run on graft's output, $(basename "$s"): $(grep -m1 -v '^ ' "$tmp/log")"
+    fi
+  done
+  return $rc
+}
+# model NAME's line of the list: f=(name original optimized sets...), sets=(sets...)
+fields() {
+  IFS=$'\t' read -r -a f <<< "$(awk -F'\t' -v n="$1" '$1 == n' "$tmp/list")"
+  sets=("${f[@]:3}")
+}
+
 # what onnxruntime-node cannot feed, graft's evaluator checks against the
 # expected outputs the test data ships
 nofeed=0 evaluated=0
 while read -r _ name; do
   nofeed=$((nofeed + 1))
-  line=$(awk -F'\t' -v n="$name" '$1 == n' "$tmp/list")
-  IFS=$'\t' read -r -a f <<< "$line"
-  sets=("${f[@]:3}")
+  fields "$name"
   [ ${#sets[@]} = 0 ] && continue
-  ok=1
-  for s in "${sets[@]}"; do
-    if ! $graft run "${f[2]}" --inputs "$s" --expect "$s" > "$tmp/log" 2>&1; then
-      echo "FAIL $name: graft run on graft's output, $(basename "$s"): $(grep -m1 -v '^ ' "$tmp/log")"; ok=0; fail=1
-    fi
-  done
-  [ $ok = 1 ] && evaluated=$((evaluated + 1))
+  if expect_sets "${f[2]}" "$name" "${sets[@]}"; then evaluated=$((evaluated + 1)); else fail=1; fi
 done < <(grep '^NOFEED' "$tmp/gate" || true)
 # the originals ORT refuses (old opsets, types it lacks): wherever graft's
 # evaluator reproduces an original's expected outputs, graft's optimized
 # model must too
-refused=0 runs=0 agree=0
+runs=0 agree=0
 while read -r _ name; do
-  refused=$((refused + 1))
-  line=$(awk -F'\t' -v n="$name" '$1 == n' "$tmp/list")
-  IFS=$'\t' read -r -a f <<< "$line"
-  sets=("${f[@]:3}")
+  fields "$name"
   [ ${#sets[@]} = 0 ] && continue
-  orig_ok=1
-  for s in "${sets[@]}"; do
-    $graft run "${f[1]}" --inputs "$s" --expect "$s" > /dev/null 2>&1 || { orig_ok=0; break; }
-  done
-  [ $orig_ok = 1 ] || continue
+  expect_sets "${f[1]}" "" "${sets[@]}" || continue
   runs=$((runs + 1))
-  ok=1
-  for s in "${sets[@]}"; do
-    if ! $graft run "${f[2]}" --inputs "$s" --expect "$s" > "$tmp/log" 2>&1; then
-      echo "FAIL $name: graft run on graft's output, $(basename "$s"): $(grep -m1 -v '^ ' "$tmp/log")"; ok=0; fail=1
-    fi
-  done
-  [ $ok = 1 ] && agree=$((agree + 1))
+  if expect_sets "${f[2]}" "$name" "${sets[@]}"; then agree=$((agree + 1)); else fail=1; fi
 done < <(grep '^REFUSED' "$tmp/gate" || true)
 summary="$set_name: $summary; graft's evaluator agrees on $evaluated of the $nofeed not feedable"
 summary="$summary, and on $agree of the $runs originals ORT refuses that it runs"

@@ -366,3 +366,9 @@ const char *model_diff(IrModel *a, IrModel *b)
 		return NULL;
 	return graph_diff(a, IR_MAIN_GRAPH, b, IR_MAIN_GRAPH);
 }
+
+bool heavy_skipped(void)
+{
+	const char *s = getenv("GRAFT_SKIP_HEAVY");
+	return s && *s && strcmp(s, "0") != 0;
+}

@@ -20,6 +20,8 @@ void paths_free(char **paths);
 /* Whole file into memory (caller frees), or NULL. */
 uint8_t *read_file(const char *path, size_t *len);
 bool write_file(const char *path, const void *data, size_t len);
+/* GRAFT_SKIP_HEAVY is set (not "0"): skip whole-model runs (make valgrind). */
+bool heavy_skipped(void);
 /* The corpus directory if it exists (env GRAFT_CORPUS overrides), else NULL. */
 const char *corpus_dir(void);
 /* A fresh temporary directory (removed by the caller with rm_rf). */

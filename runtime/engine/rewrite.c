@@ -856,11 +856,6 @@ static const char *why_not_output(IrModel *m, const IrValue *old, ValueId nv)
 	return NULL;
 }
 
-static bool can_take_output(IrModel *m, const IrValue *old, ValueId nv)
-{
-	return why_not_output(m, old, nv) == NULL;
-}
-
 /* A matched node outside a Loop or Scan body that holds the root, or 0.  A
  * result built in the root's graph from such a match would run every
  * iteration what ran once. */
@@ -909,7 +904,7 @@ bool rw_commit(Rewriter *rw)
 			rw_abort(rw);
 			return false;
 		}
-		if (nv && old->is_output && !can_take_output(m, old, nv)) {
+		if (nv && old->is_output && why_not_output(m, old, nv)) {
 			/* The output must stay produced by a node of its own graph:
 			 * read the replacement through an Identity, unless the root
 			 * already is that Identity (nothing to gain). */
@@ -1256,7 +1251,6 @@ static void settle_outputs(IrModel *m)
 			ir_value_rename(m, x, yname);
 			ir_set_output(m, g, j, x);
 			ir_set_output(m, g, i, y);
-			gr = ir_graph(m, g);
 		}
 	}
 }
