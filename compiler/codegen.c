@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "mprog.h"
 #include "opset_forms.h"
 
 /* ---- growing strings ----------------------------------------------------------------- */
@@ -381,26 +382,6 @@ static char *tmp_name(Gen *g, const char *prefix)
 	return fmt("%s_%d", prefix, ++g->ntmp);
 }
 
-static const char *const c_reserved[] = {
-	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-	"extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
-	"short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
-	"volatile", "while", "bool", "true", "false", "rw", "n", "nodes", "unknown", "in", "m", NULL,
-};
-
-/* The C name of a pattern variable: its own, unless it would collide with
- * C or with the names the generator makes (n_0, v_1, t_2, i_0, ...). */
-static char *c_name(const char *name)
-{
-	bool clash = false;
-	for (int i = 0; c_reserved[i] && !clash; i++)
-		clash = strcmp(c_reserved[i], name) == 0 && strcmp(name, "m") != 0;
-	const char *u = strchr(name, '_');
-	if (u && u - name <= 3 && u[1] >= '0' && u[1] <= '9')
-		clash = true;
-	return clash ? fmt("%s_", name) : fmt("%s", name);
-}
-
 static void add_node(Gen *g, const char *cname, bool shared, const Pattern *p)
 {
 	if (g->nnodes == g->capnodes) {
@@ -532,19 +513,6 @@ static bool moved_form(Gen *g, const char *op, int input)
 	return false;
 }
 
-
-/* The attribute's definition in s, or in an older definition of the op. */
-static const OpAttrDef *attr_def(const OpSchema *s, const char *name)
-{
-	if (!s)
-		return NULL;
-	const OpAttrDef *a = op_schema_attr(s, name);
-	for (int v = s->since_version - 1; !a && v >= 1 && !*s->domain; v--) {
-		const OpSchema *old = op_schema_lookup("", s->name, v);
-		a = old ? op_schema_attr(old, name) : NULL;
-	}
-	return a;
-}
 
 /* ---- expressions: guards and computed values --------------------------------------------- */
 
@@ -923,6 +891,18 @@ static void add_like(Gen *g, const char *like)
 	g->likes[g->nlikes++] = fmt("%s", like);
 }
 
+/* A value the result builds, as a statement of its own: the builder calls
+ * happen in the order the result is read (C leaves the order of calls in
+ * one argument list open), the order the interpreter builds in too.
+ * Takes ownership of expr; returns the temporary's name. */
+static char *hoist(Gen *g, char *expr)
+{
+	char *t = tmp_name(g, "t");
+	line(g, "ValueId %s = %s;", t, expr);
+	free(expr);
+	return t;
+}
+
 /* A number as a scalar constant of like's dtype. */
 static char *scalar_value(Gen *g, const Expr *e, const char *like)
 {
@@ -932,7 +912,7 @@ static char *scalar_value(Gen *g, const Expr *e, const char *like)
 	}
 	add_like(g, like);
 	char *x = pre_value(g, e);
-	char *r = fmt("rw_const_scalar(rw, rwg_dtype(rw, %s), %s)", like, x);
+	char *r = hoist(g, fmt("rw_const_scalar(rw, rwg_dtype(rw, %s), %s)", like, x));
 	free(x);
 	return r;
 }
@@ -1007,7 +987,7 @@ static char *op2(Gen *g, const char *op, const char *a, const char *b)
 /* Set attribute a of built node k from expression v (a computed value). */
 static void set_attr(Gen *g, const char *k, const OpSchema *s, const AttrArg *a)
 {
-	const OpAttrDef *def = attr_def(s, a->name);
+	const OpAttrDef *def = dsl_attr_def(s, a->name);
 	if (!def || !a->value) {
 		unsupported(g, a->pos, "attribute '%s'", a->name);
 		return;
@@ -1037,7 +1017,7 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 		return scalar_value(g, e, like);
 	if (e->type == TY_INTS && e->kind != EXPR_VAR) {
 		char *x = pre_value(g, e);
-		char *r = fmt("rwg_const_ints(rw, %s)", x);
+		char *r = hoist(g, fmt("rwg_const_ints(rw, %s)", x));
 		free(x);
 		return r;
 	}
@@ -1046,19 +1026,19 @@ static char *val_expr(Gen *g, const Expr *e, const char *like)
 		Var *v = var(g, e->s);
 		if (v && v->kind == VK_ARG) {
 			g->build_unknown = true;
-			return fmt("rwg_arg_value(rw, %s, &unknown)", v->cname);
+			return hoist(g, fmt("rwg_arg_value(rw, %s, &unknown)", v->cname));
 		}
 		if (v && (v->kind == VK_VALUE || v->kind == VK_NODE))
 			return fact_value(g, e, false);
 		if (v && v->kind == VK_INTS)
-			return fmt("rwg_const_ints(rw, %s)", v->cname);
+			return hoist(g, fmt("rwg_const_ints(rw, %s)", v->cname));
 		unsupported(g, e->pos, "'%s' as a value", e->s);
 		return fmt("0");
 	}
 	case EXPR_LIST:
 		if (e->type == TY_INTS) {
 			char *x = pre_value(g, e);
-			char *r = fmt("rwg_const_ints(rw, %s)", x);
+			char *r = hoist(g, fmt("rwg_const_ints(rw, %s)", x));
 			free(x);
 			return r;
 		}
@@ -1460,7 +1440,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 		const AttrArg *a = &p->attrs[i];
 		if (opset_form_attr_input(sch, a->name) >= 0 || !a->value)
 			continue;
-		const OpAttrDef *def = attr_def(sch, a->name);
+		const OpAttrDef *def = dsl_attr_def(sch, a->name);
 		if (!def) {
 			unsupported(g, a->pos, "attribute '%s'", a->name);
 			continue;
@@ -1681,83 +1661,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 
 /* ---- source text for the comments ---------------------------------------------------------- */
 
-/* The rule's text from after its ':' to its ';', split into pattern, guard
- * and result, whitespace collapsed. */
-static void rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res)
-{
-	const char *s = f->src, *end = f->src + f->srclen;
-	const char *p = s + r->pos.offset;
-	int depth = 0;
-	const char *colon = NULL, *arrow = NULL, *iff = NULL, *semi = NULL;
-	for (; p < end && !semi; p++) {
-		if (*p == '"') {
-			for (p++; p < end && *p != '"'; p++)
-				if (*p == '\\')
-					p++;
-			continue;
-		}
-		if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-			continue;
-		}
-		if (p + 1 < end && p[0] == '/' && p[1] == '*') {
-			for (p += 2; p + 1 < end && !(p[0] == '*' && p[1] == '/'); p++)
-				;
-			p++;
-			continue;
-		}
-		if (*p == '(' || *p == '[')
-			depth++;
-		else if (*p == ')' || *p == ']')
-			depth--;
-		else if (depth == 0 && *p == ':' && !colon)
-			colon = p;
-		else if (depth == 0 && colon && !arrow && p + 1 < end && p[0] == '=' && p[1] == '>')
-			arrow = p;
-		else if (depth == 0 && colon && !arrow && !iff && p[0] == 'i' && p + 2 < end && p[1] == 'f' &&
-		         (p[2] == ' ' || p[2] == '\n' || p[2] == '\t' || p[2] == '(') &&
-		         (p[-1] == ' ' || p[-1] == '\n' || p[-1] == '\t' || p[-1] == ')'))
-			iff = p;
-		else if (depth == 0 && *p == ';' && arrow)
-			semi = p;
-	}
-	if (!colon || !arrow || !semi) {
-		*pat = fmt("%s", r->name);
-		*guard = NULL;
-		*res = fmt("?");
-		return;
-	}
-	const char *cuts[][2] = {{colon + 1, iff ? iff : arrow}, {iff ? iff + 2 : NULL, arrow}, {arrow + 2, semi}};
-	char **outs[] = {pat, guard, res};
-	for (int k = 0; k < 3; k++) {
-		if (!cuts[k][0]) {
-			*outs[k] = NULL;
-			continue;
-		}
-		Buf b = {0};
-		bool space = false;
-		for (const char *q = cuts[k][0]; q < cuts[k][1]; q++) {
-			if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
-				space = b.n > 0;
-				continue;
-			}
-			if (space && !(b.n && (b.s[b.n - 1] == '(' || b.s[b.n - 1] == '[')) && *q != ')' && *q != ']')
-				bput(&b, " ", 1);
-			space = false;
-			bput(&b, q, 1);
-		}
-		*outs[k] = b.s ? b.s : fmt("%s", "");
-	}
-}
-
 /* ---- rules ------------------------------------------------------------------------------------ */
-
-static Level rule_level(const RuleFile *f, const Rule *r)
-{
-	Level l = r->level ? r->level : f->default_level;
-	return l ? l : LEVEL_BASIC;
-}
 
 static void find_node_pats(Gen *g, const Pattern *p)
 {
@@ -1770,17 +1674,6 @@ static void find_node_pats(Gen *g, const Pattern *p)
 	}
 	for (int i = 0; i < p->nargs; i++)
 		find_node_pats(g, p->args[i]);
-}
-
-static int rule_lo(const Rule *r)
-{
-	int lo = r->opset_min > 0 ? r->opset_min : 1;
-	return r->min_opset_needed > lo ? r->min_opset_needed : lo;
-}
-
-static int rule_hi(const Rule *r)
-{
-	return r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
 }
 
 /* The decision tree's view of one way a rule can match (a rule with k
@@ -1801,7 +1694,7 @@ typedef struct Variant {
 static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool leaf, unsigned orient, int nsites,
                     Variant *rec)
 {
-	Gen g = {.d = d, .f = f, .r = r, .lo = rule_lo(r), .hi = rule_hi(r), .step = 2, .leaf = leaf, .orient = orient,
+	Gen g = {.d = d, .f = f, .r = r, .lo = dsl_rule_opset_lo(r), .hi = dsl_rule_opset_hi(r), .step = 2, .leaf = leaf, .orient = orient,
 	         .nsites = nsites};
 	Buf body = {0};
 	g.out = &body;
@@ -1811,7 +1704,7 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 	for (int i = 0; i < r->nbindings; i++) {
 		Var *v = &g.vars[g.nvars++];
 		v->name = r->bindings[i].name;
-		v->cname = c_name(v->name);
+		v->cname = dsl_c_name(v->name);
 		switch (r->bindings[i].type) {
 		case TY_VALUE: v->kind = VK_VALUE; break;
 		case TY_NODE: v->kind = VK_NODE; break;
@@ -1876,7 +1769,7 @@ static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool le
 		free(g.deferred[i]);
 	}
 	char *pat, *guard, *result;
-	rule_text(f, r, &pat, &guard, &result);
+	dsl_rule_text(f, r, &pat, &guard, &result);
 	char *guard_text = guard ? c_escaped(guard, true) : NULL;
 	bool uses_unknown = false;
 	if (r->guard) {
@@ -2452,7 +2345,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		char *path = c_string(refs[i].f->path), *doc = c_string(r->doc ? r->doc : "");
 		int hi = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
 		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", r->name,
-		        r->name, levels[rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, rule_lo(r), hi,
+		        r->name, levels[dsl_rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, dsl_rule_opset_lo(r), hi,
 		        dsl_expr_emits_vendor(r->rhs) ? "true" : "false", r->lhs->domain ? r->lhs->domain : "", r->lhs->name);
 		free(path);
 		free(doc);

@@ -1,0 +1,242 @@
+/* mprog.h - checked rules lowered to matcher programs (dsl/lower.c).
+ *
+ * A program is what one rule does at a node, as data: the matching steps
+ * in the order of its pattern (root, then each operand depth first, as the
+ * checker binds), single use, deferred checks, the guard, the values the
+ * result computes before building, and the result as a tree of values to
+ * build.  A rule whose commutative ops give it k swap sites has 2^k
+ * variants, one per way the operands go round, tried in order (site 0 the
+ * slowest to change), like graftc's decision-tree leaves.
+ *
+ * The run-time interpreter (runtime/engine/rw_interp.c, graft optimize
+ * --rules) executes these programs through the same builder API
+ * (rewrite.h, rw_gen.h) that graftc's generated C calls, so the language's
+ * semantics (opset forms, commutativity, single use, literals with
+ * tolerance, rest lists, externs) are decided once, here, and only run
+ * there.  Steps and --why messages are numbered and worded as graftc's
+ * rule_<name> functions number and word them.
+ *
+ * Registers hold what matching binds (nodes, values, operands that older
+ * opsets spell as attributes, rest lists, attribute values) and the
+ * values computed before building.  Everything lives in the MRuleSet's
+ * arena. */
+#ifndef GRAFT_DSL_MPROG_H
+#define GRAFT_DSL_MPROG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "opset_forms.h"
+
+typedef enum MType {
+	MT_NONE, MT_NODE, MT_VALUE, MT_ARG, MT_REST,
+	MT_INT, MT_FLOAT, MT_BOOL, MT_DTYPE, MT_STR, MT_INTS, MT_FLOATS,
+} MType;
+
+/* ---- expressions: guards, attribute values, checks -------------------------------- */
+
+typedef enum MExprKind {
+	ME_INT, ME_FLOAT, ME_BOOL, ME_DTYPE,    /* i / f */
+	ME_STR,                 /* s */
+	ME_LIST,                /* kids: an ints or floats literal (type says which) */
+	ME_REG,                 /* register reg */
+	ME_OUT,                 /* output i of the node in reg: a value */
+	/* facts of a value (kid 0) */
+	ME_RANK, ME_SHAPE, ME_DIM /* kid 1: index */, ME_NUMEL, ME_DTYPEOF, ME_USES,
+	ME_SCALAR, ME_INTSOF,   /* of a value; of an operand in reg when arg is set */
+	ME_OUTPUTS,             /* outputs of the node in reg */
+	ME_ABSENT,              /* the value (kid 0) is absent; of an operand in reg when arg */
+	ME_REST_LEN, ME_REST_AT /* rest list in reg; kid 0: index */,
+	ME_LEN,                 /* length of a list (kid 0) */
+	ME_IS_IDENTITY, ME_COMPOSE, ME_ONES, ME_OPSET,
+	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,
+	                           neg relu reciprocal sigmoid; to_int: the result is (int64_t) */
+	ME_NOT, ME_NEG,
+	ME_BIN,                 /* op (EX_*) on kids 0, 1; ints/floats/strings compare as lists */
+	ME_INDEX,               /* kid 0 (ints or floats) at kid 1 */
+	ME_TO_FLOATS,           /* ints as floats */
+	ME_AS_FLOAT,            /* (double)(float)kid: a float attribute's precision */
+	ME_EXTERN,              /* call extern `ext` with kids (value params: value exprs) */
+	/* matching predicates */
+	ME_IS_CONST,            /* value kid 0 (or operand in reg when arg) is a constant */
+	ME_ABSENT_FROM,         /* inputs i on of the node in reg are absent */
+	ME_SAME,                /* kids 0, 1 are the same value (args: rwg_arg_same when arg) */
+	ME_EQUALS,              /* constant kid 0 (operand when arg) equals f within tol */
+	ME_EQUALS_LIST,         /* constant kid 0 (operand when arg) is the 1-D list nums[0..nnums) */
+	ME_ATTR_IS_SET,         /* the operand in reg is an attribute at this opset */
+} MExprKind;
+
+typedef struct MExpr {
+	MExprKind kind;
+	MType type;             /* of the result */
+	int op;                 /* ME_BIN: ExprOp; ME_MATH: the function's name in fn */
+	const char *fn;
+	bool arg;               /* the operand is an RwgArg register (see the kinds) */
+	bool to_int;            /* ME_MATH: truncate the result to int64 */
+	int reg;
+	int64_t i;
+	double f, tol;
+	const char *s;          /* ME_STR (not NUL-terminated beyond slen) */
+	size_t slen;
+	const double *nums;     /* ME_EQUALS_LIST */
+	int nnums;
+	int ext;                /* ME_EXTERN: index into MRuleSet.externs */
+	struct MExpr **kids;
+	int nkids;
+} MExpr;
+
+/* ---- matching ------------------------------------------------------------------------- */
+
+typedef enum MInsnKind {
+	MI_INPUT,               /* reg = input `index` of node `src` */
+	MI_ARG,                 /* reg = operand `index` of node `src`, attribute forms[] at older opsets */
+	MI_PRODUCER,            /* reg = the node making value src (arg: operand src's value) when it is
+	                           op/domain, output `index`; else fail */
+	MI_ATTR,                /* reg = attribute `name` of node src (its default); fail if neither */
+	MI_REST,                /* reg = the inputs of node src from `index` on */
+	MI_CHECK,               /* fail unless e */
+	MI_SINGLE_USE,          /* node src is used only inside the match and is no graph output */
+	MI_GUARD,               /* fail unless e, and nothing e needed was unknown */
+	MI_PRE,                 /* reg = e, before building */
+	MI_PRE_KNOWN,           /* fail if something a MI_PRE needed was unknown */
+	MI_LIKE,                /* fail unless the dtype of value e is known */
+} MInsnKind;
+
+typedef struct MForm {
+	int input;
+	const char *attr;
+	int first, last;
+} MForm;
+
+/* What a failed step says in a --why run: why_kind (RwWhyKind) and a
+ * message; `%s` in it takes rwg_what() of value why_arg (MI_PRODUCER), or
+ * `%lld` the int why_arg. */
+typedef struct MInsn {
+	MInsnKind kind;
+	int reg, src;
+	int index;
+	const char *op, *domain;    /* MI_PRODUCER: domain "" is ONNX's (then op_kind holds) */
+	int op_kind;                /* OpKind of a default-domain op */
+	const char *name;           /* MI_ATTR */
+	AttrType attr_type;
+	const MForm *forms;         /* MI_ARG */
+	int nforms;
+	MExpr *e;
+	int step;                   /* --why: the step number graftc gives the same condition */
+	int why_kind;
+	const char *why;
+	MExpr *why_arg;
+	const char *desc;           /* MI_SINGLE_USE: "c (Conv)" */
+} MInsn;
+
+/* ---- building ------------------------------------------------------------------------- */
+
+typedef enum MValKind {
+	MV_ABSENT,              /* no input */
+	MV_EXPR,                /* a value e computes (a register, a node output, xs[i]) */
+	MV_ARG,                 /* the operand in reg as a value (an attribute becomes a constant) */
+	MV_SCALAR,              /* number e as a scalar constant of the dtype of value kid 0 */
+	MV_INTS,                /* ints e as a 1-D int64 constant */
+	MV_OP,                  /* op(kids): one output, no attributes (rwg_op1/rwg_op2) */
+	MV_DEFAULT,             /* the optional value in reg, or kid 0 when absent */
+	MV_EXTERN,              /* extern ext(args): kids for value params, exprs for the others */
+	MV_NODE,                /* build op/domain on kids (forms[] at older opsets), copy the
+	                           attributes of node reg (copy), set attrs; its output 0 */
+} MValKind;
+
+typedef struct MSetAttr {
+	const char *name;
+	AttrType type;
+	MExpr *e;               /* literal or register */
+	bool to_floats;
+} MSetAttr;
+
+typedef struct MVal {
+	MValKind kind;
+	const char *op, *domain;
+	int reg;
+	bool copy;
+	MExpr *e;
+	struct MVal **kids;     /* MV_EXTERN: NULL where the param is not a value */
+	int nkids;
+	MExpr **args;           /* MV_EXTERN: per param, when not a value */
+	int ext;
+	const MForm *forms;
+	int nforms;
+	MSetAttr *attrs;
+	int nattrs;
+} MVal;
+
+/* ---- rules ------------------------------------------------------------------------------ */
+
+/* One way a rule can match: straight-line steps, then the result. */
+typedef struct MProg {
+	MInsn *insns;
+	int ninsns;
+	int *nodes;             /* the matched nodes' registers, root (register 0) first */
+	int nnodes;
+	MVal **results;         /* replacing outputs out0, out0 + 1, ... of the root */
+	int nresults;
+	int out0;
+	int build_step;         /* --why step of "building the result failed" */
+	int nregs;
+	MType *reg_types;
+} MProg;
+
+typedef struct MRule {
+	const RuleFile *file;
+	const Rule *rule;
+	const char *name;
+	Level level;
+	int line;
+	int opset_min, opset_max;   /* opset_max 0: open */
+	bool vendor;                /* emits com.microsoft ops */
+	const char *root_domain, *root_op;
+	int root_kind;              /* OpKind of a default-domain root */
+	int nsites;
+	MProg *variants;            /* 1 << nsites */
+	int nvariants;
+} MRule;
+
+typedef struct MExtern {
+	const Extern *decl;
+	const char *c_name;
+	const RuleFile *file;
+	SrcPos pos;                 /* a call, for "unknown extern" */
+} MExtern;
+
+/* The rules of one run (one graftc invocation, or graft optimize --rules):
+ * rules[] in source order across the files, which is the rule table's
+ * order; `order` lists them as the engine tries them per root op (grouped
+ * by root, higher priority first, then source order). */
+typedef struct MRuleSet {
+	Arena *arena;
+	MRule *rules;
+	int nrules;
+	int *order;
+	MExtern *externs;
+	int nexterns;
+} MRuleSet;
+
+/* Lower checked files (dsl_check passed) to programs.  Constructs the
+ * lowering cannot handle are errors at their position ("not supported by
+ * the code generator yet: ..."); then NULL. */
+MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d);
+void dsl_lower_free(MRuleSet *s);
+
+/* Helpers the C generator shares: the rule's text from after its ':' to
+ * its ';' in three parts, whitespace collapsed (guard NULL when none;
+ * malloc'd); graftc's C name of a variable (malloc'd); an attribute's
+ * definition in s or an older definition of the op. */
+void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res);
+char *dsl_c_name(const char *name);
+const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name);
+
+/* The rule's level with the file's default (basic when neither says). */
+Level dsl_rule_level(const RuleFile *f, const Rule *r);
+/* The opsets a rule runs at: its range, raised to what its result emits. */
+int dsl_rule_opset_lo(const Rule *r);
+int dsl_rule_opset_hi(const Rule *r);   /* OPSCHEMA_MAX_OPSET when open */
+
+#endif
