@@ -2439,7 +2439,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	bprintf(&out, dispatch_fn, "match", dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
 	bprintf(&out, dispatch_fn, "match_each", each.s ? each.s : "", each_vendor.s ? each_vendor.s : "\t(void)node;\n");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
-	              "                                 match, match_each, rule_fns};\n",
+	              "                                 match, match_each, rule_fns, NULL};\n",
 	        set, set);
 	free(dispatch.s);
 	free(vendor.s);

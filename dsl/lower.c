@@ -1529,7 +1529,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 		x->index = may_unknown(x->e);
 		x->step = g.step++;
 		x->why_kind = W_GUARD;
-		x->why = guard_format(&g);
+		x->why = x->index ? S(&g, "%%s%s", guard_format(&g)) : guard_format(&g);
 	}
 
 	/* the result: what it computes first (MI_PRE), then the tree to build */

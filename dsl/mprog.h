@@ -95,9 +95,10 @@ typedef enum MInsnKind {
 	                           op/domain, output `index`; else fail */
 	MI_ATTR,                /* reg = attribute `name` of node src (its default); fail if neither */
 	MI_REST,                /* reg = the inputs of node src from `index` on */
-	MI_CHECK,               /* fail unless e */
+	MI_CHECK,               /* fail unless e (index 1: fail if e) */
 	MI_SINGLE_USE,          /* node src is used only inside the match and is no graph output */
-	MI_GUARD,               /* fail unless e, and nothing e needed was unknown */
+	MI_GUARD,               /* fail unless e; index 1: and nothing e needed was unknown (then why
+	                           starts with %s: "undecided, ..." or "") */
 	MI_PRE,                 /* reg = e, before building */
 	MI_PRE_KNOWN,           /* fail if something a MI_PRE needed was unknown */
 	MI_LIKE,                /* fail unless the dtype of value e is known */

@@ -16,6 +16,7 @@
 #include "fold.h"
 #include "rewrite.h"
 #include "rules.h"
+#include "rw_interp.h"
 #include "infer.h"
 #include "ir.h"
 #include "run.h"
@@ -31,8 +32,9 @@ enum {
 
 /* The compiled rule sets graft carries: graftc generates them at build time
  * from rules/basic/ and rules/extended/ (build/gen/rules_*.c). */
-static const RwRuleSet *const rule_sets[] = {&graft_rules_basic, &graft_rules_extended};
-static const int nrule_sets = sizeof rule_sets / sizeof rule_sets[0];
+/* The compiled rule library (rules.h). */
+static const RwRuleSet *const library[] = {&graft_rules_basic, &graft_rules_extended};
+static const int nlibrary = sizeof library / sizeof library[0];
 
 static const char *const usage_text =
 	"usage: graft <command> [options] MODEL\n"
@@ -661,11 +663,11 @@ static int cmd_fold(int argc, char **argv)
 /* ---- optimize --------------------------------------------------------------- */
 
 /* --why RULE: one line per node left with the rule's root op. */
-static void print_why(const RwRule *rule, const RwResult *r)
+static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const RwResult *r)
 {
 	long fired = 0;
 	for (size_t i = 0; i < r->nfirings; i++)
-		fired += r->firings[i].rule >= 0 && strcmp(rw_firing_name(rule_sets, &r->firings[i]), rule->name) == 0;
+		fired += r->firings[i].rule >= 0 && strcmp(rw_firing_name(sets, &r->firings[i]), rule->name) == 0;
 	printf("why %s (%s:%d), which fired %ld time%s: ", rule->name, rule->file, rule->line, fired, fired == 1 ? "" : "s");
 	if (!r->nwhy) {
 		printf("no %s node is left\n", rule->root_op);
@@ -675,6 +677,29 @@ static void print_why(const RwRule *rule, const RwResult *r)
 	for (int i = 0; i < r->nwhy; i++)
 		printf("  %s: %s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
 		       r->why[i].detail);
+}
+
+static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
+                         const char *report, const char *dot, bool list, const RwRuleSet *const *rule_sets,
+                         int nrule_sets);
+
+/* A rule loaded with --rules must not take the name of a library rule:
+ * --enable, --why and the audit name rules. */
+static bool rules_unique(const RwRuleSet *loaded, Diag *d)
+{
+	bool ok = true;
+	for (int i = 0; i < loaded->nrules; i++)
+		for (int s = 0; s < nlibrary; s++)
+			for (int k = 0; k < library[s]->nrules; k++)
+				if (!strcmp(loaded->rules[i].name, library[s]->rules[k].name)) {
+					diag_error(d, NULL,
+					           "%s:%d: rule '%s' has the name of a rule of graft's library (%s:%d): rename it, or "
+					           "leave the library out with --no-library",
+					           loaded->rules[i].file, loaded->rules[i].line, loaded->rules[i].name,
+					           library[s]->rules[k].file, library[s]->rules[k].line);
+					ok = false;
+				}
+	return ok;
 }
 
 static int cmd_optimize(int argc, char **argv)
@@ -699,6 +724,8 @@ static int cmd_optimize(int argc, char **argv)
 		{"overwrite", no_argument, NULL, 'w'},
 		{"why", required_argument, NULL, 'y'},
 		{"match-each", no_argument, NULL, 'E'},
+		{"rules", required_argument, NULL, 'R'},
+		{"no-library", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -706,7 +733,9 @@ static int cmd_optimize(int argc, char **argv)
 	SaveOptions so = {0};
 	const char *out = NULL, *report = NULL, *dot = NULL;
 	const char *enabled[128], *disabled[128];
-	bool list = false;
+	const char *rule_files[256];
+	int nrule_files = 0;
+	bool list = false, no_library = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -725,6 +754,12 @@ static int cmd_optimize(int argc, char **argv)
 		case 'w': so.overwrite_input = true; break;
 		case 'y': ro.why_rule = optarg; break;
 		case 'E': ro.match_each = true; break;
+		case 'N': no_library = true; break;
+		case 'R':
+			if (nrule_files >= 256)
+				return usage_error("too many --rules%s", "");
+			rule_files[nrule_files++] = optarg;
+			break;
 		case 'l':
 			if (strcmp(optarg, "basic") == 0)
 				ro.levels |= 1u << RW_LEVEL_BASIC;
@@ -762,6 +797,9 @@ static int cmd_optimize(int argc, char **argv)
 			       "Rewrites MODEL to a fixpoint: constant folding, common-subexpression\n"
 			       "elimination, dead-code elimination and the compiled rules, then saves OUT and\n"
 			       "prints the op histogram before and after and what fired.\n"
+			       "  --rules FILE...       also run the rules of these files, loaded now (no\n"
+			       "                        compiler needed), tried before the library's\n"
+			       "  --no-library          leave graft's compiled rule library out\n"
 			       "  --level L             basic, extended, layout or all (default: all; repeatable)\n"
 			       "  --allow-vendor-ops    also run rules that emit com.microsoft ops\n"
 			       "  --enable NAME         only these rules (a rule, a rule file or a level; repeatable)\n"
@@ -786,6 +824,54 @@ static int cmd_optimize(int argc, char **argv)
 	}
 	ro.enabled = enabled;
 	ro.disabled = disabled;
+	/* --rules FILE...: the shell expands a glob of rules files after one --rules,
+	 * so every other argument naming a .rules file is one too */
+	for (int i = optind; i < argc;) {
+		size_t n = strlen(argv[i]);
+		if (n > 6 && !strcmp(argv[i] + n - 6, ".rules")) {
+			if (!nrule_files)
+				return usage_error("optimize: '%s' is a rules file: give rules files after --rules", argv[i]);
+			if (nrule_files >= 256)
+				return usage_error("too many --rules%s", "");
+			rule_files[nrule_files++] = argv[i];
+			memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i - 1));
+			argc--;
+		} else {
+			i++;
+		}
+	}
+	/* the rule sets: --rules files (interpreted), then the library */
+	RwRuleSet *loaded = NULL;
+	const RwRuleSet *rule_sets[4];
+	int nrule_sets = 0;
+	if (nrule_files) {
+		Diag rd;
+		diag_init(&rd, stderr);
+		loaded = rw_rules_load(rule_files, nrule_files, "rules", &rd);
+		if (loaded && !no_library && !rules_unique(loaded, &rd)) {
+			rw_rules_free(loaded);
+			loaded = NULL;
+		}
+		if (!loaded) {
+			fprintf(stderr, "graft: %d error%s in the rules; nothing was written\n", rd.nerrors,
+			        rd.nerrors == 1 ? "" : "s");
+			return EXIT_INPUT;
+		}
+		rule_sets[nrule_sets++] = loaded;
+	}
+	for (int s = 0; s < nlibrary && !no_library; s++)
+		rule_sets[nrule_sets++] = library[s];
+	int rc = optimize_with(argc, argv, &ro, &so, out, report, dot, list, rule_sets, nrule_sets);
+	rw_rules_free(loaded);
+	return rc;
+}
+
+/* graft optimize, once the rule sets are known. */
+static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
+                         const char *report, const char *dot, bool list, const RwRuleSet *const *rule_sets,
+                         int nrule_sets)
+{
+	RwOptions ro = *o;
 	if (list) {
 		printf("%-32s %-9s %s\n", "rule", "level", "source");
 		for (int s = 0; s < nrule_sets; s++)
@@ -819,7 +905,7 @@ static int cmd_optimize(int argc, char **argv)
 	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
 	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
 	audit_histogram(m, &after);
-	if (r.stop != RW_ERROR && !ir_save_file(m, out, &so, &d))
+	if (r.stop != RW_ERROR && !ir_save_file(m, out, so, &d))
 		rc = EXIT_INPUT;
 	if (rc != EXIT_INPUT) {
 		audit_print_summary(stderr, &before, &after, rule_sets, &r);
@@ -830,7 +916,7 @@ static int cmd_optimize(int argc, char **argv)
 		if (dot && !audit_write_dot(m, &r, dot, &d))
 			rc = EXIT_INPUT;
 		if (why_rule)
-			print_why(why_rule, &r);
+			print_why(rule_sets, why_rule, &r);
 	}
 	audit_hist_free(&before);
 	audit_hist_free(&after);

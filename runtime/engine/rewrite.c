@@ -8,6 +8,7 @@
  * Built-in passes run first on every popped node: constant folding, then
  * common-subexpression elimination; each is reported like a rule. */
 #include "rewrite.h"
+#include "rw_interp.h"
 #include "infer.h"
 #include "arena.h"
 
@@ -587,6 +588,7 @@ static bool seen_before(Rewriter *rw)
 /* ---- the builder API ------------------------------------------------------------------- */
 
 IrModel *rw_model(Rewriter *rw) { return rw->m; }
+const RwRuleSet *rw_current_set(Rewriter *rw) { return rw->sets[rw->cur]; }
 int rw_opset(Rewriter *rw) { return (int)ir_opset(rw->m, ""); }
 bool rw_enabled(Rewriter *rw, int rule) { return rw->enabled[rw->cur][rule]; }
 
@@ -660,7 +662,7 @@ static bool why_pass(Rewriter *rw)
 	}
 	const RwRuleSet *rs = rw->sets[set];
 	const RwRule *r = &rs->rules[rule];
-	if (!rs->rule_fns || !r->root_op) {
+	if ((!rs->rule_fns && !rs->interp) || !r->root_op) {
 		diag_error(rw->d, NULL, "--why: rule set '%s' has no per-rule matchers (regenerate it with graftc)", rs->name);
 		return false;
 	}
@@ -678,7 +680,10 @@ static bool why_pass(Rewriter *rw)
 			rw->why_step = -1;
 			rw->why_kind = RW_WHY_FIRES;
 			rw->why_detail[0] = 0;
-			rs->rule_fns[rule](rw, order[i], true);
+			if (rs->interp)
+				rw_interp_rule(rw, rule, order[i], true);
+			else
+				rs->rule_fns[rule](rw, order[i], true);
 			RwResult *res = rw->res;
 			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
 			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail)};

@@ -60,6 +60,8 @@ typedef struct RwRuleSet {
 	RwMatchFn match;            /* the decision tree graftc builds over each root op's rules */
 	RwMatchFn match_each;       /* the same rules tried one after another (NULL: match) */
 	const RwRuleFn *rule_fns;   /* per rule, for --why (NULL: not available) */
+	const struct RwInterp *interp;  /* rules loaded at run time (rw_interp.h), run by the
+	                               interpreter; NULL (graftc leaves it out) for compiled sets */
 } RwRuleSet;
 
 /* Why a rule did not fire at a node: the kind of the first condition that failed. */
@@ -148,6 +150,8 @@ const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f);
 /* ---- the builder API for generated matchers --------------------------------------- */
 
 IrModel *rw_model(Rewriter *rw);
+/* The rule set whose rules are being tried. */
+const RwRuleSet *rw_current_set(Rewriter *rw);
 int rw_opset(Rewriter *rw);
 /* Is rule `rule` of the set being run enabled for this model (level,
  * --enable/--disable, opset range, vendor ops)?  Generated code tests it first. */

@@ -1,0 +1,793 @@
+/* rw_interp.c - the matcher-program interpreter (see rw_interp.h).
+ *
+ * Loading runs graftc's front end (dsl_parse, dsl_check, dsl_analyse) and
+ * the lowering (dsl_lower) on the files, resolves their externs, and fills
+ * an RwRuleSet whose rule table is the one graftc would write.  Matching a
+ * node takes the rules rooted at its op in the engine's order (priority,
+ * then source order) and runs each rule's variants in turn, like graftc's
+ * decision-tree leaves; the first that commits wins.  A variant is
+ * straight-line: each step either binds a register or checks a condition,
+ * and a failed condition ends the variant (with --why, after recording the
+ * step's message through rw_why_fail, as rule_<name> does).  Then the
+ * values computed before building, rw_begin, the result built depth first
+ * in reading order, rw_replace and rw_commit.
+ *
+ * Registers live on the stack for one variant; matching allocates nothing. */
+#include "rw_interp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "ast.h"
+#include "mprog.h"
+
+/* ---- externs --------------------------------------------------------------------- */
+
+typedef struct ExternDef {
+	const char *c_name;
+	const char *sig;
+	RwExternFn fn;
+} ExternDef;
+
+static void x_reciprocal_exact(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_reciprocal_exact(rw, a[0].v); }
+static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
+static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
+{
+	ret->i = graft_cast_lossless(rw, (int)a[0].i, a[1].i);
+}
+
+static ExternDef builtin_externs[] = {
+	{"graft_reciprocal_exact", "b(t)", x_reciprocal_exact},
+	{"graft_no_zeros", "b(I)", x_no_zeros},
+	{"graft_cast_lossless", "b(di)", x_cast_lossless},
+};
+static ExternDef *registered;
+static int nregistered;
+
+void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn)
+{
+	for (int i = 0; i < nregistered; i++)
+		if (!strcmp(registered[i].c_name, c_name)) {
+			registered[i] = (ExternDef){c_name, sig, fn};
+			return;
+		}
+	registered = realloc(registered, sizeof *registered * (size_t)(nregistered + 1));
+	if (!registered)
+		abort();
+	registered[nregistered++] = (ExternDef){c_name, sig, fn};
+}
+
+static const ExternDef *find_extern(const char *c_name)
+{
+	for (int i = 0; i < nregistered; i++)
+		if (!strcmp(registered[i].c_name, c_name))
+			return &registered[i];
+	for (size_t i = 0; i < sizeof builtin_externs / sizeof *builtin_externs; i++)
+		if (!strcmp(builtin_externs[i].c_name, c_name))
+			return &builtin_externs[i];
+	return NULL;
+}
+
+static char sig_letter(DslType t)
+{
+	switch (t) {
+	case TY_BOOL: return 'b';
+	case TY_INT: return 'i';
+	case TY_FLOAT: return 'f';
+	case TY_DTYPE: return 'd';
+	case TY_STRING: return 's';
+	case TY_INTS: return 'I';
+	case TY_FLOATS: return 'F';
+	case TY_VALUE: return 'v';
+	case TY_TENSOR: return 't';
+	default: return '?';
+	}
+}
+
+/* ---- the loaded set ----------------------------------------------------------------- */
+
+typedef struct RwInterp {
+	MRuleSet *prog;
+	RuleFile **files;
+	char **texts;
+	int nfiles;
+	RwRule *rules;
+	const ExternDef **externs;  /* per MRuleSet.externs */
+	int *by_kind;               /* rules rooted at OpKind k: order[by_kind[k] .. by_kind[k + 1]) */
+	int *order;                 /* default-domain rules by root kind, then vendor ones */
+	int nvendor_from;           /* where the vendor rules start in order */
+} RwInterp;
+
+static char *read_all(const char *path, uint32_t *len, Diag *d)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		diag_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t n = 0, cap = 1 << 14;
+	char *buf = malloc(cap);
+	if (!buf)
+		abort();
+	for (;;) {
+		if (n == cap) {
+			if (cap > UINT32_MAX / 2) {
+				diag_error(d, NULL, "'%s' is too large", path);
+				free(buf);
+				fclose(fp);
+				return NULL;
+			}
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	bool bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		diag_error(d, NULL, "cannot read '%s'", path);
+		free(buf);
+		return NULL;
+	}
+	*len = (uint32_t)n;
+	return buf;
+}
+
+static void interp_free(RwInterp *I)
+{
+	if (!I)
+		return;
+	dsl_lower_free(I->prog);
+	for (int i = 0; i < I->nfiles; i++) {
+		dsl_free(I->files[i]);
+		free(I->texts[i]);
+	}
+	free(I->files);
+	free(I->texts);
+	free(I->rules);
+	free(I->externs);
+	free(I->by_kind);
+	free(I->order);
+	free(I);
+}
+
+void rw_rules_free(RwRuleSet *s)
+{
+	if (!s)
+		return;
+	interp_free((RwInterp *)s->interp);
+	free((char *)s->name);
+	free(s);
+}
+
+/* Every extern the programs call must be one libgraft can call, with the
+ * declared types. */
+static bool resolve_externs(RwInterp *I, Diag *d)
+{
+	MRuleSet *p = I->prog;
+	I->externs = calloc((size_t)p->nexterns + 1, sizeof *I->externs);
+	if (!I->externs)
+		abort();
+	bool ok = true;
+	for (int i = 0; i < p->nexterns; i++) {
+		const MExtern *x = &p->externs[i];
+		char sig[40];
+		int k = 0;
+		sig[k++] = sig_letter(x->decl->ret);
+		sig[k++] = '(';
+		for (int j = 0; j < x->decl->nparams && k < (int)sizeof sig - 2; j++)
+			sig[k++] = sig_letter(x->decl->params[j]);
+		sig[k++] = ')';
+		sig[k] = 0;
+		const ExternDef *def = find_extern(x->c_name);
+		if (!def) {
+			dsl_error(d, x->file, x->pos,
+			          "'%s' calls the C function '%s', which graft cannot call here: rules loaded at run time may call "
+			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_no_zeros, graft_cast_lossless) "
+			          "or ones registered with rw_register_extern",
+			          x->decl->name, x->c_name);
+			ok = false;
+		} else if (strcmp(def->sig, sig)) {
+			dsl_error(d, x->file, x->pos, "'%s' is declared with types %s, but C function '%s' has %s", x->decl->name,
+			          sig, x->c_name, def->sig);
+			ok = false;
+		}
+		I->externs[i] = def;
+	}
+	return ok;
+}
+
+RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, Diag *d)
+{
+	int errors = d->nerrors;
+	RwInterp *I = calloc(1, sizeof *I);
+	if (!I)
+		abort();
+	I->files = calloc((size_t)npaths + 1, sizeof *I->files);
+	I->texts = calloc((size_t)npaths + 1, sizeof *I->texts);
+	if (!I->files || !I->texts)
+		abort();
+	for (int i = 0; i < npaths; i++) {
+		uint32_t len;
+		char *text = read_all(paths[i], &len, d);
+		if (!text)
+			continue;
+		I->texts[I->nfiles] = text;
+		I->files[I->nfiles++] = dsl_parse(paths[i], text, len, d);
+	}
+	if (d->nerrors == errors)
+		dsl_check(I->files, I->nfiles, d);
+	if (d->nerrors == errors) {
+		DslAnalysis an;
+		dsl_analyse(I->files, I->nfiles, d, &an);
+		dsl_analysis_free(&an);
+	}
+	if (d->nerrors == errors)
+		I->prog = dsl_lower(I->files, I->nfiles, d);
+	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d)) {
+		interp_free(I);
+		return NULL;
+	}
+
+	/* the rule table, as graftc writes it */
+	MRuleSet *p = I->prog;
+	I->rules = calloc((size_t)p->nrules + 1, sizeof *I->rules);
+	if (!I->rules)
+		abort();
+	static const RwLevel levels[] = {RW_LEVEL_BASIC, RW_LEVEL_BASIC, RW_LEVEL_EXTENDED, RW_LEVEL_LAYOUT};
+	for (int i = 0; i < p->nrules; i++) {
+		const MRule *m = &p->rules[i];
+		I->rules[i] = (RwRule){m->name, levels[m->level], m->file->path, m->line, m->rule->doc ? m->rule->doc : "",
+		                       m->rule->priority, m->opset_min, m->opset_max, m->vendor, m->root_domain,
+		                       m->root_op};
+	}
+	/* rules by root op kind, in the engine's order */
+	I->by_kind = calloc(OP_COUNT + 1, sizeof *I->by_kind);
+	I->order = calloc((size_t)p->nrules + 1, sizeof *I->order);
+	if (!I->by_kind || !I->order)
+		abort();
+	int n = 0;
+	for (int k = 0; k < OP_COUNT; k++) {
+		I->by_kind[k] = n;
+		for (int j = 0; j < p->nrules; j++) {
+			const MRule *m = &p->rules[p->order[j]];
+			if (k != OP_UNKNOWN && !*m->root_domain && m->root_kind == k)
+				I->order[n++] = p->order[j];
+		}
+	}
+	I->by_kind[OP_COUNT] = n;
+	I->nvendor_from = n;
+	for (int j = 0; j < p->nrules; j++)
+		if (*p->rules[p->order[j]].root_domain)
+			I->order[n++] = p->order[j];
+
+	RwRuleSet *s = calloc(1, sizeof *s);
+	if (!s)
+		abort();
+	s->name = strdup(name);
+	if (!s->name)
+		abort();
+	s->api_version = GRAFT_BUILDER_API_VERSION;
+	s->rules = I->rules;
+	s->nrules = p->nrules;
+	s->match = rw_interp_match;
+	s->match_each = rw_interp_match;
+	s->rule_fns = NULL;
+	s->interp = I;
+	return s;
+}
+
+/* ---- expressions -------------------------------------------------------------------------- */
+
+typedef struct Run {
+	Rewriter *rw;
+	const RwInterp *I;
+	const MProg *p;
+	RwReg *r;
+	bool unknown;
+	bool why;
+} Run;
+
+static RwReg eval(Run *x, const MExpr *e);
+
+static double as_f(MType t, const RwReg *v) { return t == MT_FLOAT ? v->f : (double)v->i; }
+static int64_t as_i(MType t, const RwReg *v) { return t == MT_FLOAT ? (int64_t)v->f : v->i; }
+static bool truth(MType t, const RwReg *v) { return t == MT_FLOAT ? v->f != 0 : v->i != 0; }
+
+static double num_f(Run *x, const MExpr *e)
+{
+	RwReg v = eval(x, e);
+	return as_f(e->type, &v);
+}
+
+static int64_t num_i(Run *x, const MExpr *e)
+{
+	RwReg v = eval(x, e);
+	return as_i(e->type, &v);
+}
+
+static bool cond(Run *x, const MExpr *e)
+{
+	RwReg v = eval(x, e);
+	return truth(e->type, &v);
+}
+
+static RwgArg as_arg(Run *x, const MExpr *e)
+{
+	RwReg v = eval(x, e);
+	return e->type == MT_ARG ? v.arg : rwg_val(v.v);
+}
+
+static double math1(const char *fn, double a)
+{
+	switch (fn[0]) {
+	case 'f': return fn[1] == 'a' ? fabs(a) : floor(a);
+	case 'c': return ceil(a);
+	case 'e': return fn[1] == 'r' ? erf(a) : exp(a);
+	case 'l': return log(a);
+	case 's': return fn[1] == 'q' ? sqrt(a) : 1.0 / (1.0 + exp(-a));
+	case 't': return tanh(a);
+	case 'r': return 1.0 / a; /* reciprocal */
+	default: return 0;
+	}
+}
+
+static RwReg bin(Run *x, const MExpr *e)
+{
+	RwReg out;
+	memset(&out, 0, sizeof out.i);
+	const MExpr *l = e->kids[0], *r = e->kids[1];
+	if (e->op == EX_AND || e->op == EX_OR) {
+		bool a = cond(x, l);
+		out.i = e->op == EX_AND ? a && cond(x, r) : a || cond(x, r);
+		return out;
+	}
+	RwReg a = eval(x, l), b = eval(x, r);
+	bool fl = l->type == MT_FLOAT || r->type == MT_FLOAT;
+	switch (e->op) {
+	case EX_CONCAT: out.ints = rwg_ints_concat(a.ints, b.ints, &x->unknown); return out;
+	case EX_EQ:
+	case EX_NE: {
+		bool eq;
+		if (l->type == MT_STR || r->type == MT_STR)
+			eq = rwg_str_eq(a.s, b.s);
+		else if (l->type == MT_INTS && r->type == MT_INTS)
+			eq = rwg_ints_eq(a.ints, b.ints);
+		else if (l->type == MT_FLOATS || r->type == MT_FLOATS)
+			eq = rwg_floats_eq(a.floats, b.floats);
+		else if (fl)
+			eq = as_f(l->type, &a) == as_f(r->type, &b);
+		else
+			eq = a.i == b.i;
+		out.i = e->op == EX_EQ ? eq : !eq;
+		return out;
+	}
+	case EX_DIV:
+		if (e->type == MT_INT)
+			out.i = rwg_idiv(a.i, b.i, &x->unknown);
+		else
+			out.f = as_f(l->type, &a) / as_f(r->type, &b);
+		return out;
+	case EX_ADD: case EX_SUB: case EX_MUL:
+		if (fl) {
+			double p = as_f(l->type, &a), q = as_f(r->type, &b);
+			out.f = e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q;
+		} else {
+			uint64_t p = (uint64_t)a.i, q = (uint64_t)b.i;
+			out.i = (int64_t)(e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q);
+		}
+		return out;
+	default: {
+		int c;
+		if (fl) {
+			double p = as_f(l->type, &a), q = as_f(r->type, &b);
+			c = e->op == EX_LT ? p < q : e->op == EX_LE ? p <= q : e->op == EX_GT ? p > q : p >= q;
+		} else {
+			c = e->op == EX_LT ? a.i < b.i : e->op == EX_LE ? a.i <= b.i : e->op == EX_GT ? a.i > b.i : a.i >= b.i;
+		}
+		out.i = c;
+		return out;
+	}
+	}
+}
+
+static RwReg call_extern(Run *x, int ext, const MExpr *const *args, int nargs, RwReg *built)
+{
+	RwReg a[8], ret;
+	memset(&ret, 0, sizeof ret);
+	for (int i = 0; i < nargs && i < 8; i++) {
+		if (built && !args[i])
+			a[i] = built[i];
+		else
+			a[i] = eval(x, args[i]);
+	}
+	x->I->externs[ext]->fn(x->rw, a, &ret);
+	return ret;
+}
+
+static RwReg eval(Run *x, const MExpr *e)
+{
+	Rewriter *rw = x->rw;
+	RwReg out;
+	memset(&out, 0, sizeof out.arg);
+	bool *unk = &x->unknown;
+#define K(i) (e->kids[i])
+	switch (e->kind) {
+	case ME_INT: case ME_BOOL: case ME_DTYPE: out.i = e->i; break;
+	case ME_FLOAT: out.f = e->f; break;
+	case ME_STR: out.s = rwg_str(e->s, e->slen); break;
+	case ME_LIST:
+		if (e->type == MT_FLOATS) {
+			double v[RWG_MAX_INTS];
+			for (int i = 0; i < e->nkids && i < RWG_MAX_INTS; i++)
+				v[i] = num_f(x, K(i));
+			out.floats = rwg_floats_lit(e->nkids, e->nkids ? v : NULL);
+		} else {
+			int64_t v[RWG_MAX_INTS];
+			for (int i = 0; i < e->nkids && i < RWG_MAX_INTS; i++)
+				v[i] = num_i(x, K(i));
+			out.ints = rwg_ints_lit(e->nkids, e->nkids ? v : NULL);
+		}
+		break;
+	case ME_REG: return x->r[e->reg];
+	case ME_OUT: out.v = rwg_out(rw, x->r[e->reg].n, (uint32_t)e->i); break;
+	case ME_RANK: out.i = rwg_rank(rw, eval(x, K(0)).v, unk); break;
+	case ME_SHAPE: out.ints = rwg_shape(rw, eval(x, K(0)).v, unk); break;
+	case ME_DIM: {
+		ValueId v = eval(x, K(0)).v;
+		out.i = rwg_dim(rw, v, num_i(x, K(1)), unk);
+		break;
+	}
+	case ME_NUMEL: out.i = rwg_numel(rw, eval(x, K(0)).v, unk); break;
+	case ME_DTYPEOF: out.i = rwg_dtype_k(rw, eval(x, K(0)).v, unk); break;
+	case ME_USES: out.i = rwg_uses(rw, eval(x, K(0)).v); break;
+	case ME_SCALAR:
+		out.f = e->arg ? rwg_arg_scalar(rw, x->r[e->reg].arg, unk) : rwg_scalar(rw, eval(x, K(0)).v, unk);
+		break;
+	case ME_INTSOF:
+		out.ints = e->arg ? rwg_arg_ints(rw, x->r[e->reg].arg, unk) : rwg_ints(rw, eval(x, K(0)).v, unk);
+		break;
+	case ME_OUTPUTS: out.i = rwg_outputs(rw, x->r[e->reg].n); break;
+	case ME_ABSENT: out.i = e->arg ? rwg_arg_absent(rw, x->r[e->reg].arg) : !eval(x, K(0)).v; break;
+	case ME_REST_LEN: out.i = rwg_rest_len(rw, x->r[e->reg].rest); break;
+	case ME_REST_AT: out.v = rwg_rest_at(rw, x->r[e->reg].rest, num_i(x, K(0)), unk); break;
+	case ME_LEN: {
+		RwReg l = eval(x, K(0));
+		out.i = K(0)->type == MT_FLOATS ? l.floats.n : l.ints.n;
+		break;
+	}
+	case ME_IS_IDENTITY: out.i = rwg_is_identity(eval(x, K(0)).ints); break;
+	case ME_COMPOSE: {
+		RwReg q = eval(x, K(0)), p = eval(x, K(1));
+		out.ints = rwg_compose(q.ints, p.ints, unk);
+		break;
+	}
+	case ME_ONES: out.ints = rwg_ones(num_i(x, K(0)), unk); break;
+	case ME_OPSET: out.i = rw_opset(rw); break;
+	case ME_MATH: {
+		const char *fn = e->fn;
+		if (!strcmp(fn, "neg") || !strcmp(fn, "relu")) {
+			RwReg a = eval(x, K(0));
+			if (e->type == MT_FLOAT)
+				out.f = fn[0] == 'n' ? -a.f : a.f > 0 ? a.f : 0;
+			else
+				out.i = fn[0] == 'n' ? (int64_t)(0 - (uint64_t)a.i) : a.i > 0 ? a.i : 0;
+			break;
+		}
+		double r;
+		if (e->nkids == 2) {
+			double a = num_f(x, K(0)), b = num_f(x, K(1));
+			r = !strcmp(fn, "fmax") ? fmax(a, b) : !strcmp(fn, "fmin") ? fmin(a, b) : pow(a, b);
+		} else {
+			r = math1(fn, num_f(x, K(0)));
+		}
+		if (e->to_int)
+			out.i = (int64_t)r;
+		else
+			out.f = r;
+		break;
+	}
+	case ME_NOT: out.i = !cond(x, K(0)); break;
+	case ME_NEG: {
+		RwReg a = eval(x, K(0));
+		if (e->type == MT_FLOAT)
+			out.f = -as_f(K(0)->type, &a);
+		else
+			out.i = (int64_t)(0 - (uint64_t)a.i);
+		break;
+	}
+	case ME_BIN: return bin(x, e);
+	case ME_INDEX: {
+		RwReg l = eval(x, K(0));
+		int64_t i = num_i(x, K(1));
+		if (K(0)->type == MT_FLOATS)
+			out.f = rwg_floats_at(l.floats, i, unk);
+		else
+			out.i = rwg_ints_at(l.ints, i, unk);
+		break;
+	}
+	case ME_TO_FLOATS: out.floats = rwg_ints_to_floats(eval(x, K(0)).ints); break;
+	case ME_AS_FLOAT: out.f = (double)(float)num_f(x, K(0)); break;
+	case ME_EXTERN: return call_extern(x, e->ext, (const MExpr *const *)e->kids, e->nkids, NULL);
+	case ME_IS_CONST:
+		if (e->arg) {
+			RwgArg a = x->r[e->reg].arg;
+			out.i = a.attr || !a.v || rw_is_const(rw, a.v);
+		} else {
+			ValueId v = eval(x, K(0)).v;
+			out.i = (e->i && !v) || rw_is_const(rw, v);
+		}
+		break;
+	case ME_ABSENT_FROM: out.i = rwg_absent_from(rw, x->r[e->reg].n, (uint32_t)e->i); break;
+	case ME_SAME:
+		if (e->i) {
+			out.i = eval(x, K(0)).v == eval(x, K(1)).v;
+		} else if (e->arg) {
+			RwgArg a = as_arg(x, K(0)), b = as_arg(x, K(1));
+			out.i = rwg_arg_same(rw, a, b);
+		} else {
+			ValueId a = eval(x, K(0)).v, b = eval(x, K(1)).v;
+			out.i = rw_same_value(rw, a, b);
+		}
+		break;
+	case ME_EQUALS:
+		out.i = e->arg ? rwg_arg_equals(rw, x->r[e->reg].arg, e->f, e->tol)
+		               : rw_const_equals(rw, eval(x, K(0)).v, e->f, e->tol);
+		break;
+	case ME_EQUALS_LIST:
+		out.i = e->arg ? rwg_arg_equals_list(rw, x->r[e->reg].arg, e->nnums ? e->nums : NULL, e->nnums)
+		               : rwg_const_equals_list(rw, eval(x, K(0)).v, e->nnums ? e->nums : NULL, e->nnums);
+		break;
+	case ME_ATTR_IS_SET: out.i = x->r[e->reg].arg.attr != NULL; break;
+	}
+#undef K
+	return out;
+}
+
+/* ---- building ------------------------------------------------------------------------------- */
+
+static ValueId build(Run *x, const MVal *v)
+{
+	Rewriter *rw = x->rw;
+	switch (v->kind) {
+	case MV_ABSENT: return 0;
+	case MV_EXPR: return eval(x, v->e).v;
+	case MV_ARG: return rwg_arg_value(rw, x->r[v->reg].arg, &x->unknown);
+	case MV_SCALAR: {
+		ValueId like = build(x, v->kids[0]);
+		return rw_const_scalar(rw, rwg_dtype(rw, like), num_f(x, v->e));
+	}
+	case MV_INTS: return rwg_const_ints(rw, eval(x, v->e).ints);
+	case MV_OP: {
+		ValueId a = build(x, v->kids[0]);
+		if (v->nkids == 1)
+			return rwg_op1(rw, v->op, a);
+		ValueId b = build(x, v->kids[1]);
+		return rwg_op2(rw, v->op, a, b);
+	}
+	case MV_DEFAULT: {
+		ValueId t = x->r[v->reg].v;
+		return t ? t : build(x, v->kids[0]);
+	}
+	case MV_EXTERN: {
+		RwReg built[8];
+		for (int i = 0; i < v->nkids && i < 8; i++)
+			if (v->kids[i])
+				built[i].v = build(x, v->kids[i]);
+		ValueId r = call_extern(x, v->ext, (const MExpr *const *)v->args, v->nkids, built).v;
+		if (!r)
+			x->unknown = true;
+		return r;
+	}
+	case MV_NODE: {
+		ValueId ins[v->nkids + 1];
+		for (int i = 0; i < v->nkids; i++)
+			ins[i] = build(x, v->kids[i]);
+		NodeId k;
+		if (v->nforms) {
+			RwgArg args[v->nkids + 1];
+			RwgForm forms[v->nforms];
+			for (int i = 0; i < v->nkids; i++)
+				args[i] = rwg_val(ins[i]);
+			for (int i = 0; i < v->nforms; i++)
+				forms[i] = (RwgForm){v->forms[i].input, v->forms[i].attr, v->forms[i].first, v->forms[i].last};
+			k = rwg_node_forms(rw, v->op, args, (uint32_t)v->nkids, 1, forms, v->nforms, &x->unknown);
+		} else if (*v->domain) {
+			k = rwg_node_in(rw, v->domain, v->op, v->nkids ? ins : NULL, (uint32_t)v->nkids, 1);
+		} else {
+			k = rwg_node(rw, v->op, v->nkids ? ins : NULL, (uint32_t)v->nkids, 1);
+		}
+		if (v->copy)
+			rw_copy_attrs(rw, k, x->r[v->reg].n);
+		for (int i = 0; i < v->nattrs; i++) {
+			const MSetAttr *a = &v->attrs[i];
+			RwReg val = eval(x, a->e);
+			switch (a->type) {
+			case ATTR_INT: rwg_set_int(rw, k, a->name, as_i(a->e->type, &val)); break;
+			case ATTR_FLOAT: rwg_set_float(rw, k, a->name, as_f(a->e->type, &val)); break;
+			case ATTR_STRING: rwg_set_str(rw, k, a->name, val.s); break;
+			case ATTR_INTS: rwg_set_ints(rw, k, a->name, val.ints); break;
+			case ATTR_FLOATS:
+				rwg_set_floats(rw, k, a->name, a->to_floats ? rwg_ints_to_floats(val.ints) : val.floats);
+				break;
+			default: break;
+			}
+		}
+		return rw_output(rw, k, 0);
+	}
+	}
+	return 0;
+}
+
+/* ---- one variant ------------------------------------------------------------------------------ */
+
+typedef enum Outcome { FAILED, COMMIT_REFUSED, FIRED } Outcome;
+
+static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i, bool has_i)
+{
+	if (!x->why)
+		return FAILED;
+	if (arg_s)
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, arg_s);
+	else if (has_i)
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, arg_i);
+	else
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, 0);
+	return FAILED;
+}
+
+static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MProg *p, NodeId root, bool why)
+{
+	RwReg regs[p->nregs + 1];
+	Run x = {rw, I, p, regs, false, why};
+	regs[0].n = root;
+	NodeId nodes[p->nnodes + 1];
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *in = &p->insns[i];
+		RwReg *dst = &regs[in->reg];
+		switch (in->kind) {
+		case MI_INPUT: dst->v = rw_input(rw, regs[in->src].n, (uint32_t)in->index); break;
+		case MI_ARG:
+			if (in->nforms == 1) {
+				dst->arg = rwg_arg(rw, regs[in->src].n, (uint32_t)in->index, in->forms[0].attr, in->forms[0].first,
+				                   in->forms[0].last);
+			} else {
+				RwgForm forms[in->nforms];
+				for (int k = 0; k < in->nforms; k++)
+					forms[k] = (RwgForm){in->forms[k].input, in->forms[k].attr, in->forms[k].first, in->forms[k].last};
+				dst->arg = rwg_arg_forms(rw, regs[in->src].n, (uint32_t)in->index, forms, in->nforms);
+			}
+			break;
+		case MI_PRODUCER: {
+			ValueId v = in->e->type == MT_ARG ? regs[in->src].arg.v : regs[in->src].v;
+			dst->n = *in->domain ? rwg_producer_named(rw, v, in->domain, in->op, (uint32_t)in->index)
+			                     : rwg_producer_op(rw, v, (OpKind)in->op_kind, (uint32_t)in->index);
+			if (!dst->n)
+				return fail(&x, in, why ? rwg_what(rw, v) : NULL, 0, false);
+			break;
+		}
+		case MI_ATTR: {
+			NodeId n = regs[in->src].n;
+			bool ok;
+			switch (in->attr_type) {
+			case ATTR_INT: ok = rwg_attr_int(rw, n, in->name, &dst->i); break;
+			case ATTR_FLOAT: ok = rwg_attr_float(rw, n, in->name, &dst->f); break;
+			case ATTR_STRING: ok = rwg_attr_str(rw, n, in->name, &dst->s); break;
+			case ATTR_INTS: ok = rwg_attr_ints(rw, n, in->name, &dst->ints); break;
+			case ATTR_FLOATS: ok = rwg_attr_floats(rw, n, in->name, &dst->floats); break;
+			default: ok = false;
+			}
+			if (!ok)
+				return fail(&x, in, NULL, 0, false);
+			break;
+		}
+		case MI_REST: dst->rest = (RwgRest){regs[in->src].n, (uint32_t)in->index}; break;
+		case MI_CHECK: {
+			bool c = cond(&x, in->e);
+			if (in->index ? c : !c) {
+				if (in->why_arg) {
+					RwReg a = eval(&x, in->why_arg);
+					return fail(&x, in, NULL, (long long)a.i, true);
+				}
+				return fail(&x, in, NULL, 0, false);
+			}
+			break;
+		}
+		case MI_SINGLE_USE: {
+			for (int k = 0; k < p->nnodes; k++)
+				nodes[k] = regs[p->nodes[k]].n;
+			NodeId n = regs[in->src].n;
+			if (!rwg_single_use_node(rw, n, nodes, p->nnodes)) {
+				if (why)
+					rwg_why_use(rw, in->step, n, nodes, p->nnodes, in->desc);
+				return FAILED;
+			}
+			break;
+		}
+		case MI_GUARD: {
+			bool c = cond(&x, in->e);
+			if (!c || (in->index && x.unknown)) {
+				if (in->index)
+					return fail(&x, in, x.unknown ? "undecided, something it needs is unknown: " : "", 0, false);
+				return fail(&x, in, NULL, 0, false);
+			}
+			break;
+		}
+		case MI_PRE: *dst = eval(&x, in->e); break;
+		case MI_PRE_KNOWN:
+			if (x.unknown)
+				return fail(&x, in, NULL, 0, false);
+			break;
+		case MI_LIKE:
+			if (!rwg_dtype(rw, eval(&x, in->e).v))
+				return fail(&x, in, NULL, 0, false);
+			break;
+		}
+	}
+	for (int k = 0; k < p->nnodes; k++)
+		nodes[k] = regs[p->nodes[k]].n;
+	rw_begin(rw, rule, root, nodes, p->nnodes);
+	ValueId res[p->nresults + 1];
+	for (int i = 0; i < p->nresults; i++)
+		res[i] = build(&x, p->results[i]);
+	for (int i = 0; i < p->nresults; i++)
+		rw_replace(rw, (uint32_t)(p->out0 + i), res[i]);
+	if (p->build_step && x.unknown) {
+		rw_abort(rw);
+		if (why)
+			rw_why_fail(rw, p->build_step, RW_WHY_UNKNOWN,
+			            "building the result failed: a helper declined, or a shape, dtype or constant it needs is unknown");
+		return FAILED;
+	}
+	return rw_commit(rw) ? FIRED : COMMIT_REFUSED;
+}
+
+/* ---- the engine's entry points ---------------------------------------------------------------- */
+
+bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
+{
+	const RwInterp *I = rw_current_set(rw)->interp;
+	if (!rw_enabled(rw, rule))
+		return why && rw_why_disabled(rw, rule);
+	const MRule *m = &I->prog->rules[rule];
+	for (int v = 0; v < m->nvariants; v++) {
+		Outcome o = run_variant(rw, I, rule, &m->variants[v], n, why);
+		if (o == FIRED)
+			return true;
+		if (o == COMMIT_REFUSED && why) /* as rule_<name>: the first orientation that gets there answers */
+			return false;
+	}
+	return false;
+}
+
+bool rw_interp_match(Rewriter *rw, NodeId n)
+{
+	const RwInterp *I = rw_current_set(rw)->interp;
+	const IrNode *node = ir_node(rw_model(rw), n);
+	int from, to;
+	if (node->kind != OP_UNKNOWN && !*node->domain) {
+		from = I->by_kind[node->kind];
+		to = I->by_kind[node->kind + 1];
+	} else {
+		from = I->nvendor_from;
+		to = I->prog->nrules;
+	}
+	for (int i = from; i < to; i++) {
+		int rule = I->order[i];
+		const MRule *m = &I->prog->rules[rule];
+		if (from == I->nvendor_from && (strcmp(node->domain, m->root_domain) || strcmp(node->op_type, m->root_op)))
+			continue;
+		if (rw_interp_rule(rw, rule, n, false))
+			return true;
+	}
+	return false;
+}

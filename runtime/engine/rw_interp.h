@@ -1,0 +1,49 @@
+/* rw_interp.h - rule files loaded at run time: parsed, checked and lowered
+ * to matcher programs (dsl/mprog.h) that this interpreter runs, through the
+ * same builder API (rewrite.h, rw_gen.h) graftc's generated C calls.
+ *
+ * rw_rules_load() gives an RwRuleSet the engine runs like a compiled one
+ * (levels, --enable/--disable, the audit with each rule's file:line, --why,
+ * --trace): `graft optimize --rules FILE`.  No C compiler is involved.
+ *
+ * Externs: a rules file may call the C helpers libgraft ships
+ * (graft_reciprocal_exact, graft_no_zeros, graft_cast_lossless) and any
+ * registered with rw_register_extern() before loading; calling another one
+ * is an error at the call's file:line:col. */
+#ifndef GRAFT_RW_INTERP_H
+#define GRAFT_RW_INTERP_H
+
+#include "rw_gen.h"
+
+/* A value of the interpreter: what a register holds, and what an extern
+ * gets and returns (the field its declared type names). */
+typedef union RwReg {
+	NodeId n;
+	ValueId v;                  /* value, tensor */
+	RwgArg arg;
+	RwgRest rest;
+	int64_t i;                  /* int, bool, dtype */
+	double f;                   /* float */
+	RwgStr s;                   /* string */
+	RwgInts ints;
+	RwgFloats floats;
+} RwReg;
+
+/* An extern callable from rules files: args[k] holds parameter k as its
+ * declared type says; the result goes to *ret (a value-returning extern
+ * sets ret->v, 0 to decline).  sig spells the C side's types, return type
+ * first: "b(t)" for bool f(tensor); letters b bool, i int, f float,
+ * d dtype, s string, I ints, F floats, v value, t tensor. */
+typedef void (*RwExternFn)(Rewriter *rw, const RwReg *args, RwReg *ret);
+void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn);
+
+/* Load rule files as one rule set named `name`.  Diagnostics (graftc's:
+ * file:line:col, source line, caret) go to d; NULL when there is an error. */
+RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, Diag *d);
+void rw_rules_free(RwRuleSet *s);
+
+/* The engine's entry points for an interpreted set (RwRuleSet.interp). */
+bool rw_interp_match(Rewriter *rw, NodeId n);
+bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why);
+
+#endif
