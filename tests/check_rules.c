@@ -1,9 +1,12 @@
-/* check_rules.c - the rule library, compiled by graftc into build/gen/rules_*.c,
- * on small text graphs: for each of issue 5's first rules, a graph where
- * it fires (the firing names it, and the node list after is the expected
- * one) and one where it must not; before and after, the evaluator runs
- * the graph on the same generated inputs and the outputs must agree. */
+/* check_rules.c - the rule library on small text graphs, through both back
+ * ends: compiled by graftc into build/gen/rules_*.c, and the same files
+ * loaded at run time and interpreted (rw_interp.h).  For each rule, a graph
+ * where it fires (the firing names it, and the node list after is the
+ * expected one) and one where it must not; before and after, the evaluator
+ * runs the graph on the same generated inputs and the outputs must agree;
+ * --why gives the same answer in both. */
 #include <check.h>
+#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +19,41 @@
 #include "rules.h"
 #include "run.h"
 #include "rw_gen.h"
+#include "rw_interp.h"
 #include "testutil.h"
 #include "text.h"
 
 static const RwRuleSet *const sets[] = {&graft_rules_basic, &graft_rules_extended};
+
+/* The back ends: the compiled library, and every file of rules/ interpreted. */
+typedef struct Backend {
+	const char *name;
+	const RwRuleSet *const *sets;
+	int nsets;
+} Backend;
+
+static const RwRuleSet *interp_sets[1];
+
+static void load_interp(const RwRuleSet **slot, const char *const *files, int n, const char *name)
+{
+	if (*slot)
+		return;
+	Diag d;
+	diag_init(&d, stderr);
+	*slot = rw_rules_load(files, n, name, &d);
+	ck_assert_msg(*slot, "loading the %s rules: %s", name, d.first);
+}
+
+static Backend backend(int k)
+{
+	if (k == 0)
+		return (Backend){"compiled", sets, 2};
+	glob_t gl;
+	ck_assert_int_eq(glob("rules/*/*.rules", 0, NULL, &gl), 0);
+	load_interp(&interp_sets[0], (const char *const *)gl.gl_pathv, (int)gl.gl_pathc, "rules");
+	globfree(&gl);
+	return (Backend){"interpreted", interp_sets, 1};
+}
 
 /* ---- building the text graphs ------------------------------------------------------ */
 
@@ -142,7 +176,7 @@ typedef struct Case {
 
 /* Run the rule library on text with only c->rule enabled (and the built-in
  * passes), then check the firing, the node list and the outputs. */
-static void run_case(const char *text, const Case *c)
+static void run_case_with(const char *text, const Case *c, Backend be)
 {
 	IrModel *m = parse(text);
 	EvValue **before = c->tol >= 0 ? evaluate(m) : NULL;
@@ -151,23 +185,23 @@ static void run_case(const char *text, const Case *c)
 	Diag d;
 	diag_init(&d, stderr);
 	RwResult r;
-	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
 	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
 	int fired = 0;
 	for (size_t i = 0; i < r.nfirings; i++)
 		if (r.firings[i].rule >= 0) {
-			ck_assert_str_eq(rw_firing_name(sets, &r.firings[i]), c->rule);
+			ck_assert_str_eq(rw_firing_name(be.sets, &r.firings[i]), c->rule);
 			fired++;
 		}
-	ck_assert_msg((fired > 0) == c->fires, "%s fired %d times\n%s", c->rule, fired, text);
-	ck_assert_msg(!strcmp(ops_of(m), c->want_ops), "%s: after: '%s', want '%s'", c->rule, ops_of(m),
+	ck_assert_msg((fired > 0) == c->fires, "%s (%s) fired %d times\n%s", c->rule, be.name, fired, text);
+	ck_assert_msg(!strcmp(ops_of(m), c->want_ops), "%s (%s): after: '%s', want '%s'", c->rule, be.name, ops_of(m),
 	              c->want_ops);
 	/* the decision trees and the rules tried in turn do the same */
 	IrModel *m2 = parse(text);
 	RwOptions o2 = o;
 	o2.match_each = true;
 	RwResult r2;
-	ck_assert_msg(rw_run(m2, sets, 2, &o2, &r2, &d), "%s", d.first);
+	ck_assert_msg(rw_run(m2, be.sets, be.nsets, &o2, &r2, &d), "%s", d.first);
 	ck_assert_str_eq(ops_of(m2), ops_of(m));
 	ck_assert_uint_eq(r2.nfirings, r.nfirings);
 	rw_result_free(&r2);
@@ -176,6 +210,15 @@ static void run_case(const char *text, const Case *c)
 		assert_same_outputs(m, before, c->tol > 0 ? c->tol : 1e-5, c->rule);
 	rw_result_free(&r);
 	ir_model_free(m);
+}
+
+/* Run the rule library on text with only c->rule enabled (and the built-in
+ * passes), then check the firing, the node list and the outputs; compiled
+ * and interpreted. */
+static void run_case(const char *text, const Case *c)
+{
+	for (int k = 0; k < 2; k++)
+		run_case_with(text, c, backend(k));
 }
 
 #define HEAD(opset) "<ir_version: 8, opset_import: [\"\" : " #opset "]>\n"
@@ -588,15 +631,18 @@ END_TEST
  * node-th node with its root op must be kind: detail. */
 static void why_case(const char *text, RwOptions o, const char *rule, int node, RwWhyKind kind, const char *detail)
 {
-	IrModel *m = parse(text);
 	o.why_rule = rule;
-	Diag d;
-	diag_init(&d, stderr);
-	RwResult r;
-	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
-	assert_why(&r, node, kind, detail, rule);
-	rw_result_free(&r);
-	ir_model_free(m);
+	for (int k = 0; k < 2; k++) {
+		Backend be = backend(k);
+		IrModel *m = parse(text);
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+		assert_why(&r, node, kind, detail, be.name);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
 }
 
 START_TEST(test_why)
@@ -663,27 +709,39 @@ ValueId graft_test_negated(Rewriter *rw, ValueId c)
 	return unknown ? 0 : rw_const_scalar(rw, rwg_dtype(rw, c), -v);
 }
 
+static void negated_interp(Rewriter *rw, const RwReg *args, RwReg *ret)
+{
+	ret->v = graft_test_negated(rw, args[0].v);
+}
+
 /* Run the test rules (no folding, which would do Neg of a constant itself);
  * the node list after, the outputs before and after, and --why for rule. */
 static void test_rules_case(const char *text, const char *want_ops, const char *why_rule, RwWhyKind kind,
                             const char *detail)
 {
-	IrModel *m = parse(text);
-	EvValue **before = evaluate(m);
-	const RwRuleSet *tsets[] = {&graft_rules_test};
-	RwOptions o = {.no_fold = true, .why_rule = why_rule};
-	Diag d;
-	diag_init(&d, stderr);
-	RwResult r;
-	ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
-	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'", ops_of(m), want_ops);
-	if (why_rule) {
-		ck_assert_int_eq(r.nwhy, 1);
-		assert_why(&r, 0, kind, detail, why_rule);
+	static const RwRuleSet *interp_test;
+	static const char *const files[] = {"tests/rules/codegen.rules"};
+	rw_register_extern("graft_test_negated", "v(t)", negated_interp);
+	load_interp(&interp_test, files, 1, "test");
+	for (int k = 0; k < 2; k++) {
+		IrModel *m = parse(text);
+		EvValue **before = evaluate(m);
+		const RwRuleSet *tsets[] = {k ? interp_test : &graft_rules_test};
+		RwOptions o = {.no_fold = true, .why_rule = why_rule};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(!strcmp(ops_of(m), want_ops), "%s: after: '%s', want '%s'", k ? "interpreted" : "compiled",
+		              ops_of(m), want_ops);
+		if (why_rule) {
+			ck_assert_int_eq(r.nwhy, 1);
+			assert_why(&r, 0, kind, detail, why_rule);
+		}
+		assert_same_outputs(m, before, 1e-6, want_ops);
+		rw_result_free(&r);
+		ir_model_free(m);
 	}
-	assert_same_outputs(m, before, 1e-6, want_ops);
-	rw_result_free(&r);
-	ir_model_free(m);
 }
 
 START_TEST(test_codegen_features)
