@@ -683,25 +683,6 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
                          const char *report, const char *dot, bool list, const RwRuleSet *const *rule_sets,
                          int nrule_sets);
 
-/* A rule loaded with --rules must not take the name of a library rule:
- * --enable, --why and the audit name rules. */
-static bool rules_unique(const RwRuleSet *loaded, Diag *d)
-{
-	bool ok = true;
-	for (int i = 0; i < loaded->nrules; i++)
-		for (int s = 0; s < nlibrary; s++)
-			for (int k = 0; k < library[s]->nrules; k++)
-				if (!strcmp(loaded->rules[i].name, library[s]->rules[k].name)) {
-					diag_error(d, NULL,
-					           "%s:%d: rule '%s' has the name of a rule of graft's library (%s:%d): rename it, or "
-					           "leave the library out with --no-library",
-					           loaded->rules[i].file, loaded->rules[i].line, loaded->rules[i].name,
-					           library[s]->rules[k].file, library[s]->rules[k].line);
-					ok = false;
-				}
-	return ok;
-}
-
 static int cmd_optimize(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -847,11 +828,7 @@ static int cmd_optimize(int argc, char **argv)
 	if (nrule_files) {
 		Diag rd;
 		diag_init(&rd, stderr);
-		loaded = rw_rules_load(rule_files, nrule_files, "rules", &rd);
-		if (loaded && !no_library && !rules_unique(loaded, &rd)) {
-			rw_rules_free(loaded);
-			loaded = NULL;
-		}
+		loaded = rw_rules_load(rule_files, nrule_files, "rules", library, no_library ? 0 : nlibrary, &rd);
 		if (!loaded) {
 			fprintf(stderr, "graft: %d error%s in the rules; nothing was written\n", rd.nerrors,
 			        rd.nerrors == 1 ? "" : "s");

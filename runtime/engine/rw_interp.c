@@ -106,7 +106,7 @@ static char *read_all(const char *path, uint32_t *len, Diag *d)
 {
 	FILE *fp = fopen(path, "rb");
 	if (!fp) {
-		diag_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		diag_error(d, path, "cannot open: %s", strerror(errno));
 		return NULL;
 	}
 	size_t n = 0, cap = 1 << 14;
@@ -116,7 +116,7 @@ static char *read_all(const char *path, uint32_t *len, Diag *d)
 	for (;;) {
 		if (n == cap) {
 			if (cap > UINT32_MAX / 2) {
-				diag_error(d, NULL, "'%s' is too large", path);
+				diag_error(d, path, "too large");
 				free(buf);
 				fclose(fp);
 				return NULL;
@@ -134,7 +134,7 @@ static char *read_all(const char *path, uint32_t *len, Diag *d)
 	bool bad = ferror(fp);
 	fclose(fp);
 	if (bad) {
-		diag_error(d, NULL, "cannot read '%s'", path);
+		diag_error(d, path, "cannot read");
 		free(buf);
 		return NULL;
 	}
@@ -206,7 +206,28 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 	return ok;
 }
 
-RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, Diag *d)
+/* A rule may not take the name of a rule of the sets run beside it. */
+static bool names_unique(const RwInterp *I, const RwRuleSet *const *others, int nothers, Diag *d)
+{
+	bool ok = true;
+	for (int i = 0; i < I->prog->nrules; i++) {
+		const MRule *m = &I->prog->rules[i];
+		for (int s = 0; s < nothers; s++)
+			for (int k = 0; k < others[s]->nrules; k++)
+				if (!strcmp(m->name, others[s]->rules[k].name)) {
+					dsl_error(d, m->file, m->rule->pos,
+					          "rule '%s' has the name of a rule of %s (%s:%d): rename it%s", m->name,
+					          others[s]->name, others[s]->rules[k].file, others[s]->rules[k].line,
+					          strncmp(others[s]->name, "graft-", 6) ? ""
+					                                                : ", or leave the library out with --no-library");
+					ok = false;
+				}
+	}
+	return ok;
+}
+
+RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
+                         int nothers, Diag *d)
 {
 	int errors = d->nerrors;
 	RwInterp *I = calloc(1, sizeof *I);
@@ -233,7 +254,7 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 	}
 	if (d->nerrors == errors)
 		I->prog = dsl_lower(I->files, I->nfiles, d);
-	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d)) {
+	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !names_unique(I, others, nothers, d)) {
 		interp_free(I);
 		return NULL;
 	}

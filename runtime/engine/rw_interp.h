@@ -37,9 +37,12 @@ typedef union RwReg {
 typedef void (*RwExternFn)(Rewriter *rw, const RwReg *args, RwReg *ret);
 void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn);
 
-/* Load rule files as one rule set named `name`.  Diagnostics (graftc's:
- * file:line:col, source line, caret) go to d; NULL when there is an error. */
-RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, Diag *d);
+/* Load rule files as one rule set named `name`, to run beside the sets
+ * others[0..nothers) (whose rule names it must not reuse).  Diagnostics
+ * (graftc's: file:line:col, source line, caret) go to d; NULL when there
+ * is an error. */
+RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
+                         int nothers, Diag *d);
 void rw_rules_free(RwRuleSet *s);
 
 /* The engine's entry points for an interpreted set (RwRuleSet.interp). */
