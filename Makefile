@@ -14,9 +14,11 @@
 #   make debug      build with -O0 -g -DGRAFT_DEBUG into build/debug/ and run the tests
 #   make valgrind   run the tests under valgrind
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
-#   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language
+#   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language;
+#                   make fuzz-rules over graft optimize --rules (load, then interpret)
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
-#                   per node at 10k-1M nodes, decision tree vs rules in turn
+#                   per node at 10k-1M nodes, decision tree vs rules in turn vs
+#                   the interpreter, graftc on 5000 rules, the --rules loop
 
 CC       ?= cc
 BUILD    ?= build
@@ -37,7 +39,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl bench clean \
+.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules bench clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -175,7 +177,7 @@ demo: $(BUILD)/graft
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
 # ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
 PREFIX ?= /usr/local
-INSTALL_HDRS := runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
+INSTALL_HDRS := runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
 install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft
@@ -254,11 +256,20 @@ fuzz-dsl:
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Icompiler -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
-bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc
+FUZZ_RULES_SECONDS ?= 60
+fuzz-rules:
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
+	@mkdir -p build/fuzz/corpus-rules
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	build/fuzz/fuzz-rules -max_total_time=$(FUZZ_RULES_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-rules tests/fuzz/dsl-seeds
+
+BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
+bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc $(BUILD)/graft
 	$(BUILD)/bench-load
 	$(BUILD)/bench-engine
-	$(BUILD)/bench-tree
+	$(BUILD)/bench-tree $(GEN)/rules100.rules
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
+	sh tests/bench/rules_loop.sh $(BUILD)/graft $(BENCH_RULES_MODELS)
 # 100 generated rules: graftc's decision tree against the rules in turn.
 $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	@mkdir -p $(GEN)

@@ -90,8 +90,18 @@ static char sig_letter(DslType t)
 
 /* ---- the loaded set ----------------------------------------------------------------- */
 
+/* A test that rejects most variants before they run: input `input` of the
+ * root must be output `out` of an op of kind `kind` (-1 input: none).
+ * Sound because a variant's steps all run unless one fails first, and
+ * one of them makes exactly this test. */
+typedef struct Quick {
+	int input, out;
+	OpKind kind;
+} Quick;
+
 typedef struct RwInterp {
 	MRuleSet *prog;
+	Quick **quick;              /* per rule, per variant */
 	RuleFile **files;
 	char **texts;
 	int nfiles;
@@ -146,18 +156,34 @@ static void interp_free(RwInterp *I)
 {
 	if (!I)
 		return;
-	dsl_lower_free(I->prog);
 	for (int i = 0; i < I->nfiles; i++) {
 		dsl_free(I->files[i]);
 		free(I->texts[i]);
 	}
 	free(I->files);
 	free(I->texts);
+	for (int i = 0; I->quick && i < I->prog->nrules; i++)
+		free(I->quick[i]);
+	free(I->quick);
 	free(I->rules);
 	free(I->externs);
 	free(I->by_kind);
 	free(I->order);
+	dsl_lower_free(I->prog);
 	free(I);
+}
+
+static Quick quick_of(const MProg *p)
+{
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		if (x->kind != MI_PRODUCER || *x->domain || x->e->type != MT_VALUE)
+			continue;
+		for (int k = 0; k < i; k++)
+			if (p->insns[k].kind == MI_INPUT && p->insns[k].reg == x->src && p->insns[k].src == 0)
+				return (Quick){p->insns[k].index, x->index, (OpKind)x->op_kind};
+	}
+	return (Quick){-1, 0, OP_UNKNOWN};
 }
 
 void rw_rules_free(RwRuleSet *s)
@@ -226,8 +252,9 @@ static bool names_unique(const RwInterp *I, const RwRuleSet *const *others, int 
 	return ok;
 }
 
-RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
-                         int nothers, Diag *d)
+/* Load the files' texts (texts[i] NULL: read paths[i]; taken over). */
+static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *lens, int npaths, const char *name,
+                       const RwRuleSet *const *others, int nothers, Diag *d)
 {
 	int errors = d->nerrors;
 	RwInterp *I = calloc(1, sizeof *I);
@@ -238,8 +265,8 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 	if (!I->files || !I->texts)
 		abort();
 	for (int i = 0; i < npaths; i++) {
-		uint32_t len;
-		char *text = read_all(paths[i], &len, d);
+		uint32_t len = texts ? lens[i] : 0;
+		char *text = texts ? texts[i] : read_all(paths[i], &len, d);
 		if (!text)
 			continue;
 		I->texts[I->nfiles] = text;
@@ -270,6 +297,16 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 		I->rules[i] = (RwRule){m->name, levels[m->level], m->file->path, m->line, m->rule->doc ? m->rule->doc : "",
 		                       m->rule->priority, m->opset_min, m->opset_max, m->vendor, m->root_domain,
 		                       m->root_op};
+	}
+	I->quick = calloc((size_t)p->nrules + 1, sizeof *I->quick);
+	if (!I->quick)
+		abort();
+	for (int i = 0; i < p->nrules; i++) {
+		I->quick[i] = calloc((size_t)p->rules[i].nvariants + 1, sizeof **I->quick);
+		if (!I->quick[i])
+			abort();
+		for (int v = 0; v < p->rules[i].nvariants; v++)
+			I->quick[i][v] = quick_of(&p->rules[i].variants[v]);
 	}
 	/* rules by root op kind, in the engine's order */
 	I->by_kind = calloc(OP_COUNT + 1, sizeof *I->by_kind);
@@ -305,6 +342,22 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 	s->rule_fns = NULL;
 	s->interp = I;
 	return s;
+}
+
+RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
+                         int nothers, Diag *d)
+{
+	return load(paths, NULL, NULL, npaths, name, others, nothers, d);
+}
+
+RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, const char *name, Diag *d)
+{
+	char *copy = malloc((size_t)len + 1);
+	if (!copy)
+		abort();
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	return load(&path, &copy, &len, 1, name, NULL, 0, d);
 }
 
 /* ---- expressions -------------------------------------------------------------------------- */
@@ -781,6 +834,10 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 		return why && rw_why_disabled(rw, rule);
 	const MRule *m = &I->prog->rules[rule];
 	for (int v = 0; v < m->nvariants; v++) {
+		const Quick *q = &I->quick[rule][v];
+		if (!why && q->input >= 0 &&
+		    rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) != q->kind)
+			continue;
 		Outcome o = run_variant(rw, I, rule, &m->variants[v], n, why);
 		if (o == FIRED)
 			return true;

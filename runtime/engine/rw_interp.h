@@ -43,6 +43,8 @@ void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn);
  * is an error. */
 RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
                          int nothers, Diag *d);
+/* The same for one file's text (path names it in messages). */
+RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, const char *name, Diag *d);
 void rw_rules_free(RwRuleSet *s);
 
 /* The engine's entry points for an interpreted set (RwRuleSet.interp). */

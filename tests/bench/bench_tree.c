@@ -7,13 +7,18 @@
  * a rule; one in four has an A of the rules but a B of none (the match
  * fails one level down); the rest have an A of none.  Every Relu is a root
  * the matcher must try: the tree switches on A's op, then on B's; in turn,
- * each of the 100 rules looks at the producer itself.  Engine time only
- * (rw_run's own clock), best of several interleaved runs. */
+ * each of the 100 rules looks at the producer itself.  The third matcher
+ * is the same rules file loaded at run time and interpreted (rw_interp.h,
+ * graft optimize --rules), which tries the rules in turn.  Engine time only
+ * (rw_run's own clock), best of several interleaved runs.
+ *
+ * usage: bench-tree RULES100.rules (the file graftc compiled) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rewrite.h"
+#include "rw_interp.h"
 
 extern const RwRuleSet graft_rules_bench100;
 
@@ -41,12 +46,15 @@ static IrModel *build(uint32_t blocks)
 	return m;
 }
 
-/* One run: engine seconds, rewrites and nodes after. */
-static double run(uint32_t blocks, bool each, long *rewrites, uint32_t *after)
+static const RwRuleSet *interpreted;
+
+/* One run (matcher 0: the tree, 1: compiled rules in turn, 2: interpreted):
+ * engine seconds, rewrites and nodes after. */
+static double run(uint32_t blocks, int matcher, long *rewrites, uint32_t *after)
 {
 	IrModel *m = build(blocks);
-	const RwRuleSet *sets[] = {&graft_rules_bench100};
-	RwOptions o = {.no_fold = true, .match_each = each};
+	const RwRuleSet *sets[] = {matcher == 2 ? interpreted : &graft_rules_bench100};
+	RwOptions o = {.no_fold = true, .match_each = matcher == 1};
 	RwResult r;
 	Diag d;
 	diag_init(&d, stderr);
@@ -62,29 +70,43 @@ static double run(uint32_t blocks, bool each, long *rewrites, uint32_t *after)
 	return t;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const uint32_t blocks = 100000; /* 300k nodes, 100k Relu roots */
-	double best[2] = {1e9, 1e9};
-	long rewrites[2];
-	uint32_t after[2];
-	for (int rep = 0; rep < 5; rep++)
-		for (int each = 0; each < 2; each++) {
-			double t = run(blocks, each, &rewrites[each], &after[each]);
-			if (t < best[each])
-				best[each] = t;
-		}
-	if (rewrites[0] != rewrites[1] || after[0] != after[1]) {
-		fprintf(stderr, "bench-tree: the tree and the rules in turn disagree (%ld/%ld rewrites, %u/%u nodes)\n",
-		        rewrites[0], rewrites[1], after[0], after[1]);
-		return 1;
+	if (argc != 2) {
+		fprintf(stderr, "usage: bench-tree RULES100.rules\n");
+		return 2;
 	}
+	Diag d;
+	diag_init(&d, stderr);
+	const char *files[] = {argv[1]};
+	interpreted = rw_rules_load(files, 1, "bench100-interpreted", NULL, 0, &d);
+	if (!interpreted)
+		return 1;
+	const uint32_t blocks = 100000; /* 300k nodes, 100k Relu roots */
+	double best[3] = {1e9, 1e9, 1e9};
+	long rewrites[3];
+	uint32_t after[3];
+	for (int rep = 0; rep < 5; rep++)
+		for (int k = 0; k < 3; k++) {
+			double t = run(blocks, k, &rewrites[k], &after[k]);
+			if (t < best[k])
+				best[k] = t;
+		}
+	for (int k = 1; k < 3; k++)
+		if (rewrites[0] != rewrites[k] || after[0] != after[k]) {
+			fprintf(stderr, "bench-tree: matchers disagree (%ld/%ld rewrites, %u/%u nodes)\n", rewrites[0],
+			        rewrites[k], after[0], after[k]);
+			return 1;
+		}
 	printf("rules: 100 generated rules rooted at Relu, distinct left sides; %u nodes, %u Relu roots, %ld rewrites\n",
 	       blocks * 3, blocks, rewrites[0]);
-	printf("%-22s %12s %14s\n", "matcher", "engine ms", "ns per node");
-	const char *names[] = {"decision tree", "each rule in turn"};
-	for (int i = 0; i < 2; i++)
-		printf("%-22s %12.1f %14.1f\n", names[i], best[i] * 1e3, best[i] * 1e9 / (blocks * 3));
+	printf("%-28s %12s %14s\n", "matcher", "engine ms", "ns per node");
+	const char *names[] = {"decision tree", "each rule in turn", "interpreted (--rules)"};
+	for (int i = 0; i < 3; i++)
+		printf("%-28s %12.1f %14.1f\n", names[i], best[i] * 1e3, best[i] * 1e9 / (blocks * 3));
 	printf("the tree takes %.2fx the time of trying each rule in turn\n", best[0] / best[1]);
+	printf("the interpreter takes %.2fx the time of the tree, %.2fx that of the compiled rules in turn (goal: <= 3x)\n",
+	       best[2] / best[0], best[2] / best[1]);
+	rw_rules_free((RwRuleSet *)interpreted);
 	return 0;
 }
