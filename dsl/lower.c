@@ -868,7 +868,8 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 		for (int i = 0; i < nin; i++) {
 			const MForm *f;
 			int c = attr_forms(g, op, i, &f);
-			memcpy(all + k, f, sizeof *f * (size_t)c);
+			if (c)
+				memcpy(all + k, f, sizeof *f * (size_t)c);
 			k += c;
 		}
 		v->forms = all;
@@ -1359,7 +1360,8 @@ static void lower_op(L *g, const Pattern *p, int node)
 	int o = 0;
 	if (swap) {
 		int site = g->nloop++;
-		o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
+		if (site < g->nsites) /* the first walk only counts the sites */
+			o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
 	}
 	for (int i = 0; i < nslots; i++) {
 		Slot *sl = &slots[i];

@@ -215,7 +215,11 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 		sig[k++] = ')';
 		sig[k] = 0;
 		const ExternDef *def = find_extern(x->c_name);
-		if (!def) {
+		if (x->decl->nparams > 8) {
+			dsl_error(d, x->file, x->pos, "'%s' takes %d parameters; rules loaded at run time may call helpers of "
+			          "at most 8", x->decl->name, x->decl->nparams);
+			ok = false;
+		} else if (!def) {
 			dsl_error(d, x->file, x->pos,
 			          "'%s' calls the C function '%s', which graft cannot call here: rules loaded at run time may call "
 			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_no_zeros, graft_cast_lossless) "
