@@ -452,22 +452,6 @@ static char *c_string(const char *s)
 	return r;
 }
 
-/* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true). */
-static bool lit_number(const Expr *e, double *v, double *tol)
-{
-	*tol = 0;
-	if (e->kind == EXPR_UNARY && e->op == EX_NEG && lit_number(e->items[0], v, tol)) {
-		*v = -*v;
-		return true;
-	}
-	switch (e->kind) {
-	case EXPR_INT: *v = (double)e->i; return true;
-	case EXPR_BOOL: *v = (double)e->i; return true;
-	case EXPR_FLOAT: *v = e->f; *tol = e->tol; return true;
-	default: return false;
-	}
-}
-
 static const char *dtype_c(const char *name)
 {
 	static const char *const map[][2] = {
@@ -501,18 +485,6 @@ static const OpsetForm *attr_form(Gen *g, const char *op, int input, int *count)
 	}
 	return found;
 }
-
-static bool moved_form(Gen *g, const char *op, int input)
-{
-	size_t n;
-	const OpsetForm *all = opset_forms_all(&n);
-	for (size_t i = 0; i < n; i++)
-		if (all[i].kind == FORM_MOVED && all[i].input == input && strcmp(all[i].op, op) == 0 &&
-		    all[i].first <= g->hi && all[i].last >= g->lo)
-			return true;
-	return false;
-}
-
 
 /* ---- expressions: guards and computed values --------------------------------------------- */
 
@@ -813,19 +785,12 @@ static const char *c_type(DslType t)
 	}
 }
 
-static bool is_literal(const Expr *e)
-{
-	double v, tol;
-	return lit_number(e, &v, &tol) || e->kind == EXPR_STRING ||
-	       (e->kind == EXPR_VAR && dtype_c(e->s) && !e->binding);
-}
-
 /* A computed expression of the result as a name or literal: anything that
  * may be unknown goes to a local computed before rw_begin. */
 static char *pre_value(Gen *g, const Expr *e)
 {
 	char *x = num_expr(g, e);
-	if (is_literal(e))
+	if (dsl_is_literal(e))
 		return x;
 	if (e->kind == EXPR_VAR) {
 		Var *v = var(g, e->s);
@@ -929,7 +894,7 @@ static char *build_node(Gen *g, SrcPos pos, const char *domain, const char *op, 
 	for (int i = 0; i < nin && !*domain; i++) {
 		int count;
 		const OpsetForm *f = attr_form(g, op, i, &count);
-		if (moved_form(g, op, i)) {
+		if (dsl_moved_form(op, i, g->lo, g->hi)) {
 			unsupported(g, pos, "building '%s', whose input %d moved in older opsets", op, i + 1);
 			return k;
 		}
@@ -1226,7 +1191,7 @@ typedef struct Slot {
 static char *literal_check(Gen *g, const Expr *e, const char *val, bool arg)
 {
 	double v, tol;
-	if (lit_number(e, &v, &tol)) {
+	if (dsl_literal_value(e, &v, &tol)) {
 		char *x = c_double(v), *t = c_double(tol);
 		char *r = fmt("%s(rw, %s, %s, %s)", arg ? "rwg_arg_equals" : "rw_const_equals", val, x, t);
 		free(x);
@@ -1237,7 +1202,7 @@ static char *literal_check(Gen *g, const Expr *e, const char *val, bool arg)
 		Buf b = {0};
 		for (int i = 0; i < e->n; i++) {
 			double tol2;
-			if (!lit_number(e->items[i], &v, &tol2)) {
+			if (!dsl_literal_value(e->items[i], &v, &tol2)) {
 				unsupported(g, e->items[i]->pos, "a list literal holding something other than numbers");
 				free(b.s);
 				return fmt("false");
@@ -1539,7 +1504,7 @@ static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
 		int count = 0;
 		slots[i].form = vendor ? NULL : attr_form(g, op, i, &count);
 		slots[i].nforms = count;
-		if (!vendor && moved_form(g, op, i))
+		if (!vendor && dsl_moved_form(op, i, g->lo, g->hi))
 			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
 		if (!slots[i].pat && !slots[i].lit) /* a gap: any value or none */
 			slots[i].pat = NULL;

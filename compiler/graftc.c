@@ -145,44 +145,15 @@ static char *set_from_path(const char *path)
 /* The whole file, or NULL after a message. */
 static char *read_all(const char *path, uint32_t *len)
 {
-	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!fp) {
-		fprintf(stderr, "graftc: cannot read '%s': %s\n", path, strerror(errno));
-		return NULL;
-	}
-	size_t n = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	if (!buf)
-		abort();
-	for (;;) {
-		if (n == cap) {
-			if (cap > UINT32_MAX / 2) {
-				fprintf(stderr, "graftc: '%s' is too large\n", path);
-				free(buf);
-				if (fp != stdin)
-					fclose(fp);
-				return NULL;
-			}
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		size_t got = fread(buf + n, 1, cap - n, fp);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	bool bad = ferror(fp);
-	if (fp != stdin)
-		fclose(fp);
-	if (bad) {
+	int err;
+	char *text = dsl_read_file(path, len, &err);
+	if (!text && err == DSL_READ_TOO_LARGE)
+		fprintf(stderr, "graftc: '%s' is too large\n", path);
+	else if (!text && err == DSL_READ_FAILED)
 		fprintf(stderr, "graftc: cannot read '%s'\n", path);
-		free(buf);
-		return NULL;
-	}
-	*len = (uint32_t)n;
-	return buf;
+	else if (!text)
+		fprintf(stderr, "graftc: cannot read '%s': %s\n", path, strerror(err));
+	return text;
 }
 
 int main(int argc, char **argv)

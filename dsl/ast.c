@@ -1,7 +1,11 @@
-/* ast.c - what every pass over the rule syntax tree shares: freeing a file,
- * diagnostics at a source position (GCC's format, with the source line and
- * a caret, through ir/diag.h), and the names of types and levels. */
+/* ast.c - what every pass over the rule syntax tree shares: reading and
+ * freeing a file, diagnostics at a source position (GCC's format, with the
+ * source line and a caret, through ir/diag.h), and the names of types and
+ * levels. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ast.h"
 
@@ -88,4 +92,46 @@ bool dsl_expr_emits_vendor(const Expr *e)
 		if (dsl_expr_emits_vendor(e->attrs[i].value))
 			return true;
 	return false;
+}
+
+char *dsl_read_file(const char *path, uint32_t *len, int *err)
+{
+	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!fp) {
+		*err = errno;
+		return NULL;
+	}
+	size_t n = 0, cap = 1 << 14;
+	char *buf = malloc(cap);
+	if (!buf)
+		abort();
+	for (;;) {
+		if (n == cap) {
+			if (cap > UINT32_MAX / 2) {
+				*err = DSL_READ_TOO_LARGE;
+				free(buf);
+				if (fp != stdin)
+					fclose(fp);
+				return NULL;
+			}
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	bool bad = ferror(fp);
+	if (fp != stdin)
+		fclose(fp);
+	if (bad) {
+		*err = DSL_READ_FAILED;
+		free(buf);
+		return NULL;
+	}
+	*len = (uint32_t)n;
+	return buf;
 }

@@ -180,6 +180,12 @@ typedef struct RuleFile {
 RuleFile *dsl_parse(const char *path, const char *src, uint32_t len, Diag *d);
 void dsl_free(RuleFile *f);
 
+/* A rules file's whole text (malloc'd; path "-": standard input), or NULL
+ * with *err an errno value from opening it, DSL_READ_TOO_LARGE (over 2 GiB)
+ * or DSL_READ_FAILED. */
+enum { DSL_READ_TOO_LARGE = -1, DSL_READ_FAILED = -2 };
+char *dsl_read_file(const char *path, uint32_t *len, int *err);
+
 /* check.c: resolve and type every rule against the schema table; report
  * errors and warnings.  True if there is no error. */
 bool dsl_check(RuleFile **files, int nfiles, Diag *d);

@@ -339,13 +339,13 @@ static int attr_forms(L *g, const char *op, int input, const MForm **out)
 	return count;
 }
 
-static bool moved_form(L *g, const char *op, int input)
+bool dsl_moved_form(const char *op, int input, int lo, int hi)
 {
 	size_t n;
 	const OpsetForm *all = opset_forms_all(&n);
 	for (size_t i = 0; i < n; i++)
 		if (all[i].kind == FORM_MOVED && all[i].input == input && strcmp(all[i].op, op) == 0 &&
-		    all[i].first <= g->hi && all[i].last >= g->lo)
+		    all[i].first <= hi && all[i].last >= lo)
 			return true;
 	return false;
 }
@@ -709,10 +709,10 @@ static MVal *val(L *g, MValKind k)
 	return v;
 }
 
-static bool lit_number(const Expr *e, double *v, double *tol)
+bool dsl_literal_value(const Expr *e, double *v, double *tol)
 {
 	*tol = 0;
-	if (e->kind == EXPR_UNARY && e->op == EX_NEG && lit_number(e->items[0], v, tol)) {
+	if (e->kind == EXPR_UNARY && e->op == EX_NEG && dsl_literal_value(e->items[0], v, tol)) {
 		*v = -*v;
 		return true;
 	}
@@ -724,10 +724,10 @@ static bool lit_number(const Expr *e, double *v, double *tol)
 	}
 }
 
-static bool is_literal(const Expr *e)
+bool dsl_is_literal(const Expr *e)
 {
 	double v, tol;
-	return lit_number(e, &v, &tol) || e->kind == EXPR_STRING ||
+	return dsl_literal_value(e, &v, &tol) || e->kind == EXPR_STRING ||
 	       (e->kind == EXPR_VAR && dsl_is_dtype_name(e->s) && !e->binding);
 }
 
@@ -736,7 +736,7 @@ static bool is_literal(const Expr *e)
 static MExpr *pre_value(L *g, const Expr *e)
 {
 	MExpr *x = num_expr(g, e);
-	if (is_literal(e))
+	if (dsl_is_literal(e))
 		return x;
 	if (e->kind == EXPR_VAR) {
 		Var *v = var(g, e->s);
@@ -856,7 +856,7 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 	v->nkids = nin;
 	int n = 0;
 	for (int i = 0; i < nin && !*domain; i++) {
-		if (moved_form(g, op, i)) {
+		if (dsl_moved_form(op, i, g->lo, g->hi)) {
 			unsupported(g, pos, "building '%s', whose input %d moved in older opsets", op, i + 1);
 			return v;
 		}
@@ -1092,7 +1092,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 {
 	double v, tol;
 	MExpr *x;
-	if (lit_number(e, &v, &tol)) {
+	if (dsl_literal_value(e, &v, &tol)) {
 		x = ex(g, ME_EQUALS, MT_BOOL);
 		x->f = v;
 		x->tol = tol;
@@ -1101,7 +1101,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 		double *nums = arena_alloc(g->A, sizeof *nums * (size_t)(e->n + 1));
 		for (int i = 0; i < e->n; i++) {
 			double tol2;
-			if (!lit_number(e->items[i], &nums[i], &tol2)) {
+			if (!dsl_literal_value(e->items[i], &nums[i], &tol2)) {
 				unsupported(g, e->items[i]->pos, "a list literal holding something other than numbers");
 				break;
 			}
@@ -1352,7 +1352,7 @@ static void lower_op(L *g, const Pattern *p, int node)
 	for (int i = 0; i < nslots; i++) {
 		slots[i].nforms = vendor ? 0 : attr_forms(g, op, i, NULL);
 		slots[i].arg = slots[i].nforms > 0;
-		if (!vendor && moved_form(g, op, i))
+		if (!vendor && dsl_moved_form(op, i, g->lo, g->hi))
 			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
 	}
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 && !slots[0].arg &&
@@ -1360,7 +1360,7 @@ static void lower_op(L *g, const Pattern *p, int node)
 	int o = 0;
 	if (swap) {
 		int site = g->nloop++;
-		if (site < g->nsites) /* the first walk only counts the sites */
+		if (site < g->nsites) /* the first walk, which counts the sites, takes them in order */
 			o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
 	}
 	for (int i = 0; i < nslots; i++) {
@@ -1566,7 +1566,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	out->ninsns = g.insns.n;
 	out->insns = vec_to_arena(&g, &g.insns, sizeof(MInsn));
 	out->nregs = g.regs.n;
-	out->reg_types = vec_to_arena(&g, &g.regs, sizeof(MType));
+	free(g.regs.p);
 	free(g.node_desc.p);
 	free(g.shared.p);
 	free(g.deferred.p);
@@ -1626,7 +1626,8 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 			m->nsites = ns;
 			m->nvariants = 1 << ns;
 			m->variants = arena_alloc(set->arena, sizeof *m->variants * (size_t)m->nvariants);
-			for (int o = 0; o < m->nvariants; o++)
+			m->variants[0] = first; /* every site in order: variant 0 */
+			for (int o = 1; o < m->nvariants; o++)
 				lower_variant(set, files, nfiles, d, files[i], r, (unsigned)o, ns, &m->variants[o]);
 		}
 	set->order = arena_alloc(set->arena, sizeof *set->order * (size_t)(set->nrules + 1));

@@ -182,7 +182,6 @@ typedef struct MProg {
 	int out0;
 	int build_step;         /* --why step of "building the result failed" */
 	int nregs;
-	MType *reg_types;
 } MProg;
 
 typedef struct MRule {
@@ -233,6 +232,12 @@ void dsl_lower_free(MRuleSet *s);
 void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res);
 char *dsl_c_name(const char *name);
 const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name);
+/* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true): its value and tolerance. */
+bool dsl_literal_value(const Expr *e, double *v, double *tol);
+/* A literal of a result: a number, a string or a dtype name (computed at no cost). */
+bool dsl_is_literal(const Expr *e);
+/* Does canonical input `input` of op sit at another position in an opset of lo..hi? */
+bool dsl_moved_form(const char *op, int input, int lo, int hi);
 
 /* The rule's level with the file's default (basic when neither says). */
 Level dsl_rule_level(const RuleFile *f, const Rule *r);

@@ -766,33 +766,6 @@ END_TEST
 
 /* ---- graftc -o ------------------------------------------------------------------------ */
 
-/* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
-static int graftc(const char *args, char **err)
-{
-	const char *exe = getenv("GRAFTC");
-	*err = NULL;
-	if (!exe)
-		return -1;
-	char *cmd = fmt("%s %s 2>&1", exe, args);
-	FILE *p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = 0, cap = 4096;
-	char *buf = malloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-		n += got;
-		if (n + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = 0;
-	int st = pclose(p);
-	free(cmd);
-	*err = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
-}
-
-/* ---- graft optimize --rules ------------------------------------------------------------- */
-
 /* Runs `sh -c cmd` with stderr into *err (malloc'd); the exit status. */
 static int shell(const char *cmd, char **err)
 {
@@ -812,6 +785,21 @@ static int shell(const char *cmd, char **err)
 	*err = buf;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
 }
+
+/* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
+static int graftc(const char *args, char **err)
+{
+	const char *exe = getenv("GRAFTC");
+	*err = NULL;
+	if (!exe)
+		return -1;
+	char *cmd = fmt("%s %s", exe, args);
+	int st = shell(cmd, err);
+	free(cmd);
+	return st;
+}
+
+/* ---- graft optimize --rules ------------------------------------------------------------- */
 
 static void write_text(const char *path, const char *text)
 {

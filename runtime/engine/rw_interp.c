@@ -114,42 +114,15 @@ typedef struct RwInterp {
 
 static char *read_all(const char *path, uint32_t *len, Diag *d)
 {
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		diag_error(d, path, "cannot open: %s", strerror(errno));
-		return NULL;
-	}
-	size_t n = 0, cap = 1 << 14;
-	char *buf = malloc(cap);
-	if (!buf)
-		abort();
-	for (;;) {
-		if (n == cap) {
-			if (cap > UINT32_MAX / 2) {
-				diag_error(d, path, "too large");
-				free(buf);
-				fclose(fp);
-				return NULL;
-			}
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		size_t got = fread(buf + n, 1, cap - n, fp);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	bool bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
+	int err;
+	char *text = dsl_read_file(path, len, &err);
+	if (!text && err == DSL_READ_TOO_LARGE)
+		diag_error(d, path, "too large");
+	else if (!text && err == DSL_READ_FAILED)
 		diag_error(d, path, "cannot read");
-		free(buf);
-		return NULL;
-	}
-	*len = (uint32_t)n;
-	return buf;
+	else if (!text)
+		diag_error(d, path, "cannot open: %s", strerror(err));
+	return text;
 }
 
 static void interp_free(RwInterp *I)
@@ -369,7 +342,6 @@ RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, 
 typedef struct Run {
 	Rewriter *rw;
 	const RwInterp *I;
-	const MProg *p;
 	RwReg *r;
 	bool unknown;
 	bool why;
@@ -726,7 +698,7 @@ static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i,
 static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MProg *p, NodeId root, bool why)
 {
 	RwReg regs[p->nregs + 1];
-	Run x = {rw, I, p, regs, false, why};
+	Run x = {rw, I, regs, false, why};
 	regs[0].n = root;
 	NodeId nodes[p->nnodes + 1];
 	for (int i = 0; i < p->ninsns; i++) {
