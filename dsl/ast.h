@@ -143,6 +143,7 @@ typedef struct Rule {
 	int opset_min, opset_max;   /* default-domain opset range; 0 / INT32_MAX when open */
 	bool has_priority;
 	int priority;
+	double tolerance;           /* [tolerance X]: approximate within X (graft verify); 0: exact */
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

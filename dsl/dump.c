@@ -249,6 +249,8 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 	fputc('\n', out);
 	if (r->has_priority)
 		fprintf(out, "  priority %d\n", r->priority);
+	if (r->tolerance > 0)
+		fprintf(out, "  tolerance %g\n", r->tolerance);
 	if (r->min_opset_needed > 0)
 		fprintf(out, "  result needs opset %d\n", r->min_opset_needed);
 	fputs("  match\n", out);

@@ -102,6 +102,7 @@ metas ::= metas COMMA metaitem.
 metaitem ::= NAME(K).                          { dsl_meta_word(p, K); }
 metaitem ::= NAME(K) INT(V).                   { dsl_meta_int(p, K, NOTOKEN, V); }
 metaitem ::= NAME(K) MINUS(M) INT(V).          { dsl_meta_int(p, K, M, V); }
+metaitem ::= NAME(K) FLOAT(V).                 { dsl_meta_float(p, K, V); }
 metaitem ::= NAME(K) INT(LO) DOTDOT.           { dsl_meta_range(p, K, LO, NOTOKEN); }
 metaitem ::= NAME(K) INT(LO) DOTDOT INT(HI).   { dsl_meta_range(p, K, LO, HI); }
 metaitem ::= NAME(K) DOTDOT INT(HI).           { dsl_meta_range(p, K, NOTOKEN, HI); }

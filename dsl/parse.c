@@ -364,6 +364,8 @@ void dsl_meta_word(DslParser *p, Token key)
 		error_at(p, key.pos, "'opset' needs a range: 'opset 13..', 'opset ..12' or 'opset 13..17'");
 	} else if (tokis(key, "priority")) {
 		error_at(p, key.pos, "'priority' needs a number, as in 'priority 1'");
+	} else if (tokis(key, "tolerance")) {
+		error_at(p, key.pos, "'tolerance' needs a number, as in 'tolerance 1e-6'");
 	} else {
 		unknown_level(p, key);
 	}
@@ -397,17 +399,41 @@ void dsl_meta_int(DslParser *p, Token key, Token minus, Token value)
 		}
 	} else if (tokis(key, "opset")) {
 		error_at(p, value.pos, "'opset' needs a range: 'opset 13..', 'opset ..12' or 'opset 13..17'");
+	} else if (tokis(key, "tolerance")) {
+		if (minus.z)
+			error_at(p, minus.pos, "a tolerance is not negative");
+		else
+			dsl_meta_float(p, key, value);
 	} else {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset or priority)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
 		         (int)key.n, key.z);
 	}
+}
+
+/* [tolerance X]: the rule is approximate; graft verify accepts outputs
+ * within X (see docs/rule-language.md, "Verifying rules"). */
+void dsl_meta_float(DslParser *p, Token key, Token value)
+{
+	Rule *r = p->rule;
+	if (!tokis(key, "tolerance")) {
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
+		         (int)key.n, key.z);
+		return;
+	}
+	if (r->tolerance > 0)
+		error_at(p, key.pos, "the tolerance of rule '%s' is given twice", r->name);
+	double v = strtod(value.z, NULL);
+	if (!(v > 0 && v < 1))
+		error_at(p, value.pos, "a tolerance is a number between 0 and 1 (exclusive), as in 'tolerance 1e-6'");
+	else
+		r->tolerance = v;
 }
 
 void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "opset")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset or priority)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
 		         (int)key.n, key.z);
 		return;
 	}

@@ -107,6 +107,7 @@ Rule *dsl_rule_begin(DslParser *p, Token name);
 void dsl_rule_end(DslParser *p, Rule *r, Lhs lhs, Expr *rhs, Token arrow, Token semi);
 void dsl_meta_word(DslParser *p, Token key);
 void dsl_meta_int(DslParser *p, Token key, Token minus, Token value);
+void dsl_meta_float(DslParser *p, Token key, Token value);
 void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi);
 void dsl_rule_doc(DslParser *p, Token doc);
 

@@ -21,6 +21,7 @@
 #include "ir.h"
 #include "run.h"
 #include "text.h"
+#include "verify.h"
 
 /* Exit codes. */
 enum {
@@ -50,11 +51,13 @@ static const char *const usage_text =
 	"  explain REPORT.json NODE   which rules touched a node, and what a new node stands for\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
+	"  verify FILE.rules...       try each rule on generated graphs; exit 0 only if all are right\n"
 	"\n"
 	"Run 'graft <command> --help' for a command's options.\n"
 	"\n"
-	"exit status: 0 success, 1 bad input, failed save or (compare, run --expect)\n"
-	"             outputs that differ, 2 bad command line, 3 optimize stopped by fuel\n"
+	"exit status: 0 success, 1 bad input, failed save, (compare, run --expect)\n"
+	"             outputs that differ or (verify) a rule not verified, 2 bad command\n"
+	"             line, 3 optimize stopped by fuel\n"
 	"             or a rewrite cycle (the model it reached is still saved)\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -259,6 +262,7 @@ typedef struct RunArgs {
 	int64_t values[64];
 	const char *out_dir, *expect_dir;
 	double rtol, atol;
+	bool exact;        /* --exact: bit for bit */
 	int runs;
 	int repeat;        /* run: time this many runs and print the median */
 } RunArgs;
@@ -272,6 +276,7 @@ static const struct option run_opts[] = {
 	{"expect", required_argument, NULL, 'e'},
 	{"rtol", required_argument, NULL, 'R'},
 	{"atol", required_argument, NULL, 'A'},
+	{"exact", no_argument, NULL, 'x'},
 	{"runs", required_argument, NULL, 'n'},
 	{"repeat", required_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
@@ -285,7 +290,8 @@ static const char *const run_help =
 	"  --seed N            seed of generated inputs (default 0)\n"
 	"  --dim NAME=V        value of a symbolic dim (repeatable)\n"
 	"  --int-range LO:HI   range of generated integer inputs\n"
-	"  --rtol X --atol Y   agreement: |b - a| <= atol + rtol*|a| (default 1e-3, 1e-4)\n";
+	"  --rtol X --atol Y   agreement: |b - a| <= atol + rtol*|a| (default 1e-3, 1e-4)\n"
+	"  --exact             agreement: the same bits (-0 is not 0; NaN agrees with NaN)\n";
 
 /* Parse shared options; returns -1 to continue, else an exit code. */
 static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
@@ -321,6 +327,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 			if (*end || a->runs < 1)
 				return usage_error("--runs expects a positive number, got '%s'", optarg);
 			break;
+		case 'x': a->exact = true; break;
 		case 'R': case 'A':
 			*(c == 'R' ? &a->rtol : &a->atol) = strtod(optarg, &end);
 			if (*end || !*optarg)
@@ -480,7 +487,10 @@ static int cmd_run(int argc, char **argv)
 				continue;
 			}
 			RunDiff r;
-			run_compare(want, v, a.rtol, a.atol, &r);
+			if (a.exact)
+				run_compare_exact(want, v, &r);
+			else
+				run_compare(want, v, a.rtol, a.atol, &r);
 			printf("  vs %s: %s (max abs %.3g, max rel %.3g%s)\n", path, r.agree ? "agree" : "DIFFER",
 			       r.max_abs, r.max_rel, r.same_shape ? "" : ", shape differs");
 			if (!r.agree)
@@ -550,7 +560,10 @@ static int cmd_compare(int argc, char **argv)
 		ok = ok && run_model(ma, ia, oa) && run_model(mb, ib, ob);
 		for (uint32_t i = 0; ok && i < ga->noutputs; i++) {
 			RunDiff r;
-			run_compare(oa[i], ob[i], a.rtol, a.atol, &r);
+			if (a.exact)
+				run_compare_exact(oa[i], ob[i], &r);
+			else
+				run_compare(oa[i], ob[i], a.rtol, a.atol, &r);
 			if (r.max_abs > worst[i].max_abs)
 				worst[i].max_abs = r.max_abs;
 			if (r.max_rel > worst[i].max_rel)
@@ -582,8 +595,12 @@ static int cmd_compare(int argc, char **argv)
 			if (!r->agree)
 				rc = EXIT_INPUT;
 		}
-		printf("%s (%d run%s, rtol %g, atol %g)\n", rc == EXIT_OK ? "models agree" : "models differ",
-		       a.runs, a.runs == 1 ? "" : "s", a.rtol, a.atol);
+		if (a.exact)
+			printf("%s (%d run%s, exact)\n", rc == EXIT_OK ? "models agree" : "models differ", a.runs,
+			       a.runs == 1 ? "" : "s");
+		else
+			printf("%s (%d run%s, rtol %g, atol %g)\n", rc == EXIT_OK ? "models agree" : "models differ",
+			       a.runs, a.runs == 1 ? "" : "s", a.rtol, a.atol);
 	}
 	ir_model_free(ma);
 	ir_model_free(mb);
@@ -981,6 +998,89 @@ static int cmd_ops(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- verify ------------------------------------------------------------------ */
+
+static int cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"seed", required_argument, NULL, 's'},
+		{"instances", required_argument, NULL, 'n'},
+		{"tries", required_argument, NULL, 't'},
+		{"out", required_argument, NULL, 'o'},
+		{"rule", required_argument, NULL, 'r'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	VerifyOptions vo = {.out = stdout};
+	const char *only[128];
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 's': case 'n': case 't': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || (c != 's' && (v == 0 || v > 1000000)))
+				return usage_error("expected a number, got '%s'", optarg);
+			if (c == 's')
+				vo.seed = v;
+			else if (c == 'n')
+				vo.instances = (int)v;
+			else
+				vo.tries = (int)v;
+			break;
+		}
+		case 'o': vo.out_dir = optarg; break;
+		case 'v': vo.verbose = true; break;
+		case 'r':
+			if (vo.nonly >= 128)
+				return usage_error("too many --rule%s", "");
+			only[vo.nonly++] = optarg;
+			break;
+		case 'h':
+			printf("usage: graft verify FILE.rules... [options]\n"
+			       "Tries every rule of the files on graphs generated from its left side (dtypes,\n"
+			       "ranks 0-6, broadcasting shapes, attribute values and data at the edges: 0, -0,\n"
+			       "1, -1, huge, tiny, denormal, inf, NaN), runs each graph where the rule fires\n"
+			       "before and after the rewrite on the reference evaluator, and compares the\n"
+			       "outputs: dtype, shape and every bit (NaN agrees with NaN), or within the\n"
+			       "rule's [tolerance X].  One line per rule: verified, WRONG (the counterexample\n"
+			       "saved as ONNX, before and after, and printed), or not exercised (it never\n"
+			       "fired, with the condition that failed most often).  Exit 0 only when every\n"
+			       "rule is verified.\n"
+			       "  --seed N            the draws (default 0); the same seed, the same instances\n"
+			       "  --instances N       firing instances wanted per rule (default 100)\n"
+			       "  --tries N           most graphs generated per rule (default 4000)\n"
+			       "  --rule NAME         verify only this rule (repeatable)\n"
+			       "  -o, --out DIR       where counterexamples go (default graft-verify/)\n"
+			       "  -v, --verbose       per rule, the tries and why graphs were dropped\n");
+			return EXIT_OK;
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	vo.only = only;
+	if (optind >= argc)
+		return usage_error("verify: expected rules files%s", "");
+	Diag d;
+	diag_init(&d, stderr);
+	RwRuleSet *set = rw_rules_load((const char *const *)argv + optind, argc - optind, "rules", NULL, 0, &d);
+	if (!set) {
+		fprintf(stderr, "graft: %d error%s in the rules\n", d.nerrors, d.nerrors == 1 ? "" : "s");
+		return EXIT_INPUT;
+	}
+	VerifyCounts vc;
+	bool ok = verify_rules(set, &vo, &vc, &d);
+	rw_rules_free(set);
+	if (!ok)
+		return EXIT_INPUT;
+	printf("%d verified, %d wrong, %d not exercised (seed %llu)\n", vc.verified, vc.wrong, vc.unexercised,
+	       (unsigned long long)vo.seed);
+	return vc.wrong || vc.unexercised ? EXIT_INPUT : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -1010,5 +1110,7 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (strcmp(cmd, "shapes") == 0)
 		return cmd_shapes(argc - 1, argv + 1);
+	if (strcmp(cmd, "verify") == 0)
+		return cmd_verify(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);
 }

@@ -611,6 +611,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_GUARD] = "guard false",
 		[RW_WHY_UNKNOWN] = "unknown shape or dtype",
 		[RW_WHY_LOOP_BODY] = "into a loop body",
+		[RW_WHY_TYPE] = "result type differs",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
 }
@@ -731,6 +732,9 @@ bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol)
 		return false;
 	EvValue *t = ev_value_from_ir_tensor(rw->m, ir_value(rw->m, v)->tensor);
 	bool ok = t && t->kind == EV_TENSOR && t->dtype != DT_STRING && t->numel > 0;
+	/* a fraction never matches an integer constant (0.5 is not the int 0) */
+	if (ok && !ev_is_float(t->dtype) && tol == 0 && x != floor(x))
+		ok = false;
 	/* the literal as the constant's own dtype would store it */
 	EvValue *lit = ok ? ev_scalar_f(t->dtype, x) : NULL;
 	double want = lit ? ev_get_f(lit, 0) : 0;
@@ -878,6 +882,46 @@ static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, 
 	return 0;
 }
 
+/* Does replacing old by nv change a known dtype, rank or dim?  Then a
+ * description ("float[1] by float[]"), else NULL.  What inference could not
+ * tell on either side is taken as the same. */
+static const char *type_change(IrModel *m, ValueId old, ValueId nv, char *buf, size_t size)
+{
+	const IrValue *a = ir_value(m, old), *b = ir_value(m, nv);
+	bool differ = a->dtype && b->dtype && a->dtype != b->dtype;
+	if (a->shape.rank >= 0 && b->shape.rank >= 0) {
+		differ |= a->shape.rank != b->shape.rank;
+		for (int i = 0; !differ && i < a->shape.rank; i++) {
+			const Dim *x = &a->shape.dims[i], *y = &b->shape.dims[i];
+			differ |= x->size >= 0 && y->size >= 0 && x->size != y->size;
+			differ |= x->size < 0 && y->size < 0 && x->param && y->param && strcmp(x->param, y->param) != 0;
+		}
+	}
+	if (!differ)
+		return NULL;
+	size_t o = 0;
+	for (int k = 0; k < 2; k++) {
+		const IrValue *v = k ? b : a;
+		o += (size_t)snprintf(buf + o, size - o, "%s%s", k ? " by " : "", v->dtype ? dtype_name(v->dtype) : "?");
+		if (v->shape.rank < 0) {
+			o += (size_t)snprintf(buf + o, size - o, "[?]");
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, size - o, "[");
+		for (int i = 0; i < v->shape.rank && o < size; i++) {
+			const Dim *d = &v->shape.dims[i];
+			if (d->size >= 0)
+				o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)d->size);
+			else
+				o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", d->param ? d->param : "?");
+		}
+		o += (size_t)snprintf(buf + o, size - o, "]");
+		if (o >= size)
+			break;
+	}
+	return buf;
+}
+
 bool rw_commit(Rewriter *rw)
 {
 	IrModel *m = rw->m;
@@ -925,6 +969,27 @@ bool rw_commit(Rewriter *rw)
 				NodeId id = rw_node(rw, "Identity", &nv, 1, 1);
 				rw->tx_repl[o] = ir_node(m, id)->outputs[0];
 				rn = ir_node(m, root); /* rw_node may move the node table */
+			}
+		}
+	}
+	/* A result must have the dtype and shape of what it replaces: one that
+	 * broadcasts a constant's shape in, or changes the element type, would
+	 * change the model's outputs (graft verify finds such rules). */
+	if (rw->infer) {
+		Diag quiet;
+		diag_init(&quiet, NULL);
+		for (int i = 0; i < rw->ntx_created; i++)
+			infer_node(rw->infer, rw->tx_created[i], &quiet);
+		rn = ir_node(m, root);
+		for (uint32_t o = 0; o < rn->noutputs; o++) {
+			char buf[200];
+			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
+			if (change) {
+				if (rw->why_active)
+					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace output %u of the root, %s",
+					            o, change);
+				rw_abort(rw);
+				return false;
 			}
 		}
 	}

@@ -80,6 +80,7 @@ typedef enum RwWhyKind {
 	RW_WHY_GUARD,               /* the if-condition is false (or depends on something unknown) */
 	RW_WHY_UNKNOWN,             /* building the result needs a shape or dtype that is unknown */
 	RW_WHY_LOOP_BODY,           /* the result would move work from outside into a Loop/Scan body */
+	RW_WHY_TYPE,                /* the result's dtype or shape is not that of the output it replaces */
 } RwWhyKind;
 const char *rw_why_kind_name(RwWhyKind k);
 

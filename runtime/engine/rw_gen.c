@@ -819,6 +819,16 @@ bool graft_reciprocal_exact(Rewriter *rw, ValueId t)
 	return ok;
 }
 
+bool graft_all_greater(Rewriter *rw, ValueId t, double x)
+{
+	EvValue *c = const_of(rw, t);
+	bool ok = c && c->dtype != DT_STRING;
+	for (int64_t i = 0; ok && i < c->numel; i++)
+		ok = ev_get_f(c, i) > x;
+	ev_unref(c);
+	return ok;
+}
+
 bool graft_no_zeros(Rewriter *rw, RwgInts s)
 {
 	(void)rw;

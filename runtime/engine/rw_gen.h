@@ -178,6 +178,8 @@ void rwg_set_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats v);
 /* Every element of the float constant t has an exact reciprocal: a power of
  * two whose reciprocal is finite and normal. */
 bool graft_reciprocal_exact(Rewriter *rw, ValueId t);
+/* Every element of the constant t is greater than x (NaN is not). */
+bool graft_all_greater(Rewriter *rw, ValueId t, double x);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

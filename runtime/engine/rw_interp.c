@@ -34,6 +34,7 @@ typedef struct ExternDef {
 } ExternDef;
 
 static void x_reciprocal_exact(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_reciprocal_exact(rw, a[0].v); }
+static void x_all_greater(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_greater(rw, a[0].v, a[1].f); }
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -42,6 +43,7 @@ static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 
 static ExternDef builtin_externs[] = {
 	{"graft_reciprocal_exact", "b(t)", x_reciprocal_exact},
+	{"graft_all_greater", "b(tf)", x_all_greater},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };
@@ -168,6 +170,11 @@ void rw_rules_free(RwRuleSet *s)
 	free(s);
 }
 
+const MRuleSet *rw_rules_programs(const RwRuleSet *s)
+{
+	return s && s->interp ? ((const RwInterp *)s->interp)->prog : NULL;
+}
+
 /* Every extern the programs call must be one libgraft can call, with the
  * declared types. */
 static bool resolve_externs(RwInterp *I, Diag *d)
@@ -195,7 +202,8 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 		} else if (!def) {
 			dsl_error(d, x->file, x->pos,
 			          "'%s' calls the C function '%s', which graft cannot call here: rules loaded at run time may call "
-			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_no_zeros, graft_cast_lossless) "
+			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_all_greater, graft_no_zeros, "
+			          "graft_cast_lossless) "
 			          "or ones registered with rw_register_extern",
 			          x->decl->name, x->c_name);
 			ok = false;

@@ -7,7 +7,7 @@
  * --trace): `graft optimize --rules FILE`.  No C compiler is involved.
  *
  * Externs: a rules file may call the C helpers libgraft ships
- * (graft_reciprocal_exact, graft_no_zeros, graft_cast_lossless) and any
+ * (graft_reciprocal_exact, graft_all_greater, graft_no_zeros, graft_cast_lossless) and any
  * registered with rw_register_extern() before loading; calling another one
  * is an error at the call's file:line:col. */
 #ifndef GRAFT_RW_INTERP_H
@@ -46,6 +46,11 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 /* The same for one file's text (path names it in messages). */
 RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, const char *name, Diag *d);
 void rw_rules_free(RwRuleSet *s);
+
+/* The matcher programs of a loaded set (rules[i] is the set's rule i, with
+ * its checked AST: what graft verify generates instances from). */
+struct MRuleSet;
+const struct MRuleSet *rw_rules_programs(const RwRuleSet *s);
 
 /* The engine's entry points for an interpreted set (RwRuleSet.interp). */
 bool rw_interp_match(Rewriter *rw, NodeId n);

@@ -253,3 +253,22 @@ void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, R
 		}
 	}
 }
+
+void run_compare_exact(const EvValue *a, const EvValue *b, RunDiff *r)
+{
+	run_compare(a, b, 0, 0, r);
+	if (!r->same_type || !r->same_shape || a->kind != EV_TENSOR || a->dtype == DT_STRING)
+		return;
+	/* bit for bit: -0 is not 0; any NaN equals any NaN */
+	size_t es = ev_elem_size(a->dtype);
+	r->agree = true;
+	r->mismatches = 0;
+	for (int64_t i = 0; i < a->numel; i++) {
+		if (memcmp((const uint8_t *)a->data + (size_t)i * es, (const uint8_t *)b->data + (size_t)i * es, es) == 0)
+			continue;
+		if (ev_is_float(a->dtype) && isnan(ev_get_f(a, i)) && isnan(ev_get_f(b, i)))
+			continue;
+		r->agree = false;
+		r->mismatches++;
+	}
+}

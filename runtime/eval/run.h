@@ -28,5 +28,8 @@ typedef struct RunDiff {
 	int64_t mismatches;
 } RunDiff;
 void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, RunDiff *r);
+/* The same, agreeing only when every element has the same bits (-0 differs
+ * from 0; NaNs agree with each other), as graft verify checks exact rules. */
+void run_compare_exact(const EvValue *a, const EvValue *b, RunDiff *r);
 
 #endif

@@ -1,0 +1,1135 @@
+/* gen.c - instances of a rule's left side, for graft verify (verify.c).
+ *
+ * The pattern is walked the way the checker binds it (root, then each
+ * operand depth first); every op becomes a node of a fresh model and is run
+ * on the evaluator as soon as it is built, so what comes next is drawn
+ * knowing the real dtypes and shapes before it: a permutation of the input's
+ * rank, axes within it, a Reshape target of the same size, a Conv weight
+ * whose channels fit.  Variables become graph inputs (x) or initializers
+ * (x:const, literals, int lists such as axes and shapes); a variable used
+ * twice is one value; an attribute variable is one attribute value.  Where
+ * an older opset spells an input as an attribute (Squeeze's axes before 13),
+ * the operand is written as that attribute.  Anything the draw gets wrong
+ * (an op missing at the opset, shapes that do not broadcast, a dtype the
+ * kernel lacks) makes the evaluator fail, and the instance is dropped.
+ *
+ * Draws: the opset uniformly in the rule's range; one preferred element type
+ * per instance among those the op schema allows (each operand keeps it with
+ * probability 0.85); a base shape of rank 0-6, dims mostly 1-3; each
+ * operand that of its node's first input, or a broadcasting variant (dims
+ * set to 1, leading dims dropped, a scalar); data mixing small numbers
+ * with edge values. */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "opschema.h"
+#include "opset_forms.h"
+#include "mprog.h"
+#include "verify_internal.h"
+
+#define GEN_MAX_VARS 64
+#define GEN_MAX_SLOTS 24
+#define GEN_MAX_OUTS 8
+#define GEN_MAX_TP 8
+
+typedef enum GVarKind { GV_VALUE, GV_NODE, GV_ATTR, GV_REST } GVarKind;
+
+/* What a pattern variable is bound to in the instance. */
+typedef struct GVar {
+	const char *name;
+	GVarKind kind;
+	ValueId v;                  /* GV_VALUE (0: an absent optional) */
+	NodeId node;                /* GV_NODE: the node; GV_ATTR: the node holding the attribute */
+	const char *attr;           /* GV_ATTR */
+	ValueId rest[GEN_MAX_SLOTS];    /* GV_REST */
+	int nrest;
+} GVar;
+
+typedef struct Gen {
+	IrModel *m;
+	Rng *rng;
+	int opset;
+	bool finite;
+	int dtype;                  /* preferred element type */
+	int rank;                   /* base shape */
+	int64_t dims[6];
+	GVar vars[GEN_MAX_VARS];
+	int nvars;
+	EvValue **vals;             /* per ValueId: the value's data */
+	uint32_t capvals;
+	int nnames;                 /* node outputs made (t1, t2, ...) */
+	int nnodes;                 /* nodes made (n1, n2, ...) */
+	char *why;                  /* GenInstance.why */
+} Gen;
+
+static bool fail(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(Gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g->why, 256, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static GVar *var_find(Gen *g, const char *name)
+{
+	for (int i = 0; i < g->nvars; i++)
+		if (strcmp(g->vars[i].name, name) == 0)
+			return &g->vars[i];
+	return NULL;
+}
+
+static GVar *var_new(Gen *g, const char *name, GVarKind kind)
+{
+	if (g->nvars == GEN_MAX_VARS)
+		return NULL;
+	GVar *v = &g->vars[g->nvars++];
+	memset(v, 0, sizeof *v);
+	v->name = name;
+	v->kind = kind;
+	return v;
+}
+
+static void set_val(Gen *g, ValueId v, EvValue *val)
+{
+	if (v >= g->capvals) {
+		uint32_t cap = g->capvals ? g->capvals : 64;
+		while (cap <= v)
+			cap *= 2;
+		g->vals = realloc(g->vals, sizeof *g->vals * cap);
+		memset(g->vals + g->capvals, 0, sizeof *g->vals * (cap - g->capvals));
+		g->capvals = cap;
+	}
+	ev_unref(g->vals[v]);
+	g->vals[v] = val;
+}
+
+static EvValue *val_of(Gen *g, ValueId v)
+{
+	return v && v < g->capvals ? g->vals[v] : NULL;
+}
+
+static void set_type(Gen *g, ValueId v, const EvValue *t)
+{
+	Dim dims[EV_MAX_RANK + 1];
+	for (int i = 0; i < t->rank; i++)
+		dims[i] = (Dim){t->dims[i], NULL};
+	Shape s = {t->rank, dims};
+	ir_value_set_type(g->m, v, t->dtype, &s);
+}
+
+/* ---- element types ------------------------------------------------------------ */
+
+/* The types instances use (the evaluator's tensor types that data can be drawn for). */
+static const int drawn_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_INT8, DT_UINT8,
+                                  DT_INT16, DT_INT32, DT_INT64, DT_UINT32, DT_UINT64, DT_BOOL};
+
+/* The element types formal `f` of schema s allows, as a mask (bit = DType). */
+static uint32_t allowed_types(const OpSchema *s, const OpFormal *f)
+{
+	if (strncmp(f->type_str, "tensor(", 7) == 0) {
+		char name[32];
+		snprintf(name, sizeof name, "%.*s", (int)strlen(f->type_str) - 8, f->type_str + 7);
+		int dt = dtype_from_name(name);
+		return dt ? 1u << dt : 0;
+	}
+	for (int i = 0; i < s->nconstraints; i++)
+		if (strcmp(s->constraints[i].param, f->type_str) == 0)
+			return s->constraints[i].tensor_types;
+	return 0;
+}
+
+/* Any of the allowed types (0 if none can be drawn). */
+static int draw_any_type(Gen *g, uint32_t allowed)
+{
+	int cand[16], n = 0;
+	for (size_t i = 0; i < sizeof drawn_types / sizeof *drawn_types; i++)
+		if (allowed & (1u << drawn_types[i]))
+			cand[n++] = drawn_types[i];
+	return n ? cand[rng_below(g->rng, n)] : 0;
+}
+
+/* The instance's preferred type if allowed (most of the time), else any. */
+static int draw_type(Gen *g, uint32_t allowed)
+{
+	if ((allowed & (1u << g->dtype)) && rng_chance(g->rng, 0.85))
+		return g->dtype;
+	return draw_any_type(g, allowed);
+}
+
+/* ---- data ----------------------------------------------------------------------- */
+
+static double edge_value(Gen *g, int dt)
+{
+	double huge = dt == DT_DOUBLE ? DBL_MAX : dt == DT_FLOAT16 ? 65504.0 : dt == DT_BFLOAT16 ? 3.3895e38 : FLT_MAX;
+	double tiny = dt == DT_DOUBLE ? DBL_MIN : dt == DT_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
+	double denorm = dt == DT_DOUBLE ? 4.9406564584124654e-324 : dt == DT_FLOAT16 ? 5.960464477539063e-08
+	                : dt == DT_BFLOAT16 ? 9.183549615799121e-41 : 1.401298464324817e-45;
+	const double finite_edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0, tiny, -tiny, denorm, -denorm};
+	const double wild_edges[] = {huge, -huge, INFINITY, -INFINITY, NAN};
+	int nf = (int)(sizeof finite_edges / sizeof *finite_edges);
+	if (!g->finite && rng_chance(g->rng, 0.3))
+		return wild_edges[rng_below(g->rng, 5)];
+	return finite_edges[rng_below(g->rng, nf)];
+}
+
+static void fill(Gen *g, EvValue *t)
+{
+	/* A quarter of the tensors are clean (no edges), so guards that want
+	 * ordinary numbers pass; small tensors get more edges. */
+	double pe = rng_chance(g->rng, 0.25) ? 0 : t->numel <= 4 ? 0.4 : 0.15;
+	for (int64_t i = 0; i < t->numel; i++) {
+		if (t->dtype == DT_BOOL) {
+			ev_set_i(t, i, rng_below(g->rng, 2));
+		} else if (ev_is_float(t->dtype)) {
+			double x = rng_chance(g->rng, pe) ? edge_value(g, t->dtype)
+			           : rng_chance(g->rng, 0.5) ? rng_range(g->rng, -6, 6) / 2.0
+			           : (rng_unit(g->rng) * 2 - 1) * 4;
+			ev_set_f(t, i, x);
+		} else if (ev_is_unsigned_int(t->dtype)) {
+			int bits = dtype_bits(t->dtype);
+			uint64_t max = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+			uint64_t edges[] = {0, 1, max, max - 1};
+			ev_set_u(t, i, rng_chance(g->rng, pe) ? edges[rng_below(g->rng, 4)] : (uint64_t)rng_range(g->rng, 0, 9));
+		} else {
+			int bits = dtype_bits(t->dtype);
+			int64_t max = bits >= 64 ? INT64_MAX : (int64_t)((1ull << (bits - 1)) - 1);
+			int64_t edges[] = {0, 1, -1, max, -max - 1};
+			ev_set_i(t, i, rng_chance(g->rng, pe) ? edges[rng_below(g->rng, 5)] : rng_range(g->rng, -5, 5));
+		}
+	}
+}
+
+/* ---- values ------------------------------------------------------------------------ */
+
+/* t1, t2, ...: names of node outputs. */
+static const char *fresh_name(Gen *g)
+{
+	char buf[32];
+	do
+		snprintf(buf, sizeof buf, "t%d", ++g->nnames);
+	while (ir_lookup(g->m, IR_MAIN_GRAPH, buf));
+	return arena_strdup(g->m->arena, buf);
+}
+
+/* A value holding t: an initializer (a constant) or a graph input whose
+ * default value is t (the instance's data, overridable). */
+static ValueId add_value(Gen *g, const char *hint, EvValue *t, bool constant)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s", hint && *hint && strcmp(hint, "_") != 0 ? hint : "u");
+	if (ir_lookup(g->m, IR_MAIN_GRAPH, name)) {
+		for (int k = 1;; k++) {
+			snprintf(name, sizeof name, "%s_%d", hint && *hint && strcmp(hint, "_") != 0 ? hint : "u", k);
+			if (!ir_lookup(g->m, IR_MAIN_GRAPH, name))
+				break;
+		}
+	}
+	TensorId tid = ir_tensor_new(g->m, t->dtype, t->dims, t->rank, t->data, t->nbytes);
+	ValueId v;
+	if (constant) {
+		v = ir_add_initializer(g->m, IR_MAIN_GRAPH, name, tid);
+	} else {
+		Dim dims[EV_MAX_RANK + 1];
+		for (int i = 0; i < t->rank; i++)
+			dims[i] = (Dim){t->dims[i], NULL};
+		Shape s = {t->rank, dims};
+		v = ir_add_input(g->m, IR_MAIN_GRAPH, name, t->dtype, &s);
+		ir_add_initializer(g->m, IR_MAIN_GRAPH, name, tid);
+	}
+	set_val(g, v, t);
+	return v;
+}
+
+/* A shape like ref (rank r, dims d), or one that broadcasts to it. */
+static int variant_shape(Gen *g, int r, const int64_t *d, int64_t *out)
+{
+	int k = rng_below(g->rng, 10);
+	if (k < 6 || r == 0) {
+		memcpy(out, d, sizeof *d * (size_t)r);
+		return r;
+	}
+	if (k < 8) {            /* some dims 1 */
+		for (int i = 0; i < r; i++)
+			out[i] = rng_chance(g->rng, 0.5) ? 1 : d[i];
+		return r;
+	}
+	if (k < 9) {            /* leading dims dropped */
+		int keep = rng_below(g->rng, r + 1);
+		memcpy(out, d + (r - keep), sizeof *d * (size_t)keep);
+		return keep;
+	}
+	return 0;               /* a scalar */
+}
+
+static EvValue *ints_tensor(const int64_t *v, int n)
+{
+	int64_t dims[1] = {n};
+	EvValue *t = ev_tensor_new(DT_INT64, 1, dims);
+	if (t)
+		memcpy(t->data, v, sizeof *v * (size_t)n);
+	return t;
+}
+
+/* axes: 1..3 distinct axes of a rank-r tensor, some negative. */
+static int draw_axes(Gen *g, int r, int64_t *out)
+{
+	if (r <= 0)
+		return 0;
+	int n = rng_range(g->rng, 1, r < 3 ? r : 3), k = 0;
+	bool used[EV_MAX_RANK] = {false};
+	while (k < n) {
+		int a = rng_below(g->rng, r);
+		if (used[a])
+			continue;
+		used[a] = true;
+		out[k++] = rng_chance(g->rng, 0.3) ? a - r : a;
+	}
+	return n;
+}
+
+/* A Reshape target for x (dims d of rank r): the same size, spelled many ways. */
+static int draw_reshape(Gen *g, int r, const int64_t *d, int64_t *out)
+{
+	int64_t numel = 1;
+	for (int i = 0; i < r; i++)
+		numel *= d[i];
+	switch (rng_below(g->rng, 7)) {
+	case 0:
+		memcpy(out, d, sizeof *d * (size_t)r);
+		return r;
+	case 1:
+		memcpy(out, d, sizeof *d * (size_t)r);
+		if (r)
+			out[rng_below(g->rng, r)] = -1;
+		return r;
+	case 2:
+		out[0] = numel;
+		return 1;
+	case 3:
+		out[0] = 1;
+		out[1] = rng_chance(g->rng, 0.5) ? numel : -1;
+		return 2;
+	case 4:                 /* a 0 copies a dim of the input */
+		memcpy(out, d, sizeof *d * (size_t)r);
+		if (r)
+			out[rng_below(g->rng, r)] = 0;
+		return r;
+	case 5: {               /* a factorisation */
+		int n = 0;
+		int64_t left = numel;
+		while (left > 1 && n < 4) {
+			int64_t f = 1;
+			for (int64_t c = 2; c <= left; c++)
+				if (left % c == 0 && rng_chance(g->rng, 0.6)) {
+					f = c;
+					break;
+				}
+			if (f == 1)
+				f = left;
+			out[n++] = f;
+			left /= f;
+		}
+		if (n == 0)
+			out[n++] = 1;
+		return n;
+	}
+	default:                /* another rank: the input's with a 1 inserted */
+		if (r >= 6) {
+			memcpy(out, d, sizeof *d * (size_t)r);
+			return r;
+		}
+		{
+			int at = rng_below(g->rng, r + 1), n = 0;
+			for (int i = 0; i <= r; i++) {
+				if (i == at)
+					out[n++] = 1;
+				if (i < r)
+					out[n++] = d[i];
+			}
+			return n;
+		}
+	}
+}
+
+/* An Expand target for x: its shape, with 1s grown or dims in front. */
+static int draw_expand(Gen *g, int r, const int64_t *d, int64_t *out)
+{
+	int n = 0;
+	if (rng_chance(g->rng, 0.3) && r < 6)
+		out[n++] = rng_range(g->rng, 1, 3);
+	for (int i = 0; i < r; i++)
+		out[n++] = d[i] == 1 && rng_chance(g->rng, 0.3) ? rng_range(g->rng, 2, 3) : d[i];
+	return n;
+}
+
+/* ---- one node ----------------------------------------------------------------------- */
+
+/* One operand of the node being built. */
+typedef struct Slot {
+	const Pattern *pat;         /* NULL: an item of a rest list */
+	ValueId v;
+	bool done;
+	bool absent;
+	const OpsetForm *attr_form; /* spelled as this attribute at the instance's opset */
+} Slot;
+
+typedef struct NodeGen {
+	const Pattern *p;
+	const OpSchema *s;          /* at the instance's opset */
+	const OpSchema *newest;     /* the checker's (canonical input numbering) */
+	Slot slots[GEN_MAX_SLOTS];
+	int nslots;
+	const char *tp_name[GEN_MAX_TP];
+	int tp_type[GEN_MAX_TP];
+	int ntp;
+	NodeId node;
+} NodeGen;
+
+static const OpFormal *formal_of(const OpSchema *s, int k)
+{
+	if (k < s->ninputs)
+		return &s->inputs[k];
+	if (s->ninputs > 0 && s->inputs[s->ninputs - 1].option == OPT_VARIADIC)
+		return &s->inputs[s->ninputs - 1];
+	return NULL;
+}
+
+static int tp_get(NodeGen *ng, const char *param)
+{
+	for (int i = 0; i < ng->ntp; i++)
+		if (strcmp(ng->tp_name[i], param) == 0)
+			return ng->tp_type[i];
+	return 0;
+}
+
+/* Record slot k's dtype under its formal's type parameter; false if it clashes. */
+static bool tp_bind(Gen *g, NodeGen *ng, int k, int dtype)
+{
+	const OpFormal *f = formal_of(ng->s, k);
+	if (!f)
+		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
+	uint32_t allowed = allowed_types(ng->s, f);
+	if (!(allowed & (1u << dtype)))
+		return fail(g, "%s input %d: %s is not allowed", ng->p->name, k, dtype_name(dtype));
+	if (strncmp(f->type_str, "tensor(", 7) == 0)
+		return true;
+	int have = tp_get(ng, f->type_str);
+	if (have && have != dtype)
+		return fail(g, "%s: type %s is both %s and %s", ng->p->name, f->type_str, dtype_name(have), dtype_name(dtype));
+	if (!have && ng->ntp < GEN_MAX_TP) {
+		ng->tp_name[ng->ntp] = f->type_str;
+		ng->tp_type[ng->ntp++] = dtype;
+	}
+	return true;
+}
+
+static bool gen_node(Gen *g, const Pattern *p, ValueId *out);
+
+static const EvValue *first_input(Gen *g, NodeGen *ng)
+{
+	return ng->nslots && ng->slots[0].done && !ng->slots[0].absent ? val_of(g, ng->slots[0].v) : NULL;
+}
+
+/* The shape of a fresh operand k of the node: from what the op needs, else
+ * like the first input (or the base shape), or broadcasting to it. */
+static int fresh_shape(Gen *g, NodeGen *ng, int k, const char *formal, int64_t *dims)
+{
+	const char *op = ng->p->name;
+	const EvValue *x = first_input(g, ng);
+	if (k == 0 && (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "BatchNormalization") == 0 ||
+	               strcmp(op, "InstanceNormalization") == 0 || strstr(op, "Pool"))) {
+		int r = rng_range(g->rng, 3, 5);
+		dims[0] = rng_range(g->rng, 1, 2);
+		dims[1] = rng_range(g->rng, 1, 4);
+		for (int i = 2; i < r; i++)
+			dims[i] = rng_range(g->rng, 1, 4);
+		return r;
+	}
+	if (x && strcmp(op, "Conv") == 0 && x->rank >= 3) {
+		/* W: [M, C / group, k...], M a multiple of group; B: [M] */
+		const IrAttr *ga = ir_attr(g->m, ng->node, "group");
+		int64_t group = ga && ga->i > 0 ? ga->i : 1;
+		if (k == 1) {
+			dims[0] = group * rng_range(g->rng, 1, 2);
+			dims[1] = x->dims[1] / group;
+			for (int i = 2; i < x->rank; i++)
+				dims[i] = rng_range(g->rng, 1, x->dims[i] < 3 ? (int)x->dims[i] : 3);
+			return x->rank;
+		}
+		if (k == 2) {
+			const EvValue *w = ng->slots[1].done && !ng->slots[1].absent ? val_of(g, ng->slots[1].v) : NULL;
+			dims[0] = w && w->rank ? w->dims[0] : 1;
+			return 1;
+		}
+	}
+	if (x && strcmp(op, "BatchNormalization") == 0 && k >= 1 && x->rank >= 2) {
+		dims[0] = x->dims[1];
+		return 1;
+	}
+	if (x && strcmp(op, "InstanceNormalization") == 0 && k >= 1 && x->rank >= 2) {
+		dims[0] = x->dims[1];
+		return 1;
+	}
+	if (x && strcmp(op, "MatMul") == 0 && k == 1) {
+		int64_t kd = x->rank ? x->dims[x->rank - 1] : 1;
+		if (x->rank <= 1 || rng_chance(g->rng, 0.6)) {
+			dims[0] = kd;
+			dims[1] = rng_range(g->rng, 1, 4);
+			return rng_chance(g->rng, 0.1) ? 1 : 2;
+		}
+		memcpy(dims, x->dims, sizeof *dims * (size_t)x->rank);
+		dims[x->rank - 2] = kd;
+		dims[x->rank - 1] = rng_range(g->rng, 1, 4);
+		return x->rank;
+	}
+	if (x && strcmp(op, "Gemm") == 0 && k == 1 && x->rank == 2) {
+		dims[0] = x->dims[1];
+		dims[1] = rng_range(g->rng, 1, 4);
+		return 2;
+	}
+	if (x && strcmp(op, "LayerNormalization") == 0 && k >= 1 && x->rank >= 1) {
+		dims[0] = x->dims[x->rank - 1];
+		return 1;
+	}
+	if (strstr(op, "QuantizeLinear") && k >= 1)
+		return 0;
+	(void)formal;
+	if (x)
+		return variant_shape(g, x->rank, x->dims, dims);
+	return variant_shape(g, g->rank, g->dims, dims);
+}
+
+/* Data for an int64 operand the op reads as a list (axes, shape, ...): drawn
+ * to fit the first input; NULL when it has no such meaning. */
+static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
+{
+	const EvValue *x = first_input(g, ng);
+	const char *op = ng->p->name;
+	int r = x ? x->rank : g->rank;
+	const int64_t *d = x ? x->dims : g->dims;
+	int64_t v[2 * EV_MAX_RANK + 2];
+	int n;
+	if (strcmp(formal, "axes") == 0) {
+		if (strcmp(op, "Unsqueeze") == 0) {
+			int add = rng_range(g->rng, 1, 2);
+			n = draw_axes(g, r + add, v);
+			n = n > add ? add : n;
+		} else {
+			n = draw_axes(g, r, v);
+		}
+	} else if (strcmp(formal, "shape") == 0 && strcmp(op, "Reshape") == 0) {
+		n = draw_reshape(g, r, d, v);
+	} else if (strcmp(formal, "shape") == 0) {
+		n = draw_expand(g, r, d, v);
+	} else if (strcmp(formal, "pads") == 0) {
+		n = 2 * r;
+		for (int i = 0; i < n; i++)
+			v[i] = rng_chance(g->rng, 0.7) ? 0 : rng_range(g->rng, -1, 2);
+	} else if (strcmp(formal, "repeats") == 0) {
+		n = r;
+		for (int i = 0; i < n; i++)
+			v[i] = rng_chance(g->rng, 0.7) ? 1 : 2;
+	} else if (strcmp(formal, "starts") == 0 || strcmp(formal, "ends") == 0) {
+		n = r;
+		bool ends = formal[0] == 'e';
+		for (int i = 0; i < n; i++)
+			v[i] = ends ? (rng_chance(g->rng, 0.5) ? d[i] : rng_chance(g->rng, 0.5) ? INT64_MAX : rng_range(g->rng, -1, (int)d[i]))
+			            : (rng_chance(g->rng, 0.6) ? 0 : rng_range(g->rng, -1, (int)d[i]));
+	} else if (strcmp(formal, "split") == 0 && x && x->rank > 0) {
+		/* sizes along the Split's axis, one per output, adding up to the dim */
+		const IrAttr *aa = ir_attr(g->m, ng->node, "axis");
+		int64_t axis = aa ? aa->i : 0;
+		if (axis < 0)
+			axis += x->rank;
+		if (axis < 0 || axis >= x->rank)
+			return NULL;
+		n = (int)ir_node(g->m, ng->node)->noutputs;
+		int64_t left = x->dims[axis];
+		for (int i = 0; i < n; i++) {
+			v[i] = i == n - 1 ? left : rng_range(g->rng, 0, (int)left);
+			left -= v[i];
+		}
+	} else if (strcmp(formal, "steps") == 0) {
+		n = r;
+		for (int i = 0; i < n; i++)
+			v[i] = rng_chance(g->rng, 0.8) ? 1 : rng_chance(g->rng, 0.5) ? 2 : -1;
+	} else {
+		return NULL;
+	}
+	return ints_tensor(v, n);
+}
+
+/* Slot sl reads the value its (bound) variable holds, or output #k of the
+ * node a variable names. */
+static bool use_bound(Gen *g, Slot *sl)
+{
+	const Pattern *a = sl->pat;
+	GVar *var = var_find(g, a->name);
+	if (var->kind == GV_NODE) {
+		IrNode *bn = ir_node(g->m, var->node);
+		if ((uint32_t)a->output >= bn->noutputs)
+			return fail(g, "%s#%d: the node has %u outputs", a->name, a->output, bn->noutputs);
+		sl->v = bn->outputs[a->output];
+	} else if (var->kind == GV_VALUE) {
+		sl->v = var->v;
+	} else {
+		return fail(g, "%s is not a value", a->name);
+	}
+	sl->done = true;
+	sl->absent = sl->v == 0;
+	return true;
+}
+
+/* A fresh operand: a new variable, a wildcard, a literal or a rest item. */
+static bool gen_fresh(Gen *g, NodeGen *ng, int k)
+{
+	Slot *sl = &ng->slots[k];
+	const Pattern *a = sl->pat;
+	if (a && a->kind == PAT_VAR && var_find(g, a->name)) {
+		/* bound since pass 1 looked, by a sub-pattern of a later operand */
+		if (!use_bound(g, sl))
+			return false;
+		return sl->absent || sl->attr_form || tp_bind(g, ng, k, val_of(g, sl->v)->dtype);
+	}
+	sl->done = true;
+	if (a && a->optional && rng_chance(g->rng, 0.4)) {
+		sl->absent = true;
+		if (a->kind == PAT_VAR) {
+			GVar *var = var_new(g, a->name, GV_VALUE);
+			if (!var)
+				return fail(g, "too many variables");
+		}
+		return true;
+	}
+	const OpFormal *f = formal_of(ng->newest, k);
+	const char *fname = f ? f->name : "";
+	bool constant = sl->attr_form || (a && (a->kind == PAT_LITERAL || a->is_const));
+	EvValue *t = NULL;
+	/* the element type */
+	int dt;
+	const OpFormal *fs = formal_of(ng->s, k);
+	if (sl->attr_form) {
+		dt = DT_INT64;
+	} else if (!fs) {
+		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
+	} else if (strncmp(fs->type_str, "tensor(", 7) == 0) {
+		dt = __builtin_ctz(allowed_types(ng->s, fs));
+	} else {
+		dt = tp_get(ng, fs->type_str);
+		if (!dt)
+			dt = draw_type(g, allowed_types(ng->s, fs));
+	}
+	if (!dt)
+		return fail(g, "%s input %d: no element type to draw", ng->p->name, k);
+	if (a && a->kind == PAT_LITERAL) {
+		const Expr *lit = a->lit;
+		if (lit->kind == EXPR_LIST) {
+			int64_t dims[1] = {lit->n};
+			t = ev_tensor_new(dt, 1, dims);
+			for (int i = 0; t && i < lit->n; i++) {
+				double x, tol;
+				dsl_literal_value(lit->items[i], &x, &tol);
+				ev_set_f(t, i, x);
+			}
+		} else {
+			double x, tol;
+			dsl_literal_value(lit, &x, &tol);
+			if (tol > 0 && rng_chance(g->rng, 0.5))
+				x += (rng_unit(g->rng) * 2 - 1) * tol;
+			int64_t dims[EV_MAX_RANK];
+			int r = 0, pick = rng_below(g->rng, 10);
+			if (pick >= 5 && pick < 7) {
+				r = 1;
+				dims[0] = 1;
+			} else if (pick >= 7) {
+				const EvValue *x0 = first_input(g, ng);
+				r = x0 ? x0->rank : g->rank;
+				memcpy(dims, x0 ? x0->dims : g->dims, sizeof *dims * (size_t)r);
+				if (pick == 9)
+					for (int i = 0; i < r; i++)
+						dims[i] = 1;
+			}
+			t = ev_tensor_new(dt, r, dims);
+			for (int64_t i = 0; t && i < t->numel; i++)
+				ev_set_f(t, i, x);
+		}
+	} else if (dt == DT_INT64 && (t = special_ints(g, ng, fname)) != NULL) {
+		constant = constant || rng_chance(g->rng, 0.8);
+	} else {
+		int64_t dims[EV_MAX_RANK];
+		int r = fresh_shape(g, ng, k, fname, dims);
+		t = ev_tensor_new(dt, r, dims);
+		if (t)
+			fill(g, t);
+	}
+	if (!t)
+		return fail(g, "%s input %d: cannot make a %s tensor", ng->p->name, k, dtype_name(dt));
+	if (!sl->attr_form && !tp_bind(g, ng, k, t->dtype)) {
+		ev_unref(t);
+		return false;
+	}
+	const char *hint = a && (a->kind == PAT_VAR || a->kind == PAT_REST) ? a->name : a && a->kind == PAT_LITERAL ? "c" : "u";
+	sl->v = add_value(g, hint, t, constant);
+	if (a && a->kind == PAT_VAR) {
+		GVar *var = var_new(g, a->name, GV_VALUE);
+		if (!var)
+			return fail(g, "too many variables");
+		var->v = sl->v;
+	}
+	return true;
+}
+
+/* ---- attributes -------------------------------------------------------------------- */
+
+static const int cast_targets[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_INT8, DT_UINT8,
+                                   DT_INT16, DT_INT32, DT_INT64, DT_BOOL};
+
+/* A value for attribute `def` of the node (its first input x), or false when
+ * the generator has no idea what the attribute may hold. */
+static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
+{
+	const EvValue *x = first_input(g, ng);
+	int r = x ? x->rank : g->rank;
+	const char *name = def->name, *op = ng->p->name;
+	IrModel *m = g->m;
+	int64_t v[2 * EV_MAX_RANK + 2];
+	if (strcmp(name, "perm") == 0) {
+		for (int i = 0; i < r; i++)
+			v[i] = i;
+		for (int i = r - 1; i > 0; i--) {
+			int j = rng_below(g->rng, i + 1);
+			int64_t tmp = v[i];
+			v[i] = v[j];
+			v[j] = tmp;
+		}
+		ir_attr_set_ints(m, n, name, v, (size_t)r);
+	} else if (strcmp(name, "axis") == 0 && def->type == ATTR_INT) {
+		if (r == 0)
+			return false;
+		int a = rng_below(g->rng, r);
+		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.3) ? a - r : a);
+	} else if (strcmp(name, "axes") == 0 && def->type == ATTR_INTS) {
+		int k = strcmp(op, "Unsqueeze") == 0 ? draw_axes(g, r + 1, v) : draw_axes(g, r, v);
+		if (strcmp(op, "Unsqueeze") == 0 && k > 1)
+			k = 1;
+		ir_attr_set_ints(m, n, name, v, (size_t)k);
+	} else if (strcmp(name, "keepdims") == 0 || strcmp(name, "transA") == 0 || strcmp(name, "transB") == 0) {
+		ir_attr_set_int(m, n, name, rng_below(g->rng, 2));
+	} else if (strcmp(name, "to") == 0) {
+		ir_attr_set_int(m, n, name, cast_targets[rng_below(g->rng, (int)(sizeof cast_targets / sizeof *cast_targets))]);
+	} else if (strcmp(name, "epsilon") == 0) {
+		const float eps[] = {1e-5f, 1e-3f, 0.1f, 0.0f};
+		ir_attr_set_float(m, n, name, eps[rng_below(g->rng, 4)]);
+	} else if (strcmp(name, "alpha") == 0 || strcmp(name, "beta") == 0) {
+		const float ab[] = {1.0f, 0.5f, 2.0f, 0.1f};
+		ir_attr_set_float(m, n, name, ab[rng_below(g->rng, 4)]);
+	} else if (strcmp(name, "is_test") == 0) {
+		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
+	} else if (strcmp(name, "approximate") == 0) {
+		const char *s = rng_chance(g->rng, 0.5) ? "none" : "tanh";
+		ir_attr_set_string(m, n, name, s, strlen(s));
+	} else if (x && r >= 3 && (strcmp(name, "strides") == 0 || strcmp(name, "dilations") == 0)) {
+		for (int i = 0; i < r - 2; i++)
+			v[i] = rng_chance(g->rng, 0.7) ? 1 : 2;
+		ir_attr_set_ints(m, n, name, v, (size_t)(r - 2));
+	} else if (x && r >= 3 && strcmp(name, "pads") == 0) {
+		for (int i = 0; i < 2 * (r - 2); i++)
+			v[i] = rng_chance(g->rng, 0.7) ? 0 : 1;
+		ir_attr_set_ints(m, n, name, v, (size_t)(2 * (r - 2)));
+	} else if (x && r >= 2 && strcmp(name, "group") == 0) {
+		int64_t c = x->dims[1], gr = 1;
+		for (int64_t d = c; d >= 1; d--)
+			if (c % d == 0 && rng_chance(g->rng, 0.4)) {
+				gr = d;
+				break;
+			}
+		ir_attr_set_int(m, n, name, gr);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The literal value of a pattern attribute [name = literal]. */
+static bool set_literal_attr(Gen *g, NodeId n, const char *name, AttrType type, const Expr *e)
+{
+	IrModel *m = g->m;
+	double x, tol;
+	switch (type) {
+	case ATTR_INT:
+	case ATTR_FLOAT:
+		if (!dsl_literal_value(e, &x, &tol))
+			return fail(g, "attribute %s: not a literal", name);
+		if (type == ATTR_INT)
+			ir_attr_set_int(m, n, name, (int64_t)x);
+		else
+			ir_attr_set_float(m, n, name, (float)x);
+		return true;
+	case ATTR_STRING:
+		if (e->kind != EXPR_STRING)
+			return fail(g, "attribute %s: not a string", name);
+		ir_attr_set_string(m, n, name, e->s, strlen(e->s));
+		return true;
+	case ATTR_INTS:
+	case ATTR_FLOATS: {
+		if (e->kind != EXPR_LIST)
+			return fail(g, "attribute %s: not a list", name);
+		int64_t iv[64];
+		float fv[64];
+		int k = e->n < 64 ? e->n : 64;
+		for (int i = 0; i < k; i++) {
+			if (!dsl_literal_value(e->items[i], &x, &tol))
+				return fail(g, "attribute %s: not a literal list", name);
+			iv[i] = (int64_t)x;
+			fv[i] = (float)x;
+		}
+		if (type == ATTR_INTS)
+			ir_attr_set_ints(m, n, name, iv, (size_t)k);
+		else
+			ir_attr_set_floats(m, n, name, fv, (size_t)k);
+		return true;
+	}
+	default:
+		return fail(g, "attribute %s: type %s not generated", name, attr_type_name(type));
+	}
+}
+
+static void copy_attr(IrModel *m, NodeId to, const char *name, const IrAttr *a)
+{
+	switch (a->type) {
+	case ATTR_INT: ir_attr_set_int(m, to, name, a->i); break;
+	case ATTR_FLOAT: ir_attr_set_float(m, to, name, a->f); break;
+	case ATTR_STRING: ir_attr_set_string(m, to, name, a->s.data, a->s.len); break;
+	case ATTR_INTS: ir_attr_set_ints(m, to, name, a->ints, a->n); break;
+	case ATTR_FLOATS: ir_attr_set_floats(m, to, name, a->floats, a->n); break;
+	default: break;
+	}
+}
+
+/* Is the pattern attribute's literal the attribute's default? */
+static bool is_default(const OpAttrDef *def, const Expr *e)
+{
+	double x, tol;
+	if (!def || !def->has_default)
+		return false;
+	if (def->type == ATTR_INT && dsl_literal_value(e, &x, &tol))
+		return def->i == (int64_t)x;
+	if (def->type == ATTR_FLOAT && dsl_literal_value(e, &x, &tol))
+		return (float)def->f == (float)x;
+	if (def->type == ATTR_STRING && e->kind == EXPR_STRING && def->s)
+		return strcmp(def->s, e->s) == 0;
+	return false;
+}
+
+/* ---- nodes ----------------------------------------------------------------------------- */
+
+/* The node of pattern p (an op) and its operands; *out is output p->output. */
+static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
+{
+	NodeGen ng = {.p = p};
+	const char *domain = p->domain ? p->domain : "";
+	ng.s = op_schema_lookup(domain, p->name, g->opset);
+	ng.newest = p->schema ? p->schema : ng.s;
+	if (!ng.s)
+		return fail(g, "%s does not exist at opset %d", p->name, g->opset);
+	/* the operands: a rest list draws 0-3 items (at least what the op needs) */
+	for (int i = 0; i < p->nargs; i++) {
+		const Pattern *a = p->args[i];
+		if (a->kind == PAT_REST) {
+			GVar *bound = var_find(g, a->name);
+			int want = bound ? bound->nrest : rng_range(g->rng, 0, 3);
+			while (ng.nslots + want < ng.s->min_inputs)
+				want++;
+			for (int k = 0; k < want && ng.nslots < GEN_MAX_SLOTS; k++) {
+				Slot *sl = &ng.slots[ng.nslots++];
+				*sl = (Slot){.pat = a};
+				if (bound) {
+					sl->v = bound->rest[k];
+					sl->done = true;
+				}
+			}
+			continue;
+		}
+		if (ng.nslots == GEN_MAX_SLOTS)
+			return fail(g, "too many operands");
+		ng.slots[ng.nslots++] = (Slot){.pat = a};
+	}
+	/* operands an older opset spells as attributes, or does not have */
+	if (!*domain) {
+		for (int k = 0; k < ng.nslots; k++) {
+			ng.slots[k].attr_form = opset_form_input_attr(p->name, g->opset, k);
+			const OpsetForm *forms[8];
+			int nf = opset_forms_at(p->name, g->opset, forms, 8);
+			for (int i = 0; i < nf; i++) {
+				if (forms[i]->kind == FORM_MOVED && forms[i]->input == k)
+					return fail(g, "%s input %d is at another position at opset %d", p->name, k, g->opset);
+				if (forms[i]->kind == FORM_NO_INPUT && forms[i]->input == k) {
+					const Pattern *a = ng.slots[k].pat;
+					if (a && !a->optional)
+						return fail(g, "%s has no input %d at opset %d", p->name, k, g->opset);
+					ng.slots[k].absent = ng.slots[k].done = true;
+				}
+			}
+		}
+	}
+	/* 1. sub-patterns and bound variables: their types come first */
+	for (int k = 0; k < ng.nslots; k++) {
+		Slot *sl = &ng.slots[k];
+		const Pattern *a = sl->pat;
+		if (sl->done) {
+			if (!sl->absent && sl->v && !sl->attr_form && !tp_bind(g, &ng, k, val_of(g, sl->v)->dtype))
+				return false;
+			continue;
+		}
+		if (a->kind == PAT_OP) {
+			if (!gen_node(g, a, &sl->v))
+				return false;
+			sl->done = true;
+		} else if (a->kind == PAT_VAR && var_find(g, a->name)) {
+			if (!use_bound(g, sl))
+				return false;
+		} else {
+			continue;
+		}
+		if (!sl->absent && !sl->attr_form && !tp_bind(g, &ng, k, val_of(g, sl->v)->dtype))
+			return false;
+	}
+	/* 2. the first operand, if fresh: attributes are drawn to fit it */
+	if (ng.nslots && !ng.slots[0].done && !gen_fresh(g, &ng, 0))
+		return false;
+	/* the node, so that attributes can be set; inputs come after */
+	int nout = ng.s->min_outputs > p->output + 1 ? ng.s->min_outputs : p->output + 1;
+	bool variadic_out = ng.s->noutputs && ng.s->outputs[ng.s->noutputs - 1].option == OPT_VARIADIC;
+	if (variadic_out)
+		nout = rng_range(g->rng, nout > 1 ? nout : 1, 3);
+	else if (nout < ng.s->max_outputs && nout < GEN_MAX_OUTS && rng_chance(g->rng, 0.25))
+		nout++;
+	char name[32];
+	snprintf(name, sizeof name, "n%d", ++g->nnodes);
+	const char *onames[GEN_MAX_OUTS];
+	for (int i = 0; i < nout && i < GEN_MAX_OUTS; i++)
+		onames[i] = fresh_name(g);
+	NodeId n = ir_node_new(g->m, IR_MAIN_GRAPH, 0, domain, p->name, name, NULL, 0, onames, (uint32_t)nout);
+	if (!n)
+		return fail(g, "cannot create %s", p->name);
+	ng.node = n;
+	if (p->bind) {
+		GVar *var = var_new(g, p->bind, GV_NODE);
+		if (!var)
+			return fail(g, "too many variables");
+		var->node = n;
+	}
+	/* 3. attributes: the pattern's, then (sometimes) others the schema has */
+	for (int i = 0; i < p->nattrs; i++) {
+		const AttrArg *aa = &p->attrs[i];
+		const OpAttrDef *def = op_schema_attr(ng.s, aa->name);
+		int as_input = opset_form_attr_input(ng.newest, aa->name);
+		if (!def && as_input >= 0) {
+			/* ReduceMean[axes = [-1]] where axes is an input at this opset */
+			if (aa->value->kind != EXPR_LIST)
+				return fail(g, "attribute %s: not a list", aa->name);
+			int64_t v[64];
+			int k = aa->value->n < 64 ? aa->value->n : 64;
+			for (int j = 0; j < k; j++) {
+				double x, tol;
+				dsl_literal_value(aa->value->items[j], &x, &tol);
+				v[j] = (int64_t)x;
+			}
+			while (ng.nslots <= as_input)
+				ng.slots[ng.nslots++] = (Slot){.absent = true, .done = true};
+			ng.slots[as_input] = (Slot){.done = true, .v = add_value(g, aa->name, ints_tensor(v, k), true)};
+			continue;
+		}
+		if (!def)
+			return fail(g, "%s has no attribute %s at opset %d", p->name, aa->name, g->opset);
+		if (aa->value->kind == EXPR_VAR) {
+			GVar *var = var_find(g, aa->value->s);
+			if (var && var->kind == GV_ATTR) {
+				const IrAttr *src = ir_attr(g->m, var->node, var->attr);
+				if (src)
+					copy_attr(g->m, n, aa->name, src);
+				continue;
+			}
+			if (!draw_attr(g, &ng, def, n))
+				return fail(g, "cannot draw a value for %s's attribute %s", p->name, aa->name);
+			var = var_new(g, aa->value->s, GV_ATTR);
+			if (!var)
+				return fail(g, "too many variables");
+			var->node = n;
+			var->attr = def->name;
+			continue;
+		}
+		if (is_default(def, aa->value) && rng_chance(g->rng, 0.3))
+			continue;
+		if (!set_literal_attr(g, n, def->name, def->type, aa->value))
+			return false;
+	}
+	for (int i = 0; i < ng.s->nattrs; i++) {
+		const OpAttrDef *def = &ng.s->attrs[i];
+		if (ir_attr(g->m, n, def->name))
+			continue;
+		bool mentioned = false;
+		for (int j = 0; j < p->nattrs; j++)
+			mentioned |= strcmp(p->attrs[j].name, def->name) == 0;
+		bool is_form = false;
+		for (int k = 0; k < ng.nslots; k++)
+			is_form |= ng.slots[k].attr_form && strcmp(ng.slots[k].attr_form->attr, def->name) == 0;
+		if (mentioned || is_form)
+			continue;
+		if (def->required) {
+			if (!draw_attr(g, &ng, def, n))
+				return fail(g, "cannot draw a value for %s's attribute %s", p->name, def->name);
+		} else if (rng_chance(g->rng, 0.25)) {
+			draw_attr(g, &ng, def, n);
+		}
+	}
+	/* 4. the other fresh operands */
+	for (int k = 1; k < ng.nslots; k++)
+		if (!ng.slots[k].done && !gen_fresh(g, &ng, k))
+			return false;
+	/* rest lists bind their items */
+	for (int k = 0; k < ng.nslots; k++) {
+		const Pattern *a = ng.slots[k].pat;
+		if (a && a->kind == PAT_REST) {
+			GVar *var = var_find(g, a->name);
+			if (!var) {
+				var = var_new(g, a->name, GV_REST);
+				if (!var)
+					return fail(g, "too many variables");
+				for (int j = k; j < ng.nslots && ng.slots[j].pat == a; j++)
+					var->rest[var->nrest++] = ng.slots[j].v;
+			}
+			break;
+		}
+	}
+	/* operands spelled as attributes at this opset become them */
+	ValueId ins[GEN_MAX_SLOTS];
+	EvValue *invals[GEN_MAX_SLOTS];
+	int nin = 0;
+	for (int k = 0; k < ng.nslots; k++) {
+		Slot *sl = &ng.slots[k];
+		if (sl->attr_form) {
+			if (sl->absent)
+				continue;
+			const EvValue *t = val_of(g, sl->v);
+			const OpAttrDef *def = op_schema_attr(ng.s, sl->attr_form->attr);
+			if (!def || t->dtype != DT_INT64 || t->rank > 1)
+				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
+			if (def->type == ATTR_INTS)
+				ir_attr_set_ints(g->m, n, def->name, (const int64_t *)t->data, (size_t)t->numel);
+			else if (def->type == ATTR_INT && t->numel == 1)
+				ir_attr_set_int(g->m, n, def->name, ((const int64_t *)t->data)[0]);
+			else
+				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
+			continue;
+		}
+		ins[nin] = sl->absent ? 0 : sl->v;
+		invals[nin++] = sl->absent ? NULL : val_of(g, sl->v);
+	}
+	while (nin > 0 && ins[nin - 1] == 0)
+		nin--;
+	for (int k = 0; k < nin; k++)
+		ir_set_input(g->m, n, (uint32_t)k, ins[k]);
+	if (ir_node(g->m, n)->ninputs != (uint32_t)nin)
+		return fail(g, "cannot set the inputs of %s", p->name);
+	/* 5. run it */
+	EvValue *outs[GEN_MAX_OUTS] = {NULL};
+	Diag d;
+	diag_init(&d, NULL);
+	if (!ev_eval_node(g->m, n, invals, outs, &d)) {
+		for (int i = 0; i < nout; i++)
+			ev_unref(outs[i]);
+		return fail(g, "%s", d.first);
+	}
+	IrNode *node = ir_node(g->m, n);
+	for (uint32_t i = 0; i < node->noutputs; i++)
+		if (outs[i] && outs[i]->kind == EV_TENSOR) {
+			set_type(g, node->outputs[i], outs[i]);
+			set_val(g, node->outputs[i], outs[i]);
+		} else {
+			ev_unref(outs[i]);
+			return fail(g, "%s output %u is not a tensor", p->name, i);
+		}
+	if ((uint32_t)p->output >= node->noutputs)
+		return fail(g, "%s has no output %d", p->name, p->output);
+	*out = node->outputs[p->output];
+	return true;
+}
+
+/* ---- instances -------------------------------------------------------------------------- */
+
+static int ir_version_for(int opset)
+{
+	static const int v[] = {3, 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10, 10, 11};
+	/* opset 1 .. 23 -> IR version; never below 4 (inputs with defaults) */
+	int iv = opset >= 1 && opset <= 23 ? v[opset - 1] : 11;
+	return iv < 4 ? 4 : iv;
+}
+
+bool gen_instance(const Rule *r, int lo, int hi, bool finite, Rng *rng, GenInstance *out)
+{
+	memset(out, 0, sizeof *out);
+	Gen g = {.rng = rng, .finite = finite, .why = out->why};
+	g.opset = rng_range(rng, lo, hi);
+	g.m = ir_model_new();
+	ir_graph_new(g.m, 0, "instance");
+	ir_set_opset(g.m, "", g.opset);
+	g.m->ir_version = ir_version_for(g.opset);
+	out->m = g.m;
+	out->opset = g.opset;
+	/* the preferred type: from the root's first input */
+	const OpSchema *rs = r->lhs->kind == PAT_OP ? op_schema_lookup(r->lhs->domain ? r->lhs->domain : "", r->lhs->name, g.opset) : NULL;
+	const OpFormal *f0 = rs ? formal_of(rs, 0) : NULL;
+	uint32_t allowed = f0 ? allowed_types(rs, f0) : 1u << DT_FLOAT;
+	g.dtype = DT_FLOAT;
+	if (!(allowed & (1u << DT_FLOAT)) || rng_chance(rng, 0.4)) {
+		int t = draw_any_type(&g, allowed);
+		g.dtype = t ? t : DT_FLOAT;
+	}
+	static const int ranks[] = {0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6};
+	g.rank = ranks[rng_below(rng, (int)(sizeof ranks / sizeof *ranks))];
+	for (int i = 0; i < g.rank; i++)
+		g.dims[i] = rng_chance(rng, 0.85) ? rng_range(rng, 1, 3) : rng_range(rng, 4, 5);
+	ValueId y = 0;
+	bool ok = r->lhs->kind == PAT_OP && gen_node(&g, r->lhs, &y);
+	if (!ok && !out->why[0])
+		snprintf(out->why, sizeof out->why, "the pattern's root is not an op");
+	if (ok) {
+		/* the root's output the result replaces is the graph output (all of
+		 * them for a result of several outputs) */
+		out->root = ir_value(g.m, y)->producer;
+		IrNode *root = ir_node(g.m, out->root);
+		bool tuple = r->rhs && r->rhs->kind == EXPR_TUPLE;
+		/* Half the time an Identity reads the output, as when the match
+		 * sits inside a graph: a result that is a graph input can replace
+		 * it only there (a graph output must be some node's). */
+		bool inside = !tuple && rng_chance(rng, 0.5);
+		for (uint32_t i = 0; i < root->noutputs; i++) {
+			ValueId v = ir_node(g.m, out->root)->outputs[i];
+			if (v != y && !(tuple && v))
+				continue;
+			const char *name = v == y ? "y" : ir_fresh_name(g.m, "y");
+			if (inside) {
+				const char *names[1] = {name};
+				NodeId id = ir_node_new(g.m, IR_MAIN_GRAPH, 0, "", "Identity", "out", &v, 1, names, 1);
+				v = ir_node(g.m, id)->outputs[0];
+				set_type(&g, v, val_of(&g, y));
+			} else {
+				ir_value_rename(g.m, v, name);
+			}
+			ir_add_output(g.m, IR_MAIN_GRAPH, v);
+		}
+		ir_node(g.m, out->root)->name = "root";
+	}
+	for (uint32_t i = 0; i < g.capvals; i++)
+		ev_unref(g.vals[i]);
+	free(g.vals);
+	return ok;
+}

@@ -1,0 +1,46 @@
+/* verify.h - `graft verify`: every rule tried on generated instances of its
+ * left side and checked on the reference evaluator.
+ *
+ * For each rule of a loaded rule set (rw_interp.h), instances are built from
+ * the pattern (gen.c): an opset in the rule's range, element types the op
+ * schemas allow, ranks 0-6 and shapes with 1s and broadcasting, attribute
+ * values the schemas allow, and data random and at the edges (0, -0, 1, -1,
+ * huge, tiny, denormal, inf, NaN).  An instance where the rule fires is run
+ * before and after the rewrite; outputs must agree in dtype, shape and every
+ * bit (NaN == NaN), or within the rule's declared [tolerance X].
+ *
+ * Per rule one verdict: verified (instances, max error), WRONG (the first
+ * counterexample saved as ONNX, before and after, with its inputs as the
+ * graph inputs' default values, and printed), or not exercised (no instance
+ * fired: the condition that failed most often).  Deterministic per seed:
+ * each rule draws from its own stream (seed and rule name). */
+#ifndef GRAFT_VERIFY_H
+#define GRAFT_VERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rewrite.h"
+
+typedef struct VerifyOptions {
+	uint64_t seed;
+	int instances;              /* firing instances wanted per rule (0: 100) */
+	int tries;                  /* most instances generated per rule (0: 4000) */
+	const char *out_dir;        /* where counterexamples go (NULL: "graft-verify") */
+	const char *const *only;    /* verify just these rules (names) */
+	int nonly;
+	FILE *out;                  /* the report (one line per rule, then the summary) */
+	bool verbose;               /* also: per rule, tries, invalid instances, why-tally */
+} VerifyOptions;
+
+typedef struct VerifyCounts {
+	int verified, wrong, unexercised;
+} VerifyCounts;
+
+/* Verify the rules of set (rules loaded at run time: set->interp).  False
+ * only on an error that stops the run (a counterexample cannot be saved, a
+ * --rule names no rule): the message is in d. */
+bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c, Diag *d);
+
+#endif

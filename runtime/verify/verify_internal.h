@@ -1,0 +1,61 @@
+/* verify_internal.h - what verify.c and gen.c share: the random stream and
+ * the instance generator. */
+#ifndef GRAFT_VERIFY_INTERNAL_H
+#define GRAFT_VERIFY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "ir.h"
+
+/* splitmix64: small, fast, and the same numbers on every machine. */
+typedef struct Rng {
+	uint64_t s;
+} Rng;
+
+static inline uint64_t rng_next(Rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+/* Uniform in [0, n) (n > 0). */
+static inline int rng_below(Rng *r, int n)
+{
+	return (int)(rng_next(r) % (uint64_t)n);
+}
+/* Uniform in [lo, hi]. */
+static inline int rng_range(Rng *r, int lo, int hi)
+{
+	return lo + rng_below(r, hi - lo + 1);
+}
+/* True with probability p. */
+static inline bool rng_chance(Rng *r, double p)
+{
+	return (double)(rng_next(r) >> 11) * 0x1.0p-53 < p;
+}
+static inline double rng_unit(Rng *r)
+{
+	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* One generated instance: a model whose main graph is the rule's left side
+ * (node "root" computes the graph output "y"), its non-constant variables
+ * graph inputs with their data as default values (overridable
+ * initializers), so the model alone reproduces a run. */
+typedef struct GenInstance {
+	IrModel *m;
+	int opset;
+	NodeId root;
+	char why[256];              /* why no instance could be built */
+} GenInstance;
+
+/* Build one instance of checked rule r's left side at an opset in lo..hi.
+ * finite: data without inf, NaN or huge values (for approximate rules).
+ * False (and why) when the draw gives no valid graph: an op the opset lacks,
+ * shapes that do not fit, an evaluator error. */
+bool gen_instance(const Rule *r, int lo, int hi, bool finite, Rng *rng, GenInstance *out);
+
+#endif
