@@ -884,6 +884,96 @@ START_TEST(test_cli_rules)
 }
 END_TEST
 
+/* graft verify on the fixtures of tests/verify/ and on the library. */
+START_TEST(test_cli_verify)
+{
+	const char *graft = getenv("GRAFT");
+	if (!graft) {
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+		return;
+	}
+	char *tmp = temp_dir(), *out, *cmd, *again;
+	/* right rules: every one verified, exit 0 */
+	cmd = fmt("%s verify tests/verify/correct.rules -o %s", graft, tmp);
+	ck_assert_msg(shell(cmd, &out) == 0, "%s", out);
+	ck_assert_msg(strstr(out, "verified       sub_zero                 tests/verify/correct.rules:4: 100 instances, exact\n") &&
+	              strstr(out, "verified       neg_neg ") && strstr(out, "verified       transpose_pair ") &&
+	              strstr(out, "4 verified, 0 wrong, 0 not exercised (seed 0)\n"), "%s", out);
+	free(out);
+	free(cmd);
+	/* three wrong rules: each named, each counterexample reproduces under graft compare */
+	cmd = fmt("%s verify tests/verify/wrong.rules -o %s --seed 7", graft, tmp);
+	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	ck_assert_msg(strstr(out, "0 verified, 3 wrong, 0 not exercised (seed 7)\n"), "%s", out);
+	const char *wrong[] = {"add_zero", "drop_transpose", "div_to_mul"};
+	for (int i = 0; i < 3; i++) {
+		char *line = fmt("WRONG          %-24s tests/verify/wrong.rules:", wrong[i]);
+		char *repro = fmt("reproduce: graft compare %s/%s.onnx %s/%s.rewritten.onnx --exact\n", tmp, wrong[i], tmp, wrong[i]);
+		ck_assert_msg(strstr(out, line) && strstr(out, repro), "%s: %s", wrong[i], out);
+		char *cmp = fmt("%s compare %s/%s.onnx %s/%s.rewritten.onnx --exact", graft, tmp, wrong[i], tmp, wrong[i]), *res;
+		ck_assert_msg(shell(cmp, &res) == 1 && strstr(res, "models differ (1 run, exact)"), "%s: %s", wrong[i], res);
+		free(res);
+		free(cmp);
+		free(line);
+		free(repro);
+	}
+	/* -0 + 0 is +0: the Add is no identity, bit for bit */
+	ck_assert_msg(strstr(out, "add_zero                 tests/verify/wrong.rules:6: instance") &&
+	              strstr(out, ": not exact: output y"), "%s", out);
+	/* the counterexample is printed with its inputs' values */
+	ck_assert_msg(strstr(out, "    before (inputs are the graph inputs' values):\n") && strstr(out, "[root] ") &&
+	              strstr(out, " x = {"), "%s", out);
+	/* the same seed, the same report */
+	ck_assert_msg(shell(cmd, &again) == 1, "%s", again);
+	ck_assert_str_eq(again, out);
+	free(again);
+	free(out);
+	free(cmd);
+	/* quantizing and dequantizing again is not exact */
+	cmd = fmt("%s verify tests/verify/quant.rules -o %s", graft, tmp);
+	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	ck_assert_msg(strstr(out, "WRONG          qdq                      tests/verify/quant.rules:5: instance") &&
+	              strstr(out, ": not exact: output y") && strstr(out, "0 verified, 1 wrong, 0 not exercised"), "%s", out);
+	free(out);
+	free(cmd);
+	/* never fires: the condition that failed; a tolerance too tight: the error against it */
+	char *rules = fmt("%s/mine.rules", tmp);
+	write_text(rules, "level basic;\n"
+	                  "rule never \"a guard that never holds\": Relu(x) if rank(x) == 9 => x;\n"
+	                  "rule gemm_tight [tolerance 1e-12]: Add(MatMul(a, b:const), c:const)\n"
+	                  "    if rank(a) == 2 && rank(b) == 2 && rank(c) == 1 && dim(c, 0) == dim(b, 1) => Gemm(a, b, c);\n");
+	cmd = fmt("%s verify %s -o %s --tries 500", graft, rules, tmp);
+	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	char *never = fmt("not exercised  never                    %s:2: fired on 0 of 500 instances; most often: guard false: "
+	                  "rank(x) == 9 (500)\n", rules);
+	ck_assert_msg(strstr(out, never) && strstr(out, "> tolerance 1e-12)\n"), "%s", out);
+	char *atol = strstr(out, "--rtol 0 --atol ");
+	ck_assert_msg(atol, "%s", out);
+	char *cmp = fmt("%s compare %s/gemm_tight.onnx %s/gemm_tight.rewritten.onnx --rtol 0 --atol %g", graft, tmp, tmp,
+	                strtod(atol + 16, NULL)), *res;
+	ck_assert_msg(shell(cmp, &res) == 1, "%s", res);
+	free(res);
+	free(cmp);
+	free(never);
+	free(out);
+	free(cmd);
+	/* errors in the file: graftc's diagnostics, exit 1 */
+	write_text(rules, "rule bad: Relu(x) => Relux(x);\n");
+	cmd = fmt("%s verify %s", graft, rules);
+	ck_assert_msg(shell(cmd, &out) == 1 && strstr(out, "mine.rules:1:22: error: unknown operator 'Relux'") &&
+	              strstr(out, "graft: 1 error in the rules\n"), "%s", out);
+	free(out);
+	free(cmd);
+	/* the library verifies, every rule exercised */
+	cmd = fmt("%s verify rules/*/*.rules -o %s", graft, tmp);
+	ck_assert_msg(shell(cmd, &out) == 0 && strstr(out, " verified, 0 wrong, 0 not exercised (seed 0)\n"), "%s", out);
+	free(out);
+	free(cmd);
+	free(rules);
+	free(tmp);
+}
+END_TEST
+
 START_TEST(test_graftc_output)
 {
 	char *dir = temp_dir(), *err;
@@ -991,6 +1081,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_div_by_const);
 	tcase_add_test(tc, test_graftc_output);
 	tcase_add_test(tc, test_cli_rules);
+	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);
 	suite_add_tcase(s, tc);
