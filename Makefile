@@ -15,7 +15,9 @@
 #   make valgrind   run the tests under valgrind
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
 #   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language;
-#                   make fuzz-rules over graft optimize --rules (load, then interpret)
+#                   make fuzz-rules over graft optimize --rules and graft verify (load,
+#                   interpret, generate instances)
+#   make ort-gate   what graft writes, and graft verify's instances, in ONNX Runtime
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
@@ -211,6 +213,7 @@ ort-gate: $(BUILD)/graft
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/verify_ort.sh $(ORT_LOCAL) 20
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL); \
 	else echo "ort-gate: no corpus; corpus set skipped"; fi
 

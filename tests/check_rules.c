@@ -680,7 +680,8 @@ START_TEST(test_why)
 	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
 	why_case(t, none, "matmul_add_gemm", 0, RW_WHY_GUARD,
-	         "rank(a) == 2 && rank(b) == 2 && (rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
+	         "(dtype(a) == float32 || dtype(a) == float64 || dtype(a) == float16 || dtype(a) == bfloat16) && rank(a) == 2 "
+	         "&& rank(b) == 2 && (rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
 	         "&& (dim(c, 0) == 1 || dim(c, 0) == dim(a, 0)) && (dim(c, 1) == 1 || dim(c, 1) == dim(b, 1)))");
 	free(t);
 	free(w);

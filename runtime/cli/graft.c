@@ -1009,6 +1009,7 @@ static int cmd_verify(int argc, char **argv)
 		{"out", required_argument, NULL, 'o'},
 		{"rule", required_argument, NULL, 'r'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"keep", required_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1020,16 +1021,18 @@ static int cmd_verify(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
-		case 's': case 'n': case 't': {
+		case 's': case 'n': case 't': case 'k': {
 			unsigned long long v = strtoull(optarg, &end, 10);
-			if (*end || !*optarg || (c != 's' && (v == 0 || v > 1000000)))
+			if (*end || !*optarg || (c != 's' && (v > 1000000 || (v == 0 && c != 'k'))))
 				return usage_error("expected a number, got '%s'", optarg);
 			if (c == 's')
 				vo.seed = v;
 			else if (c == 'n')
 				vo.instances = (int)v;
-			else
+			else if (c == 't')
 				vo.tries = (int)v;
+			else
+				vo.keep = (int)v;
 			break;
 		}
 		case 'o': vo.out_dir = optarg; break;
@@ -1055,6 +1058,8 @@ static int cmd_verify(int argc, char **argv)
 			       "  --tries N           most graphs generated per rule (default 4000)\n"
 			       "  --rule NAME         verify only this rule (repeatable)\n"
 			       "  -o, --out DIR       where counterexamples go (default graft-verify/)\n"
+			       "  --keep N            also save each rule's first N firing graphs, before and after,\n"
+			       "                      to DIR (RULE.K.onnx, RULE.K.rewritten.onnx), to run elsewhere\n"
 			       "  -v, --verbose       per rule, the tries and why graphs were dropped\n");
 			return EXIT_OK;
 		default:

@@ -907,8 +907,10 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	/* the node, so that attributes can be set; inputs come after */
 	int nout = ng.s->min_outputs > p->output + 1 ? ng.s->min_outputs : p->output + 1;
 	bool variadic_out = ng.s->noutputs && ng.s->outputs[ng.s->noutputs - 1].option == OPT_VARIADIC;
+	if (nout > GEN_MAX_OUTS)
+		return fail(g, "%s: output %d is beyond what instances draw", p->name, p->output);
 	if (variadic_out)
-		nout = rng_range(g->rng, nout > 1 ? nout : 1, 3);
+		nout = rng_range(g->rng, nout > 1 ? nout : 1, nout > 3 ? nout : 3);
 	else if (nout < ng.s->max_outputs && nout < GEN_MAX_OUTS && rng_chance(g->rng, 0.25))
 		nout++;
 	char name[32];

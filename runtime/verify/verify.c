@@ -270,15 +270,37 @@ typedef struct RuleRun {
 	char wrong_text[1200];
 } RuleRun;
 
+static bool make_dir(const char *dir, Diag *d)
+{
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		diag_error(d, dir, "cannot create the folder: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Keep a firing instance, before and after (VerifyOptions.keep). */
+static bool keep_instance(const VerifyOptions *o, const RuleRun *rr, const uint8_t *before, size_t blen,
+                          IrModel *after, Diag *d)
+{
+	const char *dir = o->out_dir ? o->out_dir : "graft-verify";
+	char pa[4096], pb[4096];
+	snprintf(pa, sizeof pa, "%s/%s.%d.onnx", dir, rr->mr->name, rr->fired);
+	snprintf(pb, sizeof pb, "%s/%s.%d.rewritten.onnx", dir, rr->mr->name, rr->fired);
+	return make_dir(dir, d) && write_bytes(pa, before, blen, d) && ir_save_file(after, pb, NULL, d);
+}
+
 /* Save and print the counterexample; false if it cannot be saved. */
 static bool counterexample(const VerifyOptions *o, RuleRun *rr, const uint8_t *before, size_t blen, IrModel *after,
                            double atol, Diag *d)
 {
 	const char *dir = o->out_dir ? o->out_dir : "graft-verify";
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		diag_error(d, dir, "cannot create the folder: %s", strerror(errno));
-		return false;
+	if (o->no_save) {
+		print_indented(after, o->out);
+		return true;
 	}
+	if (!make_dir(dir, d))
+		return false;
 	char pa[4096], pb[4096];
 	snprintf(pa, sizeof pa, "%s/%s.onnx", dir, rr->mr->name);
 	snprintf(pb, sizeof pb, "%s/%s.rewritten.onnx", dir, rr->mr->name);
@@ -386,6 +408,14 @@ static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *r
 					atol = tolerance_for(rr->tol, before[i]->dtype) * scale;
 				}
 				rr->max_err = fmax(rr->max_err, err);
+			}
+			if (!rr->wrong && rr->fired < o->keep && !keep_instance(o, rr, bytes, blen, m, d)) {
+				free_outs(before, nout);
+				free_outs(after, nout);
+				rw_result_free(&res);
+				ir_model_free(m);
+				free(bytes);
+				return false;
 			}
 			if (!rr->wrong) {
 				rr->fired++;

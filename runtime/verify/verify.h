@@ -32,6 +32,11 @@ typedef struct VerifyOptions {
 	int nonly;
 	FILE *out;                  /* the report (one line per rule, then the summary) */
 	bool verbose;               /* also: per rule, tries, invalid instances, why-tally */
+	bool no_save;               /* print counterexamples without writing files (fuzzing) */
+	int keep;                   /* also save the first `keep` firing instances of each rule,
+	                               before and after, to out_dir (<rule>.<k>.onnx and
+	                               <rule>.<k>.rewritten.onnx: tests/verify_ort.sh runs them in
+	                               ONNX Runtime) */
 } VerifyOptions;
 
 typedef struct VerifyCounts {

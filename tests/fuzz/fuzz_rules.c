@@ -2,8 +2,10 @@
  * loaded as a rules file (rw_rules_load_text: parse, check, analyse, lower,
  * resolve externs); when they load, the interpreter runs the rules on a
  * small graph holding many ops (with fuel, so a rule set that never
- * converges stops), and the graph must still be valid.  No crash, hang or
- * leak; every refusal comes with a message.
+ * converges stops), and the graph must still be valid; then graft verify
+ * tries every rule on a few generated instances (gen.c walks any pattern
+ * the checker accepts).  No crash, hang or leak; every refusal comes with
+ * a message.
  * `make fuzz-rules` runs it (FUZZ_RULES_SECONDS=60) from the rule-language
  * seeds in tests/fuzz/dsl-seeds/. */
 #include <stdint.h>
@@ -13,6 +15,7 @@
 
 #include "rw_interp.h"
 #include "text.h"
+#include "verify.h"
 
 static FILE *devnull;
 
@@ -56,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();   /* a rewrite left an invalid graph */
 	rw_result_free(&r);
 	ir_model_free(m);
+	VerifyOptions vo = {.instances = 2, .tries = 20, .out = devnull, .no_save = true};
+	VerifyCounts vc;
+	verify_rules(set, &vo, &vc, &d);
 	rw_rules_free(set);
 	return 0;
 }

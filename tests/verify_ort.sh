@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# verify_ort.sh - graft verify's instances in ONNX Runtime: the first
+# instances where each library rule fires, before and after the rewrite,
+# must load in ORT wherever the original loads and agree there too (on
+# ORT's generated inputs, with tests/ort_gate.mjs's tolerances).  graft
+# verify proves the rules on graft's evaluator; this shows ORT accepts
+# and computes the same.
+#
+# usage: tests/verify_ort.sh ORT_TOOLS [KEEP]   (KEEP instances per rule, default 10)
+set -euo pipefail
+ort=${1:?usage: tests/verify_ort.sh ORT_TOOLS [KEEP]}
+keep=${2:-10}
+graft=${GRAFT:-build/graft}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! $graft verify rules/*/*.rules --keep "$keep" -o "$tmp/inst" > "$tmp/report"; then
+  cat "$tmp/report"; echo "FAIL graft verify"; exit 1
+fi
+for b in "$tmp"/inst/*.rewritten.onnx; do
+  a=${b%.rewritten.onnx}.onnx
+  printf '%s\t%s\t%s\n' "$(basename "$a" .onnx)" "$a" "$b"
+done > "$tmp/list"
+fail=0
+node tests/ort_gate.mjs "$ort" "$tmp/list" > "$tmp/gate" || fail=1
+grep '^FAIL' "$tmp/gate" || true
+echo "verify instances in ORT: $(grep '^gate:' "$tmp/gate" || echo 'no summary')"
+exit $fail
