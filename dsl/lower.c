@@ -28,21 +28,24 @@
 #include "check_internal.h"
 #include "ir.h"
 
-/* ---- shared with the C generator ------------------------------------------------------ */
+/* ---- rules' metadata --------------------------------------------------------------------- */
 
-Level dsl_rule_level(const RuleFile *f, const Rule *r)
+/* The rule's level with the file's default (basic when neither says). */
+static Level rule_level(const RuleFile *f, const Rule *r)
 {
 	Level l = r->level ? r->level : f->default_level;
 	return l ? l : LEVEL_BASIC;
 }
 
-int dsl_rule_opset_lo(const Rule *r)
+/* The opsets a rule runs at: its range, raised to what its result emits. */
+static int opset_lo(const Rule *r)
 {
 	int lo = r->opset_min > 0 ? r->opset_min : 1;
 	return r->min_opset_needed > lo ? r->min_opset_needed : lo;
 }
 
-int dsl_rule_opset_hi(const Rule *r)
+/* The highest opset a rule runs at: OPSCHEMA_MAX_OPSET when open. */
+static int opset_hi(const Rule *r)
 {
 	return r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
 }
@@ -324,7 +327,9 @@ static const char *const c_reserved[] = {
 	"volatile", "while", "bool", "true", "false", "rw", "n", "nodes", "unknown", "in", "m", NULL,
 };
 
-char *dsl_c_name(const char *name)
+/* graftc's C name of a variable (malloc'd): the name, with '_' after one
+ * that C, the generated code's own names or its temporaries' pattern take. */
+static char *c_name(const char *name)
 {
 	bool clash = false;
 	for (int i = 0; c_reserved[i] && !clash; i++)
@@ -360,7 +365,8 @@ static int attr_forms(L *g, const char *op, int input, const MForm **out)
 	return count;
 }
 
-bool dsl_moved_form(const char *op, int input, int lo, int hi)
+/* Does canonical input `input` of op sit at another position in an opset of lo..hi? */
+static bool moved_form(const char *op, int input, int lo, int hi)
 {
 	size_t n;
 	const OpsetForm *all = opset_forms_all(&n);
@@ -371,7 +377,8 @@ bool dsl_moved_form(const char *op, int input, int lo, int hi)
 	return false;
 }
 
-const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name)
+/* An attribute's definition in s or an older definition of the op. */
+static const OpAttrDef *attr_def(const OpSchema *s, const char *name)
 {
 	if (!s)
 		return NULL;
@@ -730,10 +737,11 @@ static MVal *val(L *g, MValKind k)
 	return v;
 }
 
-bool dsl_literal_value(const Expr *e, double *v, double *tol)
+/* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true): its value and tolerance. */
+static bool literal_value(const Expr *e, double *v, double *tol)
 {
 	*tol = 0;
-	if (e->kind == EXPR_UNARY && e->op == EX_NEG && dsl_literal_value(e->items[0], v, tol)) {
+	if (e->kind == EXPR_UNARY && e->op == EX_NEG && literal_value(e->items[0], v, tol)) {
 		*v = -*v;
 		return true;
 	}
@@ -745,10 +753,11 @@ bool dsl_literal_value(const Expr *e, double *v, double *tol)
 	}
 }
 
-bool dsl_is_literal(const Expr *e)
+/* A literal of a result: a number, a string or a dtype name (computed at no cost). */
+static bool is_literal(const Expr *e)
 {
 	double v, tol;
-	return dsl_literal_value(e, &v, &tol) || e->kind == EXPR_STRING ||
+	return literal_value(e, &v, &tol) || e->kind == EXPR_STRING ||
 	       (e->kind == EXPR_VAR && dsl_is_dtype_name(e->s) && !e->binding);
 }
 
@@ -757,7 +766,7 @@ bool dsl_is_literal(const Expr *e)
 static MExpr *pre_value(L *g, const Expr *e)
 {
 	MExpr *x = num_expr(g, e);
-	if (dsl_is_literal(e))
+	if (is_literal(e))
 		return x;
 	if (e->kind == EXPR_VAR) {
 		Var *v = var(g, e->s);
@@ -882,7 +891,7 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 	v->nkids = nin;
 	int n = 0;
 	for (int i = 0; i < nin && !*domain; i++) {
-		if (dsl_moved_form(op, i, g->lo, g->hi)) {
+		if (moved_form(op, i, g->lo, g->hi)) {
 			unsupported(g, pos, "building '%s', whose input %d moved in older opsets", op, i + 1);
 			return v;
 		}
@@ -907,7 +916,7 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 
 static void set_attr(L *g, MVal *node, const OpSchema *s, const AttrArg *a)
 {
-	const OpAttrDef *def = dsl_attr_def(s, a->name);
+	const OpAttrDef *def = attr_def(s, a->name);
 	if (!def || !a->value) {
 		unsupported(g, a->pos, "attribute '%s'", a->name);
 		return;
@@ -1041,9 +1050,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 			ins[0] = val_expr(g, e->items[0], l);
 			MExpr *t = pre_value(g, e->items[1]);
 			MVal *k = build_node(g, e->pos, "", "Cast", ins, 1);
-			k->attrs = realloc(k->attrs, sizeof *k->attrs);
-			if (!k->attrs)
-				abort();
+			k->attrs = arena_alloc(g->A, sizeof *k->attrs);
 			k->attrs[k->nattrs++] = (MSetAttr){"to", ATTR_INT, t, false};
 			return k;
 		}
@@ -1141,7 +1148,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 {
 	double v, tol;
 	MExpr *x;
-	if (dsl_literal_value(e, &v, &tol)) {
+	if (literal_value(e, &v, &tol)) {
 		x = ex(g, ME_EQUALS, MT_BOOL);
 		x->f = v;
 		x->tol = tol;
@@ -1150,7 +1157,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 		double *nums = arena_alloc(g->A, sizeof *nums * (size_t)(e->n + 1));
 		for (int i = 0; i < e->n; i++) {
 			double tol2;
-			if (!dsl_literal_value(e->items[i], &nums[i], &tol2)) {
+			if (!literal_value(e->items[i], &nums[i], &tol2)) {
 				unsupported(g, e->items[i]->pos, "a list literal holding something other than numbers");
 				break;
 			}
@@ -1328,7 +1335,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		const AttrArg *a = &p->attrs[i];
 		if (opset_form_attr_input(sch, a->name) >= 0 || !a->value)
 			continue;
-		const OpAttrDef *def = dsl_attr_def(sch, a->name);
+		const OpAttrDef *def = attr_def(sch, a->name);
 		if (!def) {
 			unsupported(g, a->pos, "attribute '%s'", a->name);
 			continue;
@@ -1414,7 +1421,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 	for (int i = 0; i < nslots; i++) {
 		slots[i].nforms = vendor ? 0 : attr_forms(g, op, i, NULL);
 		slots[i].arg = slots[i].nforms > 0;
-		if (!vendor && dsl_moved_form(op, i, g->lo, g->hi))
+		if (!vendor && moved_form(op, i, g->lo, g->hi))
 			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
 	}
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 && !slots[0].arg &&
@@ -1545,8 +1552,8 @@ static char *guard_format(L *g)
 static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, unsigned orient, int nsites,
                          MProg *out)
 {
-	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
-	       .hi = dsl_rule_opset_hi(r), .step = 2, .orient = orient, .nsites = nsites};
+	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = opset_lo(r),
+	       .hi = opset_hi(r), .step = 2, .orient = orient, .nsites = nsites};
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
@@ -1555,7 +1562,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	for (int i = 0; i < r->nbindings; i++) {
 		Var *v = &g.vars[g.nvars++];
 		v->name = r->bindings[i].name;
-		char *c = dsl_c_name(v->name);
+		char *c = c_name(v->name);
 		v->cname = arena_strdup(g.A, c);
 		free(c);
 		switch (r->bindings[i].type) {
@@ -1686,9 +1693,9 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 			m->file = files[i];
 			m->rule = r;
 			m->name = r->name;
-			m->level = dsl_rule_level(files[i], r);
+			m->level = rule_level(files[i], r);
 			m->line = r->pos.line;
-			m->opset_min = dsl_rule_opset_lo(r);
+			m->opset_min = opset_lo(r);
 			m->opset_max = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
 			m->vendor = dsl_expr_emits_vendor(r->rhs);
 			m->root_domain = r->lhs->domain ? r->lhs->domain : "";
