@@ -968,6 +968,16 @@ static void fn_free(Fn *F)
 	free(F->skipped);
 }
 
+/* The matched nodes, after the pattern's steps: what single use and rw_begin take. */
+static void print_nodes(Fn *F)
+{
+	Buf list = {0};
+	for (int j = 0; j < F->p->nnodes; j++)
+		bprintf(&list, "%s%s", j ? ", " : "", node_name(F, F->p->nodes[j]));
+	line(F, "NodeId nodes[] = {%s};", list.s);
+	free(list.s);
+}
+
 /* Program p of rule m into out: rule_<name>() (variant 0), or the leaf
  * apply_<name>[_<k>]() of variant k, which records in *rec the tests it
  * leaves to the decision tree. */
@@ -990,14 +1000,8 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 	bool uses_unknown = false, has_pre = false;
 	for (int i = 0; i < p->ninsns; i++) {
 		const MInsn *x = &p->insns[i];
-		if (i == p->nmatch) {
-			/* the matched nodes; every one but the root used only inside the match */
-			Buf list = {0};
-			for (int j = 0; j < p->nnodes; j++)
-				bprintf(&list, "%s%s", j ? ", " : "", node_name(&F, p->nodes[j]));
-			line(&F, "NodeId nodes[] = {%s};", list.s);
-			free(list.s);
-		}
+		if (i == p->nmatch)
+			print_nodes(&F);
 		if (leaf && x->test) {
 			i += leave_test(&F, i) - 1;
 			continue;
@@ -1010,6 +1014,7 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 		if (x->kind == MI_GUARD && x->index)
 			uses_unknown = true;
 		if (x->kind == MI_PRE && !has_pre) {
+			/* the values computed before building start with nothing unknown */
 			has_pre = true;
 			bool pre_unknown = false;
 			for (int j = i; j < p->ninsns; j++)
@@ -1020,13 +1025,8 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 		}
 		print_step(&F, x);
 	}
-	if (p->nmatch == p->ninsns) {
-		Buf list = {0};
-		for (int j = 0; j < p->nnodes; j++)
-			bprintf(&list, "%s%s", j ? ", " : "", node_name(&F, p->nodes[j]));
-		line(&F, "NodeId nodes[] = {%s};", list.s);
-		free(list.s);
-	}
+	if (p->nmatch == p->ninsns)
+		print_nodes(&F);
 
 	/* the result */
 	line(&F, "rw_begin(rw, RULE_%s, n, nodes, %d);", m->name, p->nnodes);
