@@ -28,24 +28,21 @@
 #include "check_internal.h"
 #include "ir.h"
 
-/* ---- rules' metadata --------------------------------------------------------------------- */
+/* ---- helpers the lowering exports (mprog.h) ----------------------------------------------- */
 
-/* The rule's level with the file's default (basic when neither says). */
-static Level rule_level(const RuleFile *f, const Rule *r)
+Level dsl_rule_level(const RuleFile *f, const Rule *r)
 {
 	Level l = r->level ? r->level : f->default_level;
 	return l ? l : LEVEL_BASIC;
 }
 
-/* The opsets a rule runs at: its range, raised to what its result emits. */
-static int opset_lo(const Rule *r)
+int dsl_rule_opset_lo(const Rule *r)
 {
 	int lo = r->opset_min > 0 ? r->opset_min : 1;
 	return r->min_opset_needed > lo ? r->min_opset_needed : lo;
 }
 
-/* The highest opset a rule runs at: OPSCHEMA_MAX_OPSET when open. */
-static int opset_hi(const Rule *r)
+int dsl_rule_opset_hi(const Rule *r)
 {
 	return r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
 }
@@ -327,9 +324,7 @@ static const char *const c_reserved[] = {
 	"volatile", "while", "bool", "true", "false", "rw", "n", "nodes", "unknown", "in", "m", NULL,
 };
 
-/* graftc's C name of a variable (malloc'd): the name, with '_' after one
- * that C, the generated code's own names or its temporaries' pattern take. */
-static char *c_name(const char *name)
+char *dsl_c_name(const char *name)
 {
 	bool clash = false;
 	for (int i = 0; c_reserved[i] && !clash; i++)
@@ -365,8 +360,7 @@ static int attr_forms(L *g, const char *op, int input, const MForm **out)
 	return count;
 }
 
-/* Does canonical input `input` of op sit at another position in an opset of lo..hi? */
-static bool moved_form(const char *op, int input, int lo, int hi)
+bool dsl_moved_form(const char *op, int input, int lo, int hi)
 {
 	size_t n;
 	const OpsetForm *all = opset_forms_all(&n);
@@ -377,8 +371,7 @@ static bool moved_form(const char *op, int input, int lo, int hi)
 	return false;
 }
 
-/* An attribute's definition in s or an older definition of the op. */
-static const OpAttrDef *attr_def(const OpSchema *s, const char *name)
+const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name)
 {
 	if (!s)
 		return NULL;
@@ -737,11 +730,10 @@ static MVal *val(L *g, MValKind k)
 	return v;
 }
 
-/* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true): its value and tolerance. */
-static bool literal_value(const Expr *e, double *v, double *tol)
+bool dsl_literal_value(const Expr *e, double *v, double *tol)
 {
 	*tol = 0;
-	if (e->kind == EXPR_UNARY && e->op == EX_NEG && literal_value(e->items[0], v, tol)) {
+	if (e->kind == EXPR_UNARY && e->op == EX_NEG && dsl_literal_value(e->items[0], v, tol)) {
 		*v = -*v;
 		return true;
 	}
@@ -753,11 +745,10 @@ static bool literal_value(const Expr *e, double *v, double *tol)
 	}
 }
 
-/* A literal of a result: a number, a string or a dtype name (computed at no cost). */
-static bool is_literal(const Expr *e)
+bool dsl_is_literal(const Expr *e)
 {
 	double v, tol;
-	return literal_value(e, &v, &tol) || e->kind == EXPR_STRING ||
+	return dsl_literal_value(e, &v, &tol) || e->kind == EXPR_STRING ||
 	       (e->kind == EXPR_VAR && dsl_is_dtype_name(e->s) && !e->binding);
 }
 
@@ -766,7 +757,7 @@ static bool is_literal(const Expr *e)
 static MExpr *pre_value(L *g, const Expr *e)
 {
 	MExpr *x = num_expr(g, e);
-	if (is_literal(e))
+	if (dsl_is_literal(e))
 		return x;
 	if (e->kind == EXPR_VAR) {
 		Var *v = var(g, e->s);
@@ -891,7 +882,7 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 	v->nkids = nin;
 	int n = 0;
 	for (int i = 0; i < nin && !*domain; i++) {
-		if (moved_form(op, i, g->lo, g->hi)) {
+		if (dsl_moved_form(op, i, g->lo, g->hi)) {
 			unsupported(g, pos, "building '%s', whose input %d moved in older opsets", op, i + 1);
 			return v;
 		}
@@ -916,7 +907,7 @@ static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MV
 
 static void set_attr(L *g, MVal *node, const OpSchema *s, const AttrArg *a)
 {
-	const OpAttrDef *def = attr_def(s, a->name);
+	const OpAttrDef *def = dsl_attr_def(s, a->name);
 	if (!def || !a->value) {
 		unsupported(g, a->pos, "attribute '%s'", a->name);
 		return;
@@ -1148,7 +1139,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 {
 	double v, tol;
 	MExpr *x;
-	if (literal_value(e, &v, &tol)) {
+	if (dsl_literal_value(e, &v, &tol)) {
 		x = ex(g, ME_EQUALS, MT_BOOL);
 		x->f = v;
 		x->tol = tol;
@@ -1157,7 +1148,7 @@ static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 		double *nums = arena_alloc(g->A, sizeof *nums * (size_t)(e->n + 1));
 		for (int i = 0; i < e->n; i++) {
 			double tol2;
-			if (!literal_value(e->items[i], &nums[i], &tol2)) {
+			if (!dsl_literal_value(e->items[i], &nums[i], &tol2)) {
 				unsupported(g, e->items[i]->pos, "a list literal holding something other than numbers");
 				break;
 			}
@@ -1335,7 +1326,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		const AttrArg *a = &p->attrs[i];
 		if (opset_form_attr_input(sch, a->name) >= 0 || !a->value)
 			continue;
-		const OpAttrDef *def = attr_def(sch, a->name);
+		const OpAttrDef *def = dsl_attr_def(sch, a->name);
 		if (!def) {
 			unsupported(g, a->pos, "attribute '%s'", a->name);
 			continue;
@@ -1421,7 +1412,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 	for (int i = 0; i < nslots; i++) {
 		slots[i].nforms = vendor ? 0 : attr_forms(g, op, i, NULL);
 		slots[i].arg = slots[i].nforms > 0;
-		if (!vendor && moved_form(op, i, g->lo, g->hi))
+		if (!vendor && dsl_moved_form(op, i, g->lo, g->hi))
 			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
 	}
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 && !slots[0].arg &&
@@ -1552,8 +1543,8 @@ static char *guard_format(L *g)
 static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, unsigned orient, int nsites,
                          MProg *out)
 {
-	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = opset_lo(r),
-	       .hi = opset_hi(r), .step = 2, .orient = orient, .nsites = nsites};
+	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
+	       .hi = dsl_rule_opset_hi(r), .step = 2, .orient = orient, .nsites = nsites};
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
@@ -1562,7 +1553,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	for (int i = 0; i < r->nbindings; i++) {
 		Var *v = &g.vars[g.nvars++];
 		v->name = r->bindings[i].name;
-		char *c = c_name(v->name);
+		char *c = dsl_c_name(v->name);
 		v->cname = arena_strdup(g.A, c);
 		free(c);
 		switch (r->bindings[i].type) {
@@ -1693,9 +1684,9 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 			m->file = files[i];
 			m->rule = r;
 			m->name = r->name;
-			m->level = rule_level(files[i], r);
+			m->level = dsl_rule_level(files[i], r);
 			m->line = r->pos.line;
-			m->opset_min = opset_lo(r);
+			m->opset_min = dsl_rule_opset_lo(r);
 			m->opset_max = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
 			m->vendor = dsl_expr_emits_vendor(r->rhs);
 			m->root_domain = r->lhs->domain ? r->lhs->domain : "";

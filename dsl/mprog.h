@@ -255,9 +255,25 @@ typedef struct MRuleSet {
 MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d);
 void dsl_lower_free(MRuleSet *s);
 
-/* The rule's text from after its ':' to its ';' in three parts, whitespace
- * collapsed (guard NULL when none; malloc'd): graftc's comments above a
- * rule's function, and the guard of --why messages. */
+/* Helpers of the lowering that other passes use too: the rule's text from
+ * after its ':' to its ';' in three parts, whitespace collapsed (guard NULL
+ * when none; malloc'd; graftc's comments and --why guards); graftc's C name
+ * of a variable (malloc'd); an attribute's definition in s or an older
+ * definition of the op. */
 void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res);
+char *dsl_c_name(const char *name);
+const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name);
+/* A number literal of a pattern (-2, 0.5, 1.4142135 ~ 1e-6, true): its value and tolerance. */
+bool dsl_literal_value(const Expr *e, double *v, double *tol);
+/* A literal of a result: a number, a string or a dtype name (computed at no cost). */
+bool dsl_is_literal(const Expr *e);
+/* Does canonical input `input` of op sit at another position in an opset of lo..hi? */
+bool dsl_moved_form(const char *op, int input, int lo, int hi);
+
+/* The rule's level with the file's default (basic when neither says). */
+Level dsl_rule_level(const RuleFile *f, const Rule *r);
+/* The opsets a rule runs at: its range, raised to what its result emits. */
+int dsl_rule_opset_lo(const Rule *r);
+int dsl_rule_opset_hi(const Rule *r);   /* OPSCHEMA_MAX_OPSET when open */
 
 #endif
