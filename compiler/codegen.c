@@ -1,27 +1,29 @@
-/* codegen.c - the C emitter of graftc: checked rules -> readable matchers.
+/* codegen.c - the C printer of graftc: matcher programs -> readable matchers.
  *
- * Each rule becomes one function, straight-line code in the order of its
- * pattern (root first, then each operand, depth first, the way the checker
- * binds): the root's attributes, then its operands, each either a value
- * named after the pattern variable, a node named after its binding (or its
- * path, n_0_1), a constant check or a literal.  A failed check leaves the
- * function, or, inside a commutative op's swap loop, tries the other order.
- * Then single use, the guard, and the result built through the builder API.
- * Operands that older opsets spell as attributes (dsl/opset_forms) are
- * RwgArgs, read and compared by runtime/engine/rw_gen.c whatever their form.
+ * The rules are lowered first (dsl/lower.c: dsl_lower), and this file
+ * prints the programs it makes (dsl/mprog.h) as C; it reads the syntax
+ * tree only for the source text it quotes in comments and the externs it
+ * declares.  Variant 0 of each rule becomes rule_<name>(), straight-line
+ * code in the order of its steps (the pattern's root, then its operands
+ * depth first, single use, deferred checks, the guard, the values
+ * computed before building, then the result built through the builder
+ * API); a commutative op's swap site becomes a loop over both orders of
+ * its operands, so a failed check continues the loop instead of leaving
+ * the function.  With `why` set, the function reports its first failed
+ * condition (WHY) instead of failing silently, for graft optimize --why.
+ * Registers keep the C names the lowering gives them (values and nodes
+ * after the pattern's variables or their paths, v_0_1, n_0); temporaries
+ * are numbered as the lowering numbers them.
  *
- * The same generator, run with `leaf` set once per way a rule's
- * commutative ops can take their operands, writes apply_<rule>_<k>(): the
- * rule without the checks a decision tree can share (Test: an operand's
- * producer op, an int attribute literal, an operand present or constant,
- * inputs absent), which it records instead.  The tree (tree_insert) is a
- * trie of those tests over the rules of one root op in the order they are
- * tried; emit_kids writes it as nested ifs, with a switch where sibling
- * tests ask for different ops of the same operand.  With `why` set, the
- * straight-line function reports its first failed condition (WHY) instead
- * of failing silently, for graft optimize --why.
+ * Every variant is also printed as a leaf apply_<rule>[_<k>]() without the
+ * steps the lowering marks as tests a decision tree can share (MTest: an
+ * operand's producer op, an int attribute literal, an operand present or
+ * constant, inputs absent), which it records instead.  The tree
+ * (tree_insert) is a trie of those tests over the rules of one root op in
+ * the order they are tried; emit_kids writes it as nested ifs, with a
+ * switch where sibling tests ask for different ops of the same operand.
  *
- * Everything the generator cannot compile yet is an error at its position
+ * Everything the lowering cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled
  * right or not at all. */
 #include "codegen.h"
@@ -33,8 +35,8 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "ir.h"
 #include "mprog.h"
-#include "opset_forms.h"
 
 /* ---- growing strings ----------------------------------------------------------------- */
 
@@ -97,19 +99,8 @@ static void vline(Buf *out, int depth, const char *f, va_list ap)
 	free(s);
 }
 
-/* ---- per-rule state ------------------------------------------------------------------ */
 
-typedef enum VarKind {
-	VK_NONE, VK_VALUE, VK_ARG, VK_NODE, VK_REST, VK_INT, VK_FLOAT, VK_STR, VK_INTS, VK_FLOATS,
-} VarKind;
-
-typedef struct Var {
-	const char *name;
-	char *cname;
-	VarKind kind;
-	bool bound;                 /* declared by the code so far */
-	const Pattern *node;        /* VK_NODE: the pattern it binds */
-} Var;
+/* ---- tests the decision tree makes ------------------------------------------------------ */
 
 /* A test the decision tree makes once for every rule of a root op that
  * needs it.  Paths name nodes by the inputs that lead to them from the
@@ -133,69 +124,6 @@ typedef struct Test {
 	int64_t value;
 	char *key;                  /* equal keys: the same test */
 } Test;
-
-typedef struct Gen {
-	Diag *d;
-	const RuleFile *f;
-	const Rule *r;
-	Buf *out;                   /* the function body being written */
-	Buf pre;                    /* result: values computed before rw_begin */
-	int depth;                  /* indentation */
-	int loops;                  /* open swap loops: failing continues the innermost */
-	int nloop;                  /* swap loops so far (their counters' names) */
-	Var *vars;
-	int nvars;
-	char **nodes;               /* matched nodes, root first */
-	char **node_desc;           /* for --why: "c (Conv)" */
-	bool *shared;
-	int nnodes, capnodes;
-	char **deferred;            /* checks that need every binding */
-	char **deferred_why;
-	int ndeferred;
-	char **likes;               /* values whose dtype a scalar takes: must be known */
-	int nlikes;
-	int ntmp;
-	bool failed;
-	bool build_unknown;         /* building may find something unknown: check before commit */
-	int lo, hi;                 /* the opsets the rule can run at */
-	int step;                   /* conditions so far: the step of a --why failure */
-	/* a leaf (apply_<rule>_<variant>) for the decision tree: */
-	bool leaf;
-	unsigned orient;            /* bit k set: swap site k takes its operands the other way round */
-	int nsites;                 /* swap sites in the rule */
-	Test *tests;                /* the checks left to the tree, in order */
-	int ntests;
-	char **tree_paths;          /* node paths the tree names */
-	int ntree_paths;
-} Gen;
-
-static void unsupported(Gen *g, SrcPos pos, const char *what, ...) __attribute__((format(printf, 3, 4)));
-static void unsupported(Gen *g, SrcPos pos, const char *what, ...)
-{
-	char buf[300];
-	va_list ap;
-	va_start(ap, what);
-	vsnprintf(buf, sizeof buf, what, ap);
-	va_end(ap);
-	if (pos.len <= 0)
-		pos.len = 1;
-	dsl_error(g->d, g->f, pos, "not supported by the code generator yet: %s", buf);
-	g->failed = true;
-}
-
-static void line(Gen *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void line(Gen *g, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	vline(g->out, g->depth, f, ap);
-	va_end(ap);
-}
-
-static const char *fail_stmt(Gen *g)
-{
-	return g->loops ? "continue;" : "return false;";
-}
 
 /* Is s one call, f(...), so that !s needs no parentheses? */
 static bool is_call(const char *s)
@@ -233,178 +161,6 @@ static char *strip_parens(char *s)
 		s[n] = 0;
 	}
 	return s;
-}
-
-/* What a failed check says in a --why run: the C arguments of
- * rw_why_fail after the step, `RW_WHY_KIND, "format", args...` (malloc'd). */
-static char *why(const char *kind, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static char *why(const char *kind, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	char *args = vfmt(f, ap);
-	va_end(ap);
-	char *r = fmt("RW_WHY_%s, %s", kind, args);
-	free(args);
-	return r;
-}
-
-/* The statement after a failed condition; w (owned) says why, for --why.
- * In a leaf (apply_) function there is no --why: just fail. */
-static void fail(Gen *g, char *w)
-{
-	int step = g->step++;
-	if (g->leaf || !w) {
-		line(g, "\t%s", fail_stmt(g));
-	} else if (!g->loops) {
-		line(g, "\treturn WHY(%d, %s);", step, w);
-	} else {
-		line(g, "\t(void)WHY(%d, %s);", step, w);
-		line(g, "\tcontinue;");
-	}
-	free(w);
-}
-
-/* `if (<fail_if>) fail`: braces when the failure takes two statements */
-static void fail_if(Gen *g, const char *fail_if, char *w)
-{
-	bool braces = !g->leaf && w && g->loops;
-	line(g, "if (%s)%s", fail_if, braces ? " {" : "");
-	fail(g, w);
-	if (braces)
-		line(g, "}");
-}
-
-/* if (!(cond)) fail */
-static void check(Gen *g, char *w, const char *cond)
-{
-	char *s = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
-	fail_if(g, s, w);
-	free(s);
-}
-
-/* if (cond) fail: cond says what is wrong */
-static void check_not(Gen *g, char *w, const char *cond)
-{
-	fail_if(g, cond, w);
-}
-
-/* check / check_not with a formatted condition: one formatter, two emitters */
-static void check_vf(Gen *g, char *w, bool negate, const char *f, va_list ap)
-{
-	char *s = vfmt(f, ap);
-	if (negate)
-		check_not(g, w, s);
-	else
-		check(g, w, s);
-	free(s);
-}
-
-static void checkf(Gen *g, char *w, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void checkf(Gen *g, char *w, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	check_vf(g, w, false, f, ap);
-	va_end(ap);
-}
-
-static void check_notf(Gen *g, char *w, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void check_notf(Gen *g, char *w, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	check_vf(g, w, true, f, ap);
-	va_end(ap);
-}
-
-/* ---- tests the decision tree makes ------------------------------------------------------ */
-
-/* Is the node at path one the tree names (p_0_1)?  The root is; a node
- * fetched by a T_OP test is; nodes under a vendor op's operand are not. */
-static bool tree_path(Gen *g, const char *path)
-{
-	if (!*path)
-		return true;
-	for (int i = 0; i < g->ntree_paths; i++)
-		if (!strcmp(g->tree_paths[i], path))
-			return true;
-	return false;
-}
-
-/* A check the decision tree can make instead of the rule: in a straight
- * rule_ function it is emitted like check_not(fail_cond); in a leaf it is
- * left out and recorded for the tree. */
-static void tree_test(Gen *g, Test t, char *w, const char *fail_cond)
-{
-	if (!g->leaf) {
-		check_not(g, w, fail_cond);
-		return;
-	}
-	free(w);
-	switch (t.kind) {
-	case T_OP: t.key = fmt("op%s:%d=%s/%d", t.path, t.index, t.op, t.out); break;
-	case T_PRESENT: t.key = fmt("present%s:%d", t.path, t.index); break;
-	case T_CONST: t.key = fmt("const%s:%d", t.path, t.index); break;
-	case T_ABSENT_FROM: t.key = fmt("absent%s:%d", t.path, t.index); break;
-	case T_ATTR_INT: t.key = fmt("attr%s:%s=%lld", t.path, t.attr, (long long)t.value); break;
-	}
-	t.path = fmt("%s", t.path);
-	/* a constant is present: the T_CONST test makes the T_PRESENT before it */
-	Test *last = g->ntests ? &g->tests[g->ntests - 1] : NULL;
-	if (t.kind == T_CONST && last && last->kind == T_PRESENT && last->index == t.index && !strcmp(last->path, t.path)) {
-		free((char *)last->path);
-		free(last->key);
-		g->ntests--;
-	}
-	g->tests = realloc(g->tests, sizeof *g->tests * (size_t)(g->ntests + 1));
-	if (!g->tests)
-		abort();
-	g->tests[g->ntests++] = t;
-	if (t.kind == T_OP) {
-		g->tree_paths = realloc(g->tree_paths, sizeof *g->tree_paths * (size_t)(g->ntree_paths + 1));
-		if (!g->tree_paths)
-			abort();
-		g->tree_paths[g->ntree_paths++] = fmt("%s_%d", t.path, t.index);
-	}
-}
-
-static Var *var(Gen *g, const char *name)
-{
-	for (int i = 0; i < g->nvars; i++)
-		if (strcmp(g->vars[i].name, name) == 0)
-			return &g->vars[i];
-	return NULL;
-}
-
-static char *tmp_name(Gen *g, const char *prefix)
-{
-	return fmt("%s_%d", prefix, ++g->ntmp);
-}
-
-static void add_node(Gen *g, const char *cname, bool shared, const Pattern *p)
-{
-	if (g->nnodes == g->capnodes) {
-		g->capnodes = g->capnodes ? g->capnodes * 2 : 8;
-		g->nodes = realloc(g->nodes, sizeof *g->nodes * (size_t)g->capnodes);
-		g->node_desc = realloc(g->node_desc, sizeof *g->node_desc * (size_t)g->capnodes);
-		g->shared = realloc(g->shared, sizeof *g->shared * (size_t)g->capnodes);
-		if (!g->nodes || !g->node_desc || !g->shared)
-			abort();
-	}
-	g->nodes[g->nnodes] = fmt("%s", cname);
-	g->node_desc[g->nnodes] = p->bind ? fmt("%s (%s)", p->bind, p->name) : fmt("%s", p->name);
-	g->shared[g->nnodes++] = shared;
-}
-
-static void defer(Gen *g, char *cond, char *w)
-{
-	g->deferred = realloc(g->deferred, sizeof *g->deferred * (size_t)(g->ndeferred + 1));
-	g->deferred_why = realloc(g->deferred_why, sizeof *g->deferred_why * (size_t)(g->ndeferred + 1));
-	if (!g->deferred || !g->deferred_why)
-		abort();
-	g->deferred_why[g->ndeferred] = w;
-	g->deferred[g->ndeferred++] = cond;
 }
 
 /* ---- literals -------------------------------------------------------------------------- */
@@ -466,1411 +222,873 @@ static const char *dtype_c(const char *name)
 	return NULL;
 }
 
-/* ---- opset forms ------------------------------------------------------------------------- */
+/* ---- one program as one C function -------------------------------------------------------- */
 
-/* The FORM_ATTR entry of canonical input `input` of op within g's opsets,
- * or NULL; *count gets how many there are (the generator handles one). */
-static const OpsetForm *attr_form(Gen *g, const char *op, int input, int *count)
+/* The decision tree's view of one way a rule can match (a rule with k
+ * commutative swap sites has 2^k): the tests the tree makes, then a call
+ * of the leaf that does the rest. */
+typedef struct Variant {
+	const char *rule;
+	char *leaf;                 /* "apply_conv_add_bias_1" */
+	Test *tests;
+	int ntests;
+} Variant;
+
+/* Printing one program: variant 0 as rule_<name>(rw, n, why), whose swap
+ * sites become loops over both orders, or any variant as a leaf
+ * apply_<name>[_<k>](rw, n), which leaves the steps marked as tests to the
+ * decision tree and records them in `tests`. */
+typedef struct Fn {
+	const MRuleSet *set;
+	const MRule *m;
+	const MProg *p;
+	bool leaf;
+	Buf *out;
+	int depth;                  /* indentation */
+	int loops;                  /* open swap loops: failing continues the innermost */
+	char **names;               /* per register: its C name (or, for an MI_ARG read in place, the read) */
+	int *from_node, *from_input; /* per register read by MI_INPUT: from which node and input */
+	char **paths;               /* per register: the path of its value or node ("_0_1") */
+	int *skipped;               /* leaf: temporaries of MTEST_ATTR_INT steps, which the tree makes */
+	int nskipped;
+	Test *tests;                /* leaf: the tests left to the tree, in order */
+	int ntests;
+} Fn;
+
+static void line(Fn *F, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void line(Fn *F, const char *f, ...)
 {
-	size_t n;
-	const OpsetForm *all = opset_forms_all(&n), *found = NULL;
-	*count = 0;
-	for (size_t i = 0; i < n; i++) {
-		const OpsetForm *f = &all[i];
-		if (f->kind == FORM_ATTR && f->input == input && strcmp(f->op, op) == 0 && f->first <= g->hi &&
-		    f->last >= g->lo) {
-			found = found ? found : f;
-			(*count)++;
-		}
-	}
-	return found;
+	va_list ap;
+	va_start(ap, f);
+	vline(F->out, F->depth, f, ap);
+	va_end(ap);
 }
 
-/* ---- expressions: guards and computed values --------------------------------------------- */
-
-static char *num_expr(Gen *g, const Expr *e);
-static char *val_expr(Gen *g, const Expr *e, const char *like);
-
-/* A value for a fact (rank, shape, ...): a ValueId expression. */
-static char *fact_value(Gen *g, const Expr *e, bool allow_arg)
+/* A temporary's name: prefix_<tmp>, numbered as graftc always has (in a
+ * leaf, without the temporaries of the tests left to the tree). */
+static char *tmp_name(const Fn *F, const char *prefix, int tmp)
 {
-	if (e->kind == EXPR_CALL && strcmp(e->s, "value") == 0 && e->n == 1)
-		e = e->items[0];
-	if (e->kind == EXPR_VAR) {
-		Var *v = var(g, e->s);
-		if (v && v->kind == VK_VALUE)
-			return fmt("%s", v->cname);
-		if (v && v->kind == VK_NODE)
-			return fmt("rwg_out(rw, %s, %d)", v->cname, v->node ? v->node->output : 0);
-		if (v && v->kind == VK_ARG && allow_arg)
-			return fmt("%s", v->cname);
-		if (v && v->kind == VK_ARG) {
-			unsupported(g, e->pos, "'%s' here: an operand that older opsets spell as an attribute", e->s);
-			return fmt("0");
-		}
-	}
-	if (e->kind == EXPR_INDEX && e->items[0]->type == TY_VALUES)
-		return num_expr(g, e);
-	unsupported(g, e->pos, "a fact of a value built by the result");
-	return fmt("0");
+	int n = tmp;
+	for (int i = 0; i < F->nskipped; i++)
+		n -= F->skipped[i] < tmp;
+	return fmt("%s_%d", prefix, n);
 }
 
-static bool is_arg_var(Gen *g, const Expr *e)
+/* The node in register r where it is read from: the root is n. */
+static const char *node_name(const Fn *F, int r)
 {
-	if (e->kind == EXPR_CALL && strcmp(e->s, "value") == 0 && e->n == 1)
-		e = e->items[0];
-	Var *v = e->kind == EXPR_VAR ? var(g, e->s) : NULL;
-	return v && v->kind == VK_ARG;
+	return r == 0 ? "n" : F->names[r];
 }
 
-static char *call_expr(Gen *g, const Expr *e)
+static const char *dtype_c_of(int64_t dt)
 {
-	const char *f = e->s;
-	char *a = NULL, *b = NULL, *r = NULL;
-#define ARG(i) (e->n > (i) ? e->items[i] : NULL)
-	if (!strcmp(f, "rank") || !strcmp(f, "shape") || !strcmp(f, "numel") || !strcmp(f, "dtype")) {
-		a = fact_value(g, ARG(0), false);
-		r = fmt("rwg_%s(rw, %s, &unknown)", strcmp(f, "dtype") ? f : "dtype_k", a);
-	} else if (!strcmp(f, "dim")) {
-		a = fact_value(g, ARG(0), false);
-		b = num_expr(g, ARG(1));
-		r = fmt("rwg_dim(rw, %s, %s, &unknown)", a, b);
-	} else if (!strcmp(f, "uses")) {
-		a = fact_value(g, ARG(0), false);
-		r = fmt("rwg_uses(rw, %s)", a);
-	} else if (!strcmp(f, "outputs")) {
-		Var *v = var(g, ARG(0)->s);
-		r = fmt("rwg_outputs(rw, %s)", v ? v->cname : "0");
-	} else if (!strcmp(f, "scalar") || !strcmp(f, "ints")) {
-		bool arg = is_arg_var(g, ARG(0));
-		a = fact_value(g, ARG(0), true);
-		r = fmt("rwg_%s%s(rw, %s, &unknown)", arg ? "arg_" : "", f, a);
-	} else if (!strcmp(f, "absent")) {
-		Var *v = var(g, ARG(0)->s);
-		if (v && v->kind == VK_ARG)
-			r = fmt("rwg_arg_absent(rw, %s)", v->cname);
-		else
-			r = fmt("!%s", v ? v->cname : "0");
-	} else if (!strcmp(f, "len")) {
-		const Expr *l = ARG(0);
-		if (l->type == TY_VALUES) {
-			Var *v = var(g, l->s);
-			r = fmt("rwg_rest_len(rw, %s)", v ? v->cname : "?");
-		} else if (l->type == TY_INTS || l->type == TY_FLOATS) {
-			a = num_expr(g, l);
-			r = fmt("(int64_t)%s.n", a);
-		} else {
-			unsupported(g, e->pos, "len() of strings");
-		}
-	} else if (!strcmp(f, "is_identity")) {
-		a = num_expr(g, ARG(0));
-		r = fmt("rwg_is_identity(%s)", a);
-	} else if (!strcmp(f, "compose")) {
-		a = num_expr(g, ARG(0));
-		b = num_expr(g, ARG(1));
-		r = fmt("rwg_compose(%s, %s, &unknown)", a, b);
-	} else if (!strcmp(f, "ones")) {
-		a = num_expr(g, ARG(0));
-		r = fmt("rwg_ones(%s, &unknown)", a);
-	} else if (!strcmp(f, "opset")) {
-		r = fmt("(int64_t)rw_opset(rw)");
-	} else if (!strcmp(f, "value")) {
-		r = fact_value(g, e, false);
-	} else {
-		/* math on plain numbers */
-		static const char *const math[][2] = {
-			{"abs", "fabs"}, {"ceil", "ceil"}, {"floor", "floor"}, {"erf", "erf"}, {"exp", "exp"},
-			{"log", "log"}, {"sqrt", "sqrt"}, {"tanh", "tanh"}, {"max", "fmax"}, {"min", "fmin"},
-			{"pow", "pow"},
-		};
-		const char *cf = NULL;
-		for (size_t i = 0; i < sizeof math / sizeof math[0]; i++)
-			if (!strcmp(math[i][0], f))
-				cf = math[i][1];
-		if (e->n >= 1)
-			a = num_expr(g, ARG(0));
-		if (e->n >= 2)
-			b = num_expr(g, ARG(1));
-		const char *cast = e->type == TY_INT ? "(int64_t)" : "";
-		if (cf && e->n == 1)
-			r = fmt("%s%s((double)%s)", cast, cf, a);
-		else if (cf && e->n == 2)
-			r = fmt("%s%s((double)%s, (double)%s)", cast, cf, a, b);
-		else if (!strcmp(f, "neg"))
-			r = fmt("(-%s)", a);
-		else if (!strcmp(f, "relu"))
-			r = fmt("(%s > 0 ? %s : 0)", a, a);
-		else if (!strcmp(f, "reciprocal"))
-			r = fmt("(1.0 / %s)", a);
-		else if (!strcmp(f, "sigmoid"))
-			r = fmt("(1.0 / (1.0 + exp(-(double)%s)))", a);
-		else
-			unsupported(g, e->pos, "'%s' in a guard", f);
+	static const char *const names[] = {"float32", "float16", "float64", "bfloat16", "int8", "int16", "int32",
+	                                    "int64", "uint8", "uint16", "uint32", "uint64", "bool"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		const char *n = !strcmp(names[i], "float32") ? "float" : !strcmp(names[i], "float64") ? "double" : names[i];
+		if (dt && dtype_from_name(n) == dt)
+			return dtype_c(names[i]);
 	}
-#undef ARG
-	free(a);
-	free(b);
-	return r ? r : fmt("0");
+	return "0";
 }
 
-/* An extern call: C_NAME(rw, args). */
-static const Extern *find_extern(RuleFile **files, int nfiles, const char *name);
-static RuleFile **g_files;
-static int g_nfiles;
-
-static char *extern_call(Gen *g, const Expr *e)
+/* An expression as C: int64_t, double, bool, int (dtype), RwgStr, RwgInts,
+ * RwgFloats, ValueId or RwgArg (malloc'd). */
+static char *cx(const Fn *F, const MExpr *e)
 {
-	const Extern *x = find_extern(g_files, g_nfiles, e->s);
-	if (!x) {
-		unsupported(g, e->pos, "call of '%s'", e->s);
-		return fmt("0");
-	}
-	Buf b = {0};
-	bprintf(&b, "%s(rw", x->c_name ? x->c_name : x->name);
-	for (int i = 0; i < e->n; i++) {
-		DslType p = i < x->nparams ? x->params[i] : TY_UNKNOWN;
-		char *a;
-		if (p == TY_VALUE || p == TY_TENSOR)
-			a = fact_value(g, e->items[i], false);
-		else if (p == TY_FLOATS && e->items[i]->type == TY_INTS) {
-			char *in = num_expr(g, e->items[i]);
-			a = fmt("rwg_ints_to_floats(%s)", in);
-			free(in);
-		} else
-			a = num_expr(g, e->items[i]);
-		bprintf(&b, ", %s", a);
-		free(a);
-	}
-	bput(&b, ")", 1);
-	return b.s;
-}
-
-/* A guard or computed expression (not a built value) as a C expression:
- * int64_t, double, bool, int (dtype), RwgStr, RwgInts or RwgFloats. */
-static char *num_expr(Gen *g, const Expr *e)
-{
-	char *a = NULL, *b = NULL, *r = NULL;
+	char *a = e->nkids > 0 && e->kids[0] ? cx(F, e->kids[0]) : NULL;
+	char *b = e->nkids > 1 && e->kids[1] ? cx(F, e->kids[1]) : NULL;
+	const char *name = F->names[e->reg];
+	char *r = NULL;
 	switch (e->kind) {
-	case EXPR_INT: return fmt("%lld", (long long)e->i);
-	case EXPR_FLOAT: return c_double(e->f);
-	case EXPR_BOOL: return fmt("%s", e->i ? "true" : "false");
-	case EXPR_STRING: {
+	case ME_INT: r = fmt("%lld", (long long)e->i); break;
+	case ME_FLOAT: r = c_double(e->f); break;
+	case ME_BOOL: r = fmt("%s", e->i ? "true" : "false"); break;
+	case ME_DTYPE: r = fmt("%s", dtype_c_of(e->i)); break;
+	case ME_STR: {
 		char *s = c_string(e->s);
-		r = fmt("rwg_str(%s, %zu)", s, strlen(e->s));
+		r = fmt("rwg_str(%s, %zu)", s, e->slen);
 		free(s);
-		return r;
+		break;
 	}
-	case EXPR_LIST: {
-		if (e->type == TY_STRINGS) {
-			unsupported(g, e->pos, "lists of strings");
-			return fmt("0");
+	case ME_LIST: {
+		bool fl = e->type == MT_FLOATS;
+		if (e->nkids == 0) {
+			r = fmt("rwg_%s_lit(0, NULL)", fl ? "floats" : "ints");
+			break;
 		}
-		bool fl = e->type == TY_FLOATS;
-		if (e->n == 0)
-			return fmt("rwg_%s_lit(0, NULL)", fl ? "floats" : "ints");
 		Buf bb = {0};
-		bprintf(&bb, "rwg_%s_lit(%d, (const %s[]){", fl ? "floats" : "ints", e->n, fl ? "double" : "int64_t");
-		for (int i = 0; i < e->n; i++) {
-			char *it = num_expr(g, e->items[i]);
+		bprintf(&bb, "rwg_%s_lit(%d, (const %s[]){", fl ? "floats" : "ints", e->nkids, fl ? "double" : "int64_t");
+		for (int i = 0; i < e->nkids; i++) {
+			char *it = cx(F, e->kids[i]);
 			bprintf(&bb, "%s%s", i ? ", " : "", it);
 			free(it);
 		}
 		bput(&bb, "})", 2);
-		return bb.s;
+		r = bb.s;
+		break;
 	}
-	case EXPR_VAR: {
-		Var *v = var(g, e->s);
-		if (!v) {
-			const char *dt = dtype_c(e->s);
-			return fmt("%s", dt ? dt : "0");
-		}
-		if (v->kind == VK_VALUE || v->kind == VK_NODE || v->kind == VK_ARG)
-			return fact_value(g, e, true);
-		return fmt("%s", v->cname);
+	case ME_REG: r = fmt("%s", name); break;
+	case ME_OUT: r = fmt("rwg_out(rw, %s, %lld)", name, (long long)e->i); break;
+	case ME_RANK: r = fmt("rwg_rank(rw, %s, &unknown)", a); break;
+	case ME_SHAPE: r = fmt("rwg_shape(rw, %s, &unknown)", a); break;
+	case ME_DIM: r = fmt("rwg_dim(rw, %s, %s, &unknown)", a, b); break;
+	case ME_NUMEL: r = fmt("rwg_numel(rw, %s, &unknown)", a); break;
+	case ME_DTYPEOF: r = fmt("rwg_dtype_k(rw, %s, &unknown)", a); break;
+	case ME_USES: r = fmt("rwg_uses(rw, %s)", a); break;
+	case ME_SCALAR: r = e->arg ? fmt("rwg_arg_scalar(rw, %s, &unknown)", name) : fmt("rwg_scalar(rw, %s, &unknown)", a); break;
+	case ME_INTSOF: r = e->arg ? fmt("rwg_arg_ints(rw, %s, &unknown)", name) : fmt("rwg_ints(rw, %s, &unknown)", a); break;
+	case ME_OUTPUTS: r = fmt("rwg_outputs(rw, %s)", name); break;
+	case ME_ABSENT: r = e->arg ? fmt("rwg_arg_absent(rw, %s)", name) : fmt("!%s", a); break;
+	case ME_REST_LEN: r = fmt("rwg_rest_len(rw, %s)", name); break;
+	case ME_REST_AT: r = fmt("rwg_rest_at(rw, %s, %s, &unknown)", name, a); break;
+	case ME_LEN: r = fmt("(int64_t)%s.n", a); break;
+	case ME_IS_IDENTITY: r = fmt("rwg_is_identity(%s)", a); break;
+	case ME_COMPOSE: r = fmt("rwg_compose(%s, %s, &unknown)", a, b); break;
+	case ME_ONES: r = fmt("rwg_ones(%s, &unknown)", a); break;
+	case ME_OPSET: r = fmt("(int64_t)rw_opset(rw)"); break;
+	case ME_MATH: {
+		const char *cast = e->to_int ? "(int64_t)" : "";
+		if (!strcmp(e->fn, "neg"))
+			r = fmt("(-%s)", a);
+		else if (!strcmp(e->fn, "relu"))
+			r = fmt("(%s > 0 ? %s : 0)", a, a);
+		else if (!strcmp(e->fn, "reciprocal"))
+			r = fmt("(1.0 / %s)", a);
+		else if (!strcmp(e->fn, "sigmoid"))
+			r = fmt("(1.0 / (1.0 + exp(-(double)%s)))", a);
+		else if (b)
+			r = fmt("%s%s((double)%s, (double)%s)", cast, e->fn, a, b);
+		else
+			r = fmt("%s%s((double)%s)", cast, e->fn, a);
+		break;
 	}
-	case EXPR_CALL:
-		if (dsl_builtin_lookup(e->s))
-			return call_expr(g, e);
-		return extern_call(g, e);
-	case EXPR_UNARY:
-		a = num_expr(g, e->items[0]);
-		r = fmt(e->op == EX_NOT ? "!%s" : "(-%s)", a);
-		free(a);
-		return r;
-	case EXPR_BINARY: {
-		const Expr *l = e->items[0], *rr = e->items[1];
-		a = num_expr(g, l);
-		b = num_expr(g, rr);
-		bool lists = l->type == TY_INTS || l->type == TY_FLOATS || rr->type == TY_INTS || rr->type == TY_FLOATS;
-		bool strs = l->type == TY_STRING || rr->type == TY_STRING;
+	case ME_NOT: r = fmt("!%s", a); break;
+	case ME_NEG: r = fmt("(-%s)", a); break;
+	case ME_BIN: {
+		MType lt = e->kids[0]->type, rt = e->kids[1]->type;
 		switch (e->op) {
-		case EX_CONCAT:
-			if (l->type == TY_INTS && rr->type == TY_INTS)
-				r = fmt("rwg_ints_concat(%s, %s, &unknown)", a, b);
-			else
-				unsupported(g, e->pos, "'++' of floats");
-			break;
+		case EX_CONCAT: r = fmt("rwg_ints_concat(%s, %s, &unknown)", a, b); break;
 		case EX_EQ:
 		case EX_NE: {
 			const char *neg = e->op == EX_NE ? "!" : "";
-			if (strs)
+			if (lt == MT_STR || rt == MT_STR)
 				r = fmt("%srwg_str_eq(%s, %s)", neg, a, b);
-			else if (l->type == TY_INTS && rr->type == TY_INTS)
+			else if (lt == MT_INTS && rt == MT_INTS)
 				r = fmt("%srwg_ints_eq(%s, %s)", neg, a, b);
-			else if (lists) {
-				char *fa = l->type == TY_INTS ? fmt("rwg_ints_to_floats(%s)", a) : fmt("%s", a);
-				char *fb = rr->type == TY_INTS ? fmt("rwg_ints_to_floats(%s)", b) : fmt("%s", b);
-				r = fmt("%srwg_floats_eq(%s, %s)", neg, fa, fb);
-				free(fa);
-				free(fb);
-			} else
+			else if (lt == MT_INTS || lt == MT_FLOATS || rt == MT_INTS || rt == MT_FLOATS)
+				r = fmt("%srwg_floats_eq(%s, %s)", neg, a, b);
+			else
 				r = fmt("%s %s %s", a, e->op == EX_EQ ? "==" : "!=", b);
 			break;
 		}
 		case EX_DIV:
-			if (l->type == TY_INT && rr->type == TY_INT)
-				r = fmt("rwg_idiv(%s, %s, &unknown)", a, b);
-			else
-				r = fmt("((double)%s / %s)", a, b);
+			r = e->type == MT_INT ? fmt("rwg_idiv(%s, %s, &unknown)", a, b) : fmt("((double)%s / %s)", a, b);
 			break;
 		default: {
 			static const char *const ops[] = {
 				[EX_ADD] = "+", [EX_SUB] = "-", [EX_MUL] = "*", [EX_LT] = "<", [EX_LE] = "<=",
 				[EX_GT] = ">", [EX_GE] = ">=", [EX_AND] = "&&", [EX_OR] = "||",
 			};
-			if (lists || strs || (size_t)e->op >= sizeof ops / sizeof ops[0] || !ops[e->op]) {
-				unsupported(g, e->pos, "this operator on lists or strings");
-				break;
-			}
 			bool paren = e->op == EX_AND || e->op == EX_OR || e->op == EX_ADD || e->op == EX_SUB;
-			r = fmt(paren ? "(%s %s %s)" : "%s %s %s", a, ops[e->op], b);
+			const char *o = (size_t)e->op < sizeof ops / sizeof *ops && ops[e->op] ? ops[e->op] : "?";
+			r = fmt(paren ? "(%s %s %s)" : "%s %s %s", a, o, b);
 		}
 		}
-		free(a);
-		free(b);
-		return r ? r : fmt("0");
+		break;
 	}
-	case EXPR_INDEX: {
-		const Expr *l = e->items[0];
-		b = num_expr(g, e->items[1]);
-		if (l->type == TY_VALUES) {
-			Var *v = var(g, l->s);
-			r = fmt("rwg_rest_at(rw, %s, %s, &unknown)", v ? v->cname : "?", b);
+	case ME_INDEX:
+		r = fmt("rwg_%s_at(%s, %s, &unknown)", e->kids[0]->type == MT_FLOATS ? "floats" : "ints", a, b);
+		break;
+	case ME_TO_FLOATS: r = fmt("rwg_ints_to_floats(%s)", a); break;
+	case ME_AS_FLOAT: r = fmt("(double)(float)%s", a); break;
+	case ME_EXTERN: {
+		Buf c = {0};
+		bprintf(&c, "%s(rw", F->set->externs[e->ext].c_name);
+		for (int i = 0; i < e->nkids; i++) {
+			char *x = cx(F, e->kids[i]);
+			bprintf(&c, ", %s", x);
+			free(x);
+		}
+		bput(&c, ")", 1);
+		r = c.s;
+		break;
+	}
+	case ME_IS_CONST: /* (as a check, fail_cond prints its negation) */
+		r = e->arg ? fmt("(%s.attr || !%s.v || rw_is_const(rw, %s.v))", name, name, name)
+		    : e->i ? fmt("(!%s || rw_is_const(rw, %s))", a, a)
+		           : fmt("rw_is_const(rw, %s)", a);
+		break;
+	case ME_ABSENT_FROM: r = fmt("rwg_absent_from(rw, %s, %lld)", node_name(F, e->reg), (long long)e->i); break;
+	case ME_SAME:
+		if (e->i) {
+			r = fmt("%s == %s", a, b);
+		} else if (e->arg) {
+			char *x = e->kids[0]->type == MT_ARG ? fmt("%s", a) : fmt("rwg_val(%s)", a);
+			char *y = e->kids[1]->type == MT_ARG ? fmt("%s", b) : fmt("rwg_val(%s)", b);
+			r = fmt("rwg_arg_same(rw, %s, %s)", x, y);
+			free(x);
+			free(y);
 		} else {
-			a = num_expr(g, l);
-			r = fmt("rwg_%s_at(%s, %s, &unknown)", l->type == TY_FLOATS ? "floats" : "ints", a, b);
+			r = fmt("rw_same_value(rw, %s, %s)", a, b);
 		}
-		free(a);
-		free(b);
-		return r;
+		break;
+	case ME_EQUALS: {
+		char *x = c_double(e->f), *t = c_double(e->tol);
+		r = e->arg ? fmt("rwg_arg_equals(rw, %s, %s, %s)", name, x, t) : fmt("rw_const_equals(rw, %s, %s, %s)", a, x, t);
+		free(x);
+		free(t);
+		break;
 	}
-	default:
-		unsupported(g, e->pos, "this expression in a guard or attribute");
-		return fmt("0");
+	case ME_EQUALS_LIST: {
+		const char *fn = e->arg ? "rwg_arg_equals_list" : "rwg_const_equals_list";
+		const char *v = e->arg ? name : a;
+		if (!e->nnums) {
+			r = fmt("%s(rw, %s, NULL, 0)", fn, v);
+			break;
+		}
+		Buf l = {0};
+		for (int i = 0; i < e->nnums; i++) {
+			char *x = c_double(e->nums[i]);
+			bprintf(&l, "%s%s", i ? ", " : "", x);
+			free(x);
+		}
+		r = fmt("%s(rw, %s, (const double[]){%s}, %d)", fn, v, l.s, e->nnums);
+		free(l.s);
+		break;
 	}
+	case ME_ATTR_IS_SET: r = fmt("%s.attr", name); break;
+	}
+	free(a);
+	free(b);
+	return r;
 }
 
-/* The C type of a computed expression. */
-static const char *c_type(DslType t)
+/* The C type of a register. */
+static const char *c_type(MType t)
 {
 	switch (t) {
-	case TY_INT: return "int64_t";
-	case TY_FLOAT: return "double";
-	case TY_BOOL: return "bool";
-	case TY_DTYPE: return "int";
-	case TY_STRING: return "RwgStr";
-	case TY_INTS: return "RwgInts";
-	case TY_FLOATS: return "RwgFloats";
+	case MT_INT: return "int64_t";
+	case MT_FLOAT: return "double";
+	case MT_BOOL: return "bool";
+	case MT_DTYPE: return "int";
+	case MT_STR: return "RwgStr";
+	case MT_INTS: return "RwgInts";
+	case MT_FLOATS: return "RwgFloats";
 	default: return "ValueId";
 	}
 }
 
-/* A computed expression of the result as a name or literal: anything that
- * may be unknown goes to a local computed before rw_begin. */
-static char *pre_value(Gen *g, const Expr *e)
+static const char *attr_getter(AttrType t, const char **ctype)
 {
-	char *x = num_expr(g, e);
-	if (dsl_is_literal(e))
-		return x;
-	if (e->kind == EXPR_VAR) {
-		Var *v = var(g, e->s);
-		if (v && v->kind != VK_VALUE && v->kind != VK_NODE && v->kind != VK_ARG)
-			return x;
-	}
-	char *t = tmp_name(g, "a");
-	bprintf(&g->pre, "%s %s = %s;\n", c_type(e->type), t, x);
-	free(x);
-	return t;
-}
-
-/* ---- results: building values ---------------------------------------------------------------- */
-
-/* A pattern value (never absent) whose dtype e's value has, or NULL. */
-static char *like_of(Gen *g, const Expr *e)
-{
-	switch (e->kind) {
-	case EXPR_VAR: {
-		Var *v = var(g, e->s);
-		if (v && v->kind == VK_VALUE && !(e->binding && e->binding->optional))
-			return fmt("%s", v->cname);
-		if (v && v->kind == VK_NODE)
-			return fmt("rwg_out(rw, %s, %d)", v->cname, v->node ? v->node->output : 0);
-		return NULL;
-	}
-	case EXPR_BINARY:
-	case EXPR_UNARY:
-	case EXPR_CALL:
-		if (e->kind == EXPR_CALL && (!strcmp(e->s, "cast") || !dsl_builtin_lookup(e->s)))
-			return NULL;
-		for (int i = 0; i < e->n && (e->kind != EXPR_CALL || strcmp(e->s, "reshape") || i == 0); i++) {
-			char *l = like_of(g, e->items[i]);
-			if (l)
-				return l;
-		}
-		return NULL;
-	case EXPR_DEFAULT:
-		return like_of(g, e->items[1]);
-	case EXPR_OP:
-		if (e->schema && e->n > 0 && e->schema->ninputs > 0 && e->schema->noutputs > 0 &&
-		    strcmp(e->schema->inputs[0].type_str, e->schema->outputs[0].type_str) == 0)
-			return like_of(g, e->items[0]);
-		return NULL;
-	default:
-		return NULL;
+	switch (t) {
+	case ATTR_INT: *ctype = "int64_t"; return "int";
+	case ATTR_FLOAT: *ctype = "double"; return "float";
+	case ATTR_STRING: *ctype = "RwgStr"; return "str";
+	case ATTR_INTS: *ctype = "RwgInts"; return "ints";
+	case ATTR_FLOATS: *ctype = "RwgFloats"; return "floats";
+	default: *ctype = "?"; return "?";
 	}
 }
 
-static bool is_number_type(DslType t)
+/* ---- failing ---------------------------------------------------------------------------------- */
+
+static const char *fail_stmt(const Fn *F)
 {
-	return t == TY_INT || t == TY_FLOAT || t == TY_BOOL;
+	return F->loops ? "continue;" : "return false;";
 }
 
-static void add_like(Gen *g, const char *like)
+/* What step x says when it fails, in a --why run: the C arguments of
+ * rw_why_fail after the step, `RW_WHY_KIND, "message", args...`; NULL in a
+ * leaf.  Inside a swap loop a message about one of the site's operands
+ * names the input the loop's order gives it. */
+static char *why_of(const Fn *F, const MInsn *x, const char *more)
 {
-	for (int i = 0; i < g->nlikes; i++)
-		if (!strcmp(g->likes[i], like))
-			return;
-	g->likes = realloc(g->likes, sizeof *g->likes * (size_t)(g->nlikes + 1));
-	if (!g->likes)
-		abort();
-	g->likes[g->nlikes++] = fmt("%s", like);
-}
-
-/* A value the result builds, as a statement of its own: the builder calls
- * happen in the order the result is read (C leaves the order of calls in
- * one argument list open), the order the interpreter builds in too.
- * Takes ownership of expr; returns the temporary's name. */
-static char *hoist(Gen *g, char *expr)
-{
-	char *t = tmp_name(g, "t");
-	line(g, "ValueId %s = %s;", t, expr);
-	free(expr);
-	return t;
-}
-
-/* A number as a scalar constant of like's dtype. */
-static char *scalar_value(Gen *g, const Expr *e, const char *like)
-{
-	if (!like) {
-		unsupported(g, e->pos, "a number with no value beside it to take its dtype from");
-		return fmt("0");
+	static const char *const kinds[] = {"FIRES", "DISABLED", "OPSET", "PRODUCER", "ATTR", "NOT_CONST", "VALUE",
+	                                    "OPERANDS", "SAME", "EXTRA_CONSUMER", "GRAPH_OUTPUT", "GUARD", "UNKNOWN"};
+	if (F->leaf)
+		return NULL;
+	const char *msg = x->why, *after = NULL;
+	char *args;
+	if (x->swap && F->loops && !strncmp(msg, "input ", 6)) {
+		after = msg + 6;
+		while (*after >= '0' && *after <= '9')
+			after++;
+		args = fmt(x->slot ? ", (int)(1 - i_%d)" : ", (int)(i_%d)", x->swap - 1);
+	} else {
+		args = fmt("%s", "");
 	}
-	add_like(g, like);
-	char *x = pre_value(g, e);
-	char *r = hoist(g, fmt("rw_const_scalar(rw, rwg_dtype(rw, %s), %s)", like, x));
-	free(x);
+	char *text = c_escaped(after ? after : msg, false);
+	char *r = fmt("RW_WHY_%s, \"%s%s\"%s%s", kinds[x->why_kind], after ? "input %d" : "", text, args, more ? more : "");
+	free(text);
+	free(args);
 	return r;
 }
 
-/* Build a node: inputs ins[0..nin) (C ValueId expressions, canonical
- * order), in the model opset's form when an input may be an attribute.
- * Returns the node's C name. */
-static char *build_node(Gen *g, SrcPos pos, const char *domain, const char *op, char **ins, int nin, int nout)
+/* The statement after a failed condition of step `step`; w (owned) says
+ * why, for --why.  In a leaf there is no --why: just fail. */
+static void fail(Fn *F, int step, char *w)
 {
-	char *k = tmp_name(g, "k");
-	char *in = tmp_name(g, "in");
-	int nforms = 0;
-	Buf forms = {0};
-	for (int i = 0; i < nin && !*domain; i++) {
-		int count;
-		const OpsetForm *f = attr_form(g, op, i, &count);
-		if (dsl_moved_form(op, i, g->lo, g->hi)) {
-			unsupported(g, pos, "building '%s', whose input %d moved in older opsets", op, i + 1);
-			return k;
-		}
-		for (size_t a = 0, n; f && a < (opset_forms_all(&n), n); a++) {
-			const OpsetForm *x = &opset_forms_all(&n)[a];
-			if (x->kind == FORM_ATTR && x->input == i && !strcmp(x->op, op) && x->first <= g->hi &&
-			    x->last >= g->lo) {
-				bprintf(&forms, "%s{%d, \"%s\", %d, %d}", nforms ? ", " : "", i, x->attr, x->first, x->last);
-				nforms++;
-			}
-		}
-	}
-	if (nforms) {
-		Buf args = {0};
-		for (int i = 0; i < nin; i++)
-			bprintf(&args, "%srwg_val(%s)", i ? ", " : "", ins[i]);
-		line(g, "RwgArg %s[] = {%s};", in, args.s);
-		line(g, "static const RwgForm %s_forms[] = {%s};", in, forms.s);
-		line(g, "NodeId %s = rwg_node_forms(rw, \"%s\", %s, %d, %d, %s_forms, %d, &unknown);", k, op, in, nin,
-		     nout, in, nforms);
-		g->build_unknown = true;
-		free(args.s);
+	if (!w) {
+		line(F, "\t%s", fail_stmt(F));
+	} else if (!F->loops) {
+		line(F, "\treturn WHY(%d, %s);", step, w);
 	} else {
-		Buf args = {0};
-		for (int i = 0; i < nin; i++)
-			bprintf(&args, "%s%s", i ? ", " : "", ins[i]);
-		if (nin)
-			line(g, "ValueId %s[] = {%s};", in, args.s);
-		if (*domain)
-			line(g, "NodeId %s = rwg_node_in(rw, \"%s\", \"%s\", %s, %d, %d);", k, domain, op, nin ? in : "NULL",
-			     nin, nout);
-		else
-			line(g, "NodeId %s = rwg_node(rw, \"%s\", %s, %d, %d);", k, op, nin ? in : "NULL", nin, nout);
-		free(args.s);
+		line(F, "\t(void)WHY(%d, %s);", step, w);
+		line(F, "\tcontinue;");
 	}
-	free(forms.s);
-	free(in);
-	return k;
+	free(w);
 }
 
-static char *op1(Gen *g, const char *op, const char *a)
+/* `if (<cond>) fail`: braces when the failure takes two statements */
+static void fail_if(Fn *F, const char *cond, int step, char *w)
 {
-	char *t = tmp_name(g, "t");
-	line(g, "ValueId %s = rwg_op1(rw, \"%s\", %s);", t, op, a);
-	return t;
+	bool braces = w && F->loops;
+	line(F, "if (%s)%s", cond, braces ? " {" : "");
+	fail(F, step, w);
+	if (braces)
+		line(F, "}");
 }
 
-static char *op2(Gen *g, const char *op, const char *a, const char *b)
+/* if (!(cond)) fail */
+static void check(Fn *F, const char *cond, int step, char *w)
 {
-	char *t = tmp_name(g, "t");
-	line(g, "ValueId %s = rwg_op2(rw, \"%s\", %s, %s);", t, op, a, b);
-	return t;
+	char *s = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
+	fail_if(F, s, step, w);
+	free(s);
 }
 
-/* Set attribute a of built node k from expression v (a computed value). */
-static void set_attr(Gen *g, const char *k, const OpSchema *s, const AttrArg *a)
+/* The condition under which MI_CHECK x fails, as C. */
+static char *fail_cond(const Fn *F, const MInsn *x)
 {
-	const OpAttrDef *def = dsl_attr_def(s, a->name);
-	if (!def || !a->value) {
-		unsupported(g, a->pos, "attribute '%s'", a->name);
-		return;
-	}
-	char *x = pre_value(g, a->value);
-	switch (def->type) {
-	case ATTR_INT: line(g, "rwg_set_int(rw, %s, \"%s\", %s);", k, a->name, x); break;
-	case ATTR_FLOAT: line(g, "rwg_set_float(rw, %s, \"%s\", %s);", k, a->name, x); break;
-	case ATTR_STRING: line(g, "rwg_set_str(rw, %s, \"%s\", %s);", k, a->name, x); break;
-	case ATTR_INTS: line(g, "rwg_set_ints(rw, %s, \"%s\", %s);", k, a->name, x); break;
-	case ATTR_FLOATS:
-		if (a->value->type == TY_INTS)
-			line(g, "rwg_set_floats(rw, %s, \"%s\", rwg_ints_to_floats(%s));", k, a->name, x);
-		else
-			line(g, "rwg_set_floats(rw, %s, \"%s\", %s);", k, a->name, x);
-		break;
-	default: unsupported(g, a->pos, "attribute '%s' of type %s", a->name, attr_type_name((AttrType)def->type));
-	}
-	free(x);
-}
-
-/* The value of a result expression (a C ValueId expression), building what
- * it needs; like: a pattern value whose dtype numbers take. */
-static char *val_expr(Gen *g, const Expr *e, const char *like)
-{
-	if (is_number_type(e->type))
-		return scalar_value(g, e, like);
-	if (e->type == TY_INTS && e->kind != EXPR_VAR) {
-		char *x = pre_value(g, e);
-		char *r = hoist(g, fmt("rwg_const_ints(rw, %s)", x));
-		free(x);
+	const MExpr *e = x->e;
+	if (x->index)
+		return cx(F, e);
+	if (e->kind == ME_IS_CONST) {
+		/* an operand that may be absent (or an attribute) passes */
+		if (e->arg)
+			return fmt("!%s.attr && %s.v && !rw_is_const(rw, %s.v)", F->names[e->reg], F->names[e->reg],
+			           F->names[e->reg]);
+		char *v = cx(F, e->kids[0]);
+		char *r = e->i ? fmt("%s && !rw_is_const(rw, %s)", v, v) : fmt("!rw_is_const(rw, %s)", v);
+		free(v);
 		return r;
 	}
-	switch (e->kind) {
-	case EXPR_VAR: {
-		Var *v = var(g, e->s);
-		if (v && v->kind == VK_ARG) {
-			g->build_unknown = true;
-			return hoist(g, fmt("rwg_arg_value(rw, %s, &unknown)", v->cname));
-		}
-		if (v && (v->kind == VK_VALUE || v->kind == VK_NODE))
-			return fact_value(g, e, false);
-		if (v && v->kind == VK_INTS)
-			return hoist(g, fmt("rwg_const_ints(rw, %s)", v->cname));
-		unsupported(g, e->pos, "'%s' as a value", e->s);
-		return fmt("0");
+	char *c = cx(F, e);
+	char *r = is_call(c) ? fmt("!%s", c) : fmt("!(%s)", c);
+	free(c);
+	return r;
+}
+
+/* ---- the tests a leaf leaves to the tree ------------------------------------------------------ */
+
+static void add_test(Fn *F, Test t)
+{
+	switch (t.kind) {
+	case T_OP: t.key = fmt("op%s:%d=%s/%d", t.path, t.index, t.op, t.out); break;
+	case T_PRESENT: t.key = fmt("present%s:%d", t.path, t.index); break;
+	case T_CONST: t.key = fmt("const%s:%d", t.path, t.index); break;
+	case T_ABSENT_FROM: t.key = fmt("absent%s:%d", t.path, t.index); break;
+	case T_ATTR_INT: t.key = fmt("attr%s:%s=%lld", t.path, t.attr, (long long)t.value); break;
 	}
-	case EXPR_LIST:
-		if (e->type == TY_INTS) {
-			char *x = pre_value(g, e);
-			char *r = hoist(g, fmt("rwg_const_ints(rw, %s)", x));
-			free(x);
-			return r;
-		}
-		unsupported(g, e->pos, "a list of floats as a value");
-		return fmt("0");
-	case EXPR_INDEX:
-		if (e->items[0]->type == TY_VALUES)
-			return pre_value(g, e);
-		break;
-	case EXPR_UNARY:
-		if (e->op == EX_NEG) {
-			char *mine = like_of(g, e);
-			char *a = val_expr(g, e->items[0], mine ? mine : like);
-			char *r = op1(g, "Neg", a);
-			free(a);
-			free(mine);
-			return r;
-		}
-		break;
-	case EXPR_BINARY: {
-		const char *op = dsl_exop_onnx(e->op);
-		if (!op)
-			break;
-		char *mine = like_of(g, e);
-		const char *l = mine ? mine : like;
-		char *a = val_expr(g, e->items[0], l), *b = val_expr(g, e->items[1], l);
-		char *r = op2(g, op, a, b);
-		free(a);
-		free(b);
-		free(mine);
-		return r;
+	t.path = fmt("%s", t.path);
+	/* a constant is present: the T_CONST test makes the T_PRESENT before it */
+	Test *last = F->ntests ? &F->tests[F->ntests - 1] : NULL;
+	if (t.kind == T_CONST && last && last->kind == T_PRESENT && last->index == t.index && !strcmp(last->path, t.path)) {
+		free((char *)last->path);
+		free(last->key);
+		F->ntests--;
 	}
-	case EXPR_DEFAULT: {
-		Var *v = e->items[0]->kind == EXPR_VAR ? var(g, e->items[0]->s) : NULL;
-		if (!v || v->kind != VK_VALUE) {
-			unsupported(g, e->pos, "'?\?' on this operand");
-			return fmt("0");
-		}
-		char *t = tmp_name(g, "t");
-		line(g, "ValueId %s = %s;", t, v->cname);
-		line(g, "if (!%s) {", t);
-		g->depth++;
-		char *b = val_expr(g, e->items[1], like);
-		line(g, "%s = %s;", t, b);
-		free(b);
-		g->depth--;
-		line(g, "}");
-		return t;
+	F->tests = realloc(F->tests, sizeof *F->tests * (size_t)(F->ntests + 1));
+	if (!F->tests)
+		abort();
+	F->tests[F->ntests++] = t;
+}
+
+/* Step i of a leaf, marked as a test: record it for the tree instead.
+ * Returns the steps it takes (an attribute's read and its check: 2). */
+static int leave_test(Fn *F, int i)
+{
+	const MInsn *x = &F->p->insns[i];
+	switch (x->test) {
+	case MTEST_OP: {
+		int v = x->src;
+		line(F, "NodeId %s = rw_producer(rw, %s);", node_name(F, x->reg), F->names[v]);
+		add_test(F, (Test){T_OP, F->paths[F->from_node[v]], F->from_input[v], x->op, x->index, NULL, 0, NULL});
+		return 1;
 	}
-	case EXPR_CALL: {
-		const char *f = e->s;
-		if (!dsl_builtin_lookup(f)) {
-			/* an extern that builds a value: called inside the transaction;
-			 * 0 abandons the rewrite */
-			const Extern *x = find_extern(g_files, g_nfiles, f);
-			if (!x || (x->ret != TY_VALUE && x->ret != TY_TENSOR)) {
-				unsupported(g, e->pos, "'%s' as a value", f);
-				return fmt("0");
-			}
-			Buf call = {0};
-			bprintf(&call, "%s(rw", x->c_name ? x->c_name : x->name);
-			for (int i = 0; i < e->n; i++) {
-				DslType p = i < x->nparams ? x->params[i] : TY_UNKNOWN;
-				char *a = p == TY_VALUE ? val_expr(g, e->items[i], like)
-				          : p == TY_TENSOR ? fact_value(g, e->items[i], false) : num_expr(g, e->items[i]);
-				bprintf(&call, ", %s", a);
-				free(a);
-			}
-			char *t = tmp_name(g, "x");
-			line(g, "ValueId %s = %s);", t, call.s);
-			line(g, "if (!%s)", t);
-			line(g, "\tunknown = true;");
-			g->build_unknown = true;
-			free(call.s);
-			return t;
-		}
-		char *mine = like_of(g, e);
-		const char *l = mine ? mine : like;
-		char *r = NULL;
-		if (!strcmp(f, "reshape")) {
-			char *x = val_expr(g, e->items[0], l);
-			char *s = e->items[1]->type == TY_INTS ? val_expr(g, e->items[1], NULL)
-			                                       : val_expr(g, e->items[1], NULL);
-			char *ins[2] = {x, s};
-			char *k = build_node(g, e->pos, "", "Reshape", ins, 2, 1);
-			r = fmt("rw_output(rw, %s, 0)", k);
-			free(k);
-			free(x);
-			free(s);
-		} else if (!strcmp(f, "cast")) {
-			char *x = val_expr(g, e->items[0], l);
-			char *t = pre_value(g, e->items[1]);
-			char *k = build_node(g, e->pos, "", "Cast", &x, 1, 1);
-			line(g, "rwg_set_int(rw, %s, \"to\", %s);", k, t);
-			r = fmt("rw_output(rw, %s, 0)", k);
-			free(k);
-			free(x);
-			free(t);
-		} else {
-			const Builtin *bi = dsl_builtin_lookup(f);
-			char *a = e->n > 0 ? val_expr(g, e->items[0], l) : NULL;
-			char *b = e->n > 1 ? val_expr(g, e->items[1], l) : NULL;
-			if (bi->op && e->n == 1)
-				r = op1(g, bi->op, a);
-			else if (bi->op && e->n == 2)
-				r = op2(g, bi->op, a, b);
-			else
-				unsupported(g, e->pos, "'%s' as a value", f);
-			free(a);
-			free(b);
-		}
-		free(mine);
-		return r ? r : fmt("0");
+	case MTEST_PRESENT:
+	case MTEST_CONST: {
+		int v = x->e->kids[0]->reg; /* ME_ABSENT or ME_IS_CONST of an input */
+		add_test(F, (Test){x->test == MTEST_PRESENT ? T_PRESENT : T_CONST, F->paths[F->from_node[v]], F->from_input[v],
+		                   NULL, 0, NULL, 0, NULL});
+		return 1;
 	}
-	case EXPR_OP: {
-		const OpSchema *s = e->schema;
-		int nin = e->n;
-		for (int i = 0; i < e->nattrs; i++) {
-			int k = opset_form_attr_input(s, e->attrs[i].name);
-			if (k + 1 > nin)
-				nin = k + 1;
-		}
-		char **ins = calloc((size_t)nin + 1, sizeof *ins);
-		if (!ins)
-			abort();
-		char *mine = like_of(g, e);
-		for (int i = 0; i < e->n; i++)
-			if (!mine)
-				mine = like_of(g, e->items[i]);
-		for (int i = 0; i < e->n; i++)
-			ins[i] = val_expr(g, e->items[i], mine);
-		for (int i = 0; i < e->nattrs; i++) {
-			int k = opset_form_attr_input(s, e->attrs[i].name);
-			if (k >= 0)
-				ins[k] = val_expr(g, e->attrs[i].value, NULL);
-		}
-		for (int i = 0; i < nin; i++)
-			if (!ins[i])
-				ins[i] = fmt("0");
-		char *k = build_node(g, e->pos, e->domain ? e->domain : "", e->s, ins, nin, 1);
-		if (e->copy_attrs) {
-			Var *c = var(g, e->copy_attrs);
-			line(g, "rw_copy_attrs(rw, %s, %s);", k, c ? c->cname : "0");
-		}
-		for (int i = 0; i < e->nattrs; i++)
-			if (opset_form_attr_input(s, e->attrs[i].name) < 0)
-				set_attr(g, k, s, &e->attrs[i]);
-		for (int i = 0; i < nin; i++)
-			free(ins[i]);
-		free(ins);
-		free(mine);
-		char *r = fmt("rw_output(rw, %s, 0)", k);
-		free(k);
-		return r;
+	case MTEST_ABSENT_FROM:
+		add_test(F, (Test){T_ABSENT_FROM, F->paths[x->e->reg], (int)x->e->i, NULL, 0, NULL, 0, NULL});
+		return 1;
+	case MTEST_ATTR_INT: {
+		const MInsn *c = &F->p->insns[i + 1];
+		add_test(F, (Test){T_ATTR_INT, F->paths[x->src], 0, NULL, 0, x->name, c->e->kids[1]->i, NULL});
+		return 2;
 	}
 	default:
+		return 0;
+	}
+}
+
+/* ---- matching -------------------------------------------------------------------------------- */
+
+/* Operands 0 and 1 of a commutative op (steps i, i + 1): in a leaf in the
+ * variant's order, in rule_ in the order of a loop over both. */
+static void print_swap(Fn *F, const MInsn *a, const MInsn *b)
+{
+	const char *node = node_name(F, a->src);
+	if (F->leaf) {
+		line(F, "ValueId %s = rw_input(rw, %s, %d), %s = rw_input(rw, %s, %d);", F->names[a->reg], node, a->index,
+		     F->names[b->reg], node, b->index);
+	} else {
+		int site = a->swap - 1;
+		line(F, "for (int i_%d = 0; i_%d < 2; i_%d++) {", site, site, site);
+		F->depth++;
+		F->loops++;
+		line(F, "ValueId %s = rw_input(rw, %s, i_%d), %s = rw_input(rw, %s, 1 - i_%d);", F->names[a->reg], node, site,
+		     F->names[b->reg], node, site);
+	}
+	if (a->unused)
+		line(F, "(void)%s;", F->names[a->reg]);
+	if (b->unused)
+		line(F, "(void)%s;", F->names[b->reg]);
+}
+
+static void print_step(Fn *F, const MInsn *x)
+{
+	const char *name = F->names[x->reg];
+	switch (x->kind) {
+	case MI_INPUT:
+		line(F, "ValueId %s = rw_input(rw, %s, %d);", name, node_name(F, x->src), x->index);
+		break;
+	case MI_ARG: {
+		const char *node = node_name(F, x->src);
+		if (!F->p->cnames[x->reg]) /* read in place: F->names holds the read */
+			break;
+		if (x->nforms > 1) {
+			/* several old spellings (Pad's paddings, then pads): the opset picks one */
+			Buf forms = {0};
+			for (int k = 0; k < x->nforms; k++)
+				bprintf(&forms, "%s{%d, \"%s\", %d, %d}", k ? ", " : "", x->forms[k].input, x->forms[k].attr,
+				        x->forms[k].first, x->forms[k].last);
+			line(F, "static const RwgForm %s_forms[] = {%s};", name, forms.s);
+			line(F, "RwgArg %s = rwg_arg_forms(rw, %s, %d, %s_forms, %d);", name, node, x->index, name, x->nforms);
+			free(forms.s);
+		} else {
+			line(F, "RwgArg %s = rwg_arg(rw, %s, %d, \"%s\", %d, %d);", name, node, x->index, x->forms[0].attr,
+			     x->forms[0].first, x->forms[0].last);
+		}
 		break;
 	}
-	unsupported(g, e->pos, "this expression as a value");
-	return fmt("0");
-}
-
-/* ---- patterns ---------------------------------------------------------------------------- */
-
-static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path);
-
-/* One operand slot of an op pattern: its pattern, C name, form. */
-typedef struct Slot {
-	const Pattern *pat;         /* NULL: a literal or variable from an attribute (lit) */
-	const Expr *lit;            /* an attribute spelling this input: ReduceMean[axes = [-1]] */
-	SrcPos pos;
-	char *name;
-	bool binds;                 /* the slot's name is the variable it binds */
-	const OpsetForm *form;      /* the input may be this attribute */
-	int nforms;                 /* ... or one of several (by opset) */
-	const char *node;           /* the C name of the node it is an input of */
-	const char *node_path;      /* that node's path */
-	int in;                     /* its input index; -1 in a swap loop (then idx) */
-	char *idx;                  /* its input index as C: "1", "i_0", "1 - i_0" */
-	char *what;                 /* for --why: "input 1 (x) of Conv"; in a swap loop "input %d ..." */
-	char *what_args;            /* "" or, in a swap loop, ", (int)(i_0)" */
-} Slot;
-
-/* The check that value `val` (ValueId or RwgArg) matches literal e. */
-static char *literal_check(Gen *g, const Expr *e, const char *val, bool arg)
-{
-	double v, tol;
-	if (dsl_literal_value(e, &v, &tol)) {
-		char *x = c_double(v), *t = c_double(tol);
-		char *r = fmt("%s(rw, %s, %s, %s)", arg ? "rwg_arg_equals" : "rw_const_equals", val, x, t);
-		free(x);
-		free(t);
-		return r;
-	}
-	if (e->kind == EXPR_LIST) {
-		Buf b = {0};
-		for (int i = 0; i < e->n; i++) {
-			double tol2;
-			if (!dsl_literal_value(e->items[i], &v, &tol2)) {
-				unsupported(g, e->items[i]->pos, "a list literal holding something other than numbers");
-				free(b.s);
-				return fmt("false");
-			}
-			char *x = c_double(v);
-			bprintf(&b, "%s%s", i ? ", " : "", x);
-			free(x);
-		}
-		char *r = e->n ? fmt("%s(rw, %s, (const double[]){%s}, %d)", arg ? "rwg_arg_equals_list" : "rwg_const_equals_list",
-		                     val, b.s, e->n)
-		               : fmt("%s(rw, %s, NULL, 0)", arg ? "rwg_arg_equals_list" : "rwg_const_equals_list", val);
-		free(b.s);
-		return r;
-	}
-	unsupported(g, e->pos, "this literal operand");
-	return fmt("false");
-}
-
-/* A reference to output k of node binding s: a check on val. */
-static void node_ref(Gen *g, const Pattern *p, Slot *s)
-{
-	Var *v = var(g, p->name);
-	if (!v)
-		return;
-	int k = p->output > 0 ? p->output : v->node ? v->node->output : 0;
-	char *cond = fmt("%s == rwg_out(rw, %s, %d)", s->name, v->cname, k);
-	if (v->bound)
-		check(g, why("SAME", "\"%s is not output %d of %s\"%s", s->what, k, v->cname, s->what_args), cond), free(cond);
-	else
-		defer(g, cond, why("SAME", "\"%s is not output %d of %s\"%s", s->what, k, v->cname, s->what_args));
-}
-
-static void gen_operand(Gen *g, Slot *s, const char *path)
-{
-	const Pattern *p = s->pat;
-	bool arg = s->form != NULL;
-	bool tree = !arg && s->in >= 0 && tree_path(g, s->node_path);
-	if (!p) { /* an attribute spelling of the input: a literal or a variable */
-		const Expr *e = s->lit;
-		if (e->kind == EXPR_VAR && e->binding) {
-			Var *v = var(g, e->s);
-			if (s->binds)
-				return;
-			char *cond = v->kind == VK_ARG ? fmt("rwg_arg_same(rw, %s, %s)", s->name, v->cname)
-			                               : fmt("rwg_arg_same(rw, %s, rwg_val(%s))", s->name, v->cname);
-			check(g, why("SAME", "\"%s is not the same as %s\"%s", s->what, e->s, s->what_args), cond);
-			free(cond);
-			return;
-		}
-		char *cond = literal_check(g, e, s->name, true);
-		check(g, why("VALUE", "\"%s is not the literal the rule names\"%s", s->what, s->what_args), cond);
-		free(cond);
-		return;
-	}
-	switch (p->kind) {
-	case PAT_OP: {
-		/* where older opsets spell the operand as an attribute, no op makes it */
-		char *val = arg ? fmt("%s.v", s->name) : fmt("%s", s->name);
-		if (arg)
-			check_notf(g, why("PRODUCER", "\"%s is an attribute at this opset, not the output of %s\"%s", s->what,
-			                  p->name, s->what_args),
-			           "%s.attr", s->name);
-		Var *b = p->bind ? var(g, p->bind) : NULL;
-		char *node = b ? fmt("%s", b->cname) : fmt("n%s", path);
-		bool vendor = p->domain && *p->domain;
-		if (!vendor && tree && g->leaf) {
-			/* the tree found it: fetch it without testing again */
-			line(g, "NodeId %s = rw_producer(rw, %s);", node, val);
-			tree_test(g, (Test){T_OP, s->node_path, s->in, p->name, p->output, NULL, 0, NULL}, NULL, NULL);
-		} else {
-			if (vendor)
-				line(g, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, val, p->domain,
-				     p->name, p->output);
-			else
-				line(g, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, val, p->name, p->output);
-			check(g, why("PRODUCER", "\"%s comes from %%s, not %s\"%s, rwg_what(rw, %s)", s->what, p->name,
-			             s->what_args, val), node);
-		}
+	case MI_PRODUCER: {
+		char *val = x->e->type == MT_ARG ? fmt("%s.v", F->names[x->src]) : fmt("%s", F->names[x->src]);
+		const char *node = node_name(F, x->reg);
+		if (*x->domain)
+			line(F, "NodeId %s = rwg_producer_named(rw, %s, \"%s\", \"%s\", %d);", node, val, x->domain, x->op,
+			     x->index);
+		else
+			line(F, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, val, x->op, x->index);
+		char *what = fmt(", rwg_what(rw, %s)", val);
+		check(F, node, x->step, why_of(F, x, what));
+		free(what);
 		free(val);
-		if (b)
-			b->bound = true;
-		add_node(g, node, p->shared, p);
-		gen_op(g, p, node, path);
-		free(node);
 		break;
 	}
-	case PAT_VAR: {
-		Var *v = var(g, p->name);
-		if (!v)
-			break;
-		if (v->kind == VK_NODE) {
-			if (arg)
-				unsupported(g, p->pos, "a node output where older opsets have an attribute");
-			node_ref(g, p, s);
-			break;
-		}
-		if (s->binds) {
-			char *missing = why("OPERANDS", "\"%s is missing\"%s", s->what, s->what_args);
-			char *notc = why("NOT_CONST", "\"%s is not a constant\"%s", s->what, s->what_args);
-			if (!p->optional && tree) {
-				char *c = fmt("!%s", s->name);
-				tree_test(g, (Test){T_PRESENT, s->node_path, s->in, NULL, 0, NULL, 0, NULL}, missing, c);
-				free(c);
-			} else if (!p->optional) {
-				check_notf(g, missing, arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
-			} else {
-				free(missing);
-			}
-			if (p->is_const && !arg && !p->optional && tree) {
-				char *c = fmt("!rw_is_const(rw, %s)", s->name);
-				tree_test(g, (Test){T_CONST, s->node_path, s->in, NULL, 0, NULL, 0, NULL}, notc, c);
-				free(c);
-			} else if (p->is_const && !arg)
-				check_notf(g, notc, p->optional ? "%s && !rw_is_const(rw, %s)" : "!rw_is_const(rw, %s)%.0s", s->name,
-				           s->name);
-			else if (p->is_const && arg)
-				check_notf(g, notc, "!%s.attr && %s.v && !rw_is_const(rw, %s.v)", s->name, s->name, s->name);
-			else
-				free(notc);
-			break;
-		}
-		char *cond;
-		if (!arg && v->kind == VK_VALUE)
-			cond = fmt("rw_same_value(rw, %s, %s)", s->name, v->cname);
-		else if (v->kind == VK_VALUE || v->kind == VK_ARG)
-			cond = fmt(arg ? "rwg_arg_same(rw, %s, " : "rwg_arg_same(rw, rwg_val(%s), ", s->name);
-		else
-			cond = NULL;
-		if (cond && (arg || v->kind == VK_ARG)) {
-			char *full = fmt(v->kind == VK_ARG ? "%s%s)" : "%srwg_val(%s))", cond, v->cname);
-			free(cond);
-			cond = full;
-		}
-		if (!cond) {
-			unsupported(g, p->pos, "'%s' as an operand", p->name);
-			break;
-		}
-		check(g, why("SAME", "\"%s is not the same value as %s\"%s", s->what, p->name, s->what_args), cond);
-		free(cond);
+	case MI_ATTR: {
+		const char *ctype, *getter = attr_getter(x->attr_type, &ctype);
+		line(F, "%s %s;", ctype, name);
+		char *c = fmt("rwg_attr_%s(rw, %s, \"%s\", &%s)", getter, node_name(F, x->src), x->name, name);
+		check(F, c, x->step, why_of(F, x, NULL));
+		free(c);
 		break;
 	}
-	case PAT_WILDCARD:
-		if (!p->optional)
-			check_notf(g, why("OPERANDS", "\"%s is missing\"%s", s->what, s->what_args),
-			           arg ? "rwg_arg_absent(rw, %s)" : "!%s", s->name);
+	case MI_REST:
+		line(F, "RwgRest %s = {%s, %d};", name, node_name(F, x->src), x->index);
 		break;
-	case PAT_LITERAL: {
-		char *cond = literal_check(g, p->lit, s->name, arg);
-		check(g, why("VALUE", "\"%s is not the constant the rule names\"%s", s->what, s->what_args), cond);
-		free(cond);
+	case MI_CHECK: {
+		char *more = NULL;
+		if (x->why_arg) {
+			char *a = cx(F, x->why_arg);
+			more = fmt(", (long long)%s", a);
+			free(a);
+		}
+		char *c = fail_cond(F, x);
+		fail_if(F, c, x->step, why_of(F, x, more));
+		free(c);
+		free(more);
 		break;
 	}
-	case PAT_REST:
-		break;
-	}
-}
-
-/* The slot's C name: the variable it binds, if it is the variable's first
- * occurrence, else the path's value name v_0_1. */
-static void name_slot(Gen *g, Slot *s, const char *path)
-{
-	const char *vn = NULL;
-	if (s->pat && s->pat->kind == PAT_VAR && s->pat->output == 0)
-		vn = s->pat->name;
-	if (!s->pat && s->lit && s->lit->kind == EXPR_VAR && s->lit->binding)
-		vn = s->lit->s;
-	Var *v = vn ? var(g, vn) : NULL;
-	if (v && !v->bound && (v->kind == VK_VALUE || v->kind == VK_ARG)) {
-		v->kind = s->form ? VK_ARG : VK_VALUE;
-		v->bound = true;
-		s->binds = true;
-		s->name = fmt("%s", v->cname);
-	} else {
-		s->name = fmt("v%s", path);
-	}
-}
-
-/* Does C text s use identifier id? */
-static bool mentions(const char *s, const char *id)
-{
-	size_t n = strlen(id);
-	for (const char *p = strstr(s, id); p; p = strstr(p + 1, id)) {
-		char before = p == s ? ' ' : p[-1], after = p[n];
-		bool ident_b = before == '_' || (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
-		               (before >= '0' && before <= '9') || before == '"';
-		bool ident_a = after == '_' || (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
-		               (after >= '0' && after <= '9') || after == '"';
-		if (!ident_b && !ident_a)
-			return true;
-	}
-	return false;
-}
-
-static void gen_op(Gen *g, const Pattern *p, const char *node, const char *path)
-{
-	const OpSchema *sch = p->schema;
-	char *desc = p->bind ? fmt("%s (%s)", p->bind, p->name) : fmt("%s", p->name);
-	/* attributes: a variable binds (or compares), anything else compares */
-	for (int i = 0; i < p->nattrs; i++) {
-		const AttrArg *a = &p->attrs[i];
-		if (opset_form_attr_input(sch, a->name) >= 0 || !a->value)
-			continue;
-		const OpAttrDef *def = dsl_attr_def(sch, a->name);
-		if (!def) {
-			unsupported(g, a->pos, "attribute '%s'", a->name);
-			continue;
-		}
-		const char *getter, *ctype;
-		switch (def->type) {
-		case ATTR_INT: getter = "int", ctype = "int64_t"; break;
-		case ATTR_FLOAT: getter = "float", ctype = "double"; break;
-		case ATTR_STRING: getter = "str", ctype = "RwgStr"; break;
-		case ATTR_INTS: getter = "ints", ctype = "RwgInts"; break;
-		case ATTR_FLOATS: getter = "floats", ctype = "RwgFloats"; break;
-		default:
-			unsupported(g, a->pos, "matching attribute '%s' of type %s", a->name,
-			            attr_type_name((AttrType)def->type));
-			continue;
-		}
-		const Expr *e = a->value;
-		Var *v = e->kind == EXPR_VAR && e->binding ? var(g, e->s) : NULL;
-		if (v && !v->bound) {
-			line(g, "%s %s;", ctype, v->cname);
-			checkf(g, why("ATTR", "\"%s has no attribute %s\"", desc, a->name), "rwg_attr_%s(rw, %s, \"%s\", &%s)",
-			       getter, node, a->name, v->cname);
-			v->bound = true;
-			continue;
-		}
-		bool lit_int = def->type == ATTR_INT && (e->kind == EXPR_INT || e->kind == EXPR_BOOL) && !v;
-		if (lit_int && g->leaf && tree_path(g, path)) {
-			tree_test(g, (Test){T_ATTR_INT, path, 0, NULL, 0, a->name, e->i, NULL}, NULL, NULL);
-			continue;
-		}
-		char *t = tmp_name(g, a->name);
-		line(g, "%s %s;", ctype, t);
-		checkf(g, why("ATTR", "\"%s has no attribute %s\"", desc, a->name), "rwg_attr_%s(rw, %s, \"%s\", &%s)",
-		       getter, node, a->name, t);
-		/* compare with the pattern's expression, as that attribute's type */
-		char *x = num_expr(g, e);
-		char *cond;
-		if (def->type == ATTR_INTS)
-			cond = fmt("rwg_ints_eq(%s, %s)", t, x);
-		else if (def->type == ATTR_FLOATS)
-			cond = e->type == TY_INTS ? fmt("rwg_floats_eq(%s, rwg_ints_to_floats(%s))", t, x)
-			                          : fmt("rwg_floats_eq(%s, %s)", t, x);
-		else if (def->type == ATTR_STRING)
-			cond = fmt("rwg_str_eq(%s, %s)", t, x);
-		else if (def->type == ATTR_FLOAT)
-			cond = fmt("%s == (double)(float)%s", t, x);
-		else
-			cond = fmt("%s == %s", t, x);
-		free(x);
-		/* an expression naming a node or value bound later waits for the whole match */
-		bool later = false;
-		for (int k = 0; k < g->nvars; k++)
-			if (!g->vars[k].bound && mentions(cond, g->vars[k].cname))
-				later = true;
-		char *w = lit_int ? why("ATTR", "\"attribute %s of %s is %%lld, not %lld\", (long long)%s", a->name, desc,
-		                        (long long)e->i, t)
-		                  : why("ATTR", "\"attribute %s of %s has another value\"", a->name, desc);
-		if (later)
-			defer(g, cond, w);
-		else
-			check(g, w, cond), free(cond);
-		free(t);
-	}
-
-	/* operands by canonical position */
-	int npos = 0, rest = -1;
-	for (int i = 0; i < p->nargs; i++)
-		if (p->args[i]->kind == PAT_REST)
-			rest = i;
-		else
-			npos++;
-	int nslots = npos;
-	for (int i = 0; i < p->nattrs; i++) {
-		int k = opset_form_attr_input(sch, p->attrs[i].name);
-		if (k + 1 > nslots)
-			nslots = k + 1;
-	}
-	Slot *slots = calloc((size_t)nslots + 1, sizeof *slots);
-	if (!slots)
-		abort();
-	for (int i = 0, k = 0; i < p->nargs; i++)
-		if (p->args[i]->kind != PAT_REST) {
-			slots[k].pat = p->args[i];
-			slots[k++].pos = p->args[i]->pos;
-		}
-	for (int i = 0; i < p->nattrs; i++) {
-		int k = opset_form_attr_input(sch, p->attrs[i].name);
-		if (k >= 0) {
-			slots[k].lit = p->attrs[i].value;
-			slots[k].pos = p->attrs[i].pos;
-		}
-	}
-	const char *op = p->name;
-	bool vendor = p->domain && *p->domain;
-	for (int i = 0; i < nslots; i++) {
-		int count = 0;
-		slots[i].form = vendor ? NULL : attr_form(g, op, i, &count);
-		slots[i].nforms = count;
-		if (!vendor && dsl_moved_form(op, i, g->lo, g->hi))
-			unsupported(g, p->pos, "'%s' input %d, which moved in older opsets", op, i + 1);
-		if (!slots[i].pat && !slots[i].lit) /* a gap: any value or none */
-			slots[i].pat = NULL;
-	}
-
-	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 &&
-	            !slots[0].form && !slots[1].form;
-	/* in a leaf the swap site's order is fixed: slot i is input i ^ o */
-	int o = 0;
-	if (swap && g->leaf) {
-		int site = g->nloop++;
-		o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
-	}
-	char *iv = swap && !g->leaf ? fmt("i_%d", g->nloop++) : NULL;
-	for (int i = 0; i < nslots; i++) {
-		Slot *sl = &slots[i];
-		sl->node = node;
-		sl->node_path = path;
-		sl->in = iv ? -1 : i ^ o;
-		sl->idx = iv ? fmt(i ? "1 - %s" : "%s", iv) : fmt("%d", sl->in);
-		char *sub = fmt("%s_%d", path, iv ? i : sl->in);
-		name_slot(g, sl, sub);
-		free(sub);
-		const char *vn = sl->pat && sl->pat->kind == PAT_VAR ? sl->pat->name
-		                 : !sl->pat && sl->lit && sl->lit->kind == EXPR_VAR ? sl->lit->s : NULL;
-		char *in = iv ? fmt("%%d") : fmt("%d", sl->in);
-		sl->what = vn ? fmt("input %s (%s) of %s", in, vn, desc) : fmt("input %s of %s", in, desc);
-		sl->what_args = iv ? fmt(", (int)(%s)", sl->idx) : fmt("%s", "");
-		free(in);
-	}
-	if (swap && g->leaf) {
-		line(g, "ValueId %s = rw_input(rw, %s, %d), %s = rw_input(rw, %s, %d);", slots[0].name, node, o,
-		     slots[1].name, node, 1 - o);
-		for (int i = 0; i < 2; i++)
-			if (slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional)
-				line(g, "(void)%s;", slots[i].name);
-	} else if (swap) {
-		line(g, "for (int %s = 0; %s < 2; %s++) {", iv, iv, iv);
-		g->depth++;
-		g->loops++;
-		line(g, "ValueId %s = rw_input(rw, %s, %s), %s = rw_input(rw, %s, 1 - %s);", slots[0].name, node, iv,
-		     slots[1].name, node, iv);
-		for (int i = 0; i < 2; i++)
-			if (slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional)
-				line(g, "(void)%s;", slots[i].name);
-	} else {
-		for (int i = 0; i < nslots; i++) {
-			bool any = slots[i].pat && slots[i].pat->kind == PAT_WILDCARD && slots[i].pat->optional;
-			if ((!slots[i].pat && !slots[i].lit) || any)
-				continue;
-			if (slots[i].form && slots[i].nforms > 1) {
-				/* several old spellings (Pad's paddings, then pads): the opset picks one */
-				Buf forms = {0};
-				size_t nall;
-				const OpsetForm *all = opset_forms_all(&nall);
-				for (size_t k = 0; k < nall; k++)
-					if (all[k].kind == FORM_ATTR && all[k].input == i && !strcmp(all[k].op, op) &&
-					    all[k].first <= g->hi && all[k].last >= g->lo)
-						bprintf(&forms, "%s{%d, \"%s\", %d, %d}", forms.n ? ", " : "", i, all[k].attr, all[k].first,
-						        all[k].last);
-				line(g, "static const RwgForm %s_forms[] = {%s};", slots[i].name, forms.s);
-				line(g, "RwgArg %s = rwg_arg_forms(rw, %s, %d, %s_forms, %d);", slots[i].name, node, i, slots[i].name,
-				     slots[i].nforms);
-				free(forms.s);
-			} else if (slots[i].form) {
-				line(g, "RwgArg %s = rwg_arg(rw, %s, %d, \"%s\", %d, %d);", slots[i].name, node, i,
-				     slots[i].form->attr, slots[i].form->first, slots[i].form->last);
-			}
-			else
-				line(g, "ValueId %s = rw_input(rw, %s, %d);", slots[i].name, node, i);
-		}
-	}
-	for (int i = 0; i < nslots; i++) {
-		if (!slots[i].pat && !slots[i].lit)
-			continue;
-		char *sub = fmt("%s_%d", path, iv ? i : slots[i].in);
-		gen_operand(g, &slots[i], sub);
-		free(sub);
-	}
-	if (rest >= 0) {
-		Var *v = var(g, p->args[rest]->name);
-		if (v && !v->bound) {
-			line(g, "RwgRest %s = {%s, %d};", v->cname, node, nslots);
-			v->bound = true;
-		} else {
-			unsupported(g, p->args[rest]->pos, "a rest list used twice");
-		}
-	} else if (!vendor && sch) {
-		/* inputs the pattern does not mention must be absent */
-		int max = sch->max_inputs;
-		if (max > nslots) {
-			char *c = fmt("!rwg_absent_from(rw, %s, %d)", node, nslots);
-			char *w = why("OPERANDS", "\"%s has more inputs than the rule names\"", desc);
-			if (tree_path(g, path))
-				tree_test(g, (Test){T_ABSENT_FROM, path, nslots, NULL, 0, NULL, 0, NULL}, w, c);
-			else
-				check_not(g, w, c);
-			free(c);
-		}
-		size_t n;
-		const OpsetForm *all = opset_forms_all(&n);
-		for (size_t k = 0; k < n; k++)
-			if (all[k].kind == FORM_ATTR && all[k].input >= nslots && !strcmp(all[k].op, op) &&
-			    all[k].first <= g->hi && all[k].last >= g->lo)
-				checkf(g, why("OPERANDS", "\"%s has attribute %s, which the rule does not name\"", desc, all[k].attr),
-				       "rwg_arg_absent(rw, rwg_arg(rw, %s, %d, \"%s\", %d, %d))", node, all[k].input,
-				             all[k].attr, all[k].first, all[k].last);
-	}
-	for (int i = 0; i < nslots; i++) {
-		free(slots[i].name);
-		free(slots[i].idx);
-		free(slots[i].what);
-		free(slots[i].what_args);
-	}
-	free(slots);
-	free(iv);
-	free(desc);
-}
-
-/* ---- source text for the comments ---------------------------------------------------------- */
-
-/* ---- rules ------------------------------------------------------------------------------------ */
-
-static void find_node_pats(Gen *g, const Pattern *p)
-{
-	if (p->kind != PAT_OP)
-		return;
-	if (p->bind) {
-		Var *v = var(g, p->bind);
-		if (v)
-			v->node = p;
-	}
-	for (int i = 0; i < p->nargs; i++)
-		find_node_pats(g, p->args[i]);
-}
-
-/* The decision tree's view of one way a rule can match (a rule with k
- * commutative swap sites has 2^k): the tests the tree makes, then a call
- * of the leaf that does the rest. */
-typedef struct Variant {
-	const Rule *r;
-	char *leaf;                 /* "apply_conv_add_bias_1" */
-	Test *tests;
-	int ntests;
-} Variant;
-
-
-/* One rule's function into out: the straight-line rule_<name>(rw, n, why),
- * or (leaf) apply_<name>[_<variant>](rw, n), which leaves the tests it
- * records in *rec to the decision tree.  Returns the rule's swap sites, or
- * -1 if it cannot be compiled. */
-static int gen_rule(Diag *d, const RuleFile *f, const Rule *r, Buf *out, bool leaf, unsigned orient, int nsites,
-                    Variant *rec)
-{
-	Gen g = {.d = d, .f = f, .r = r, .lo = dsl_rule_opset_lo(r), .hi = dsl_rule_opset_hi(r), .step = 2, .leaf = leaf, .orient = orient,
-	         .nsites = nsites};
-	Buf body = {0};
-	g.out = &body;
-	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
-	if (!g.vars)
-		abort();
-	for (int i = 0; i < r->nbindings; i++) {
-		Var *v = &g.vars[g.nvars++];
-		v->name = r->bindings[i].name;
-		v->cname = dsl_c_name(v->name);
-		switch (r->bindings[i].type) {
-		case TY_VALUE: v->kind = VK_VALUE; break;
-		case TY_NODE: v->kind = VK_NODE; break;
-		case TY_VALUES: v->kind = VK_REST; break;
-		case TY_INT: case TY_BOOL: case TY_DTYPE: v->kind = VK_INT; break;
-		case TY_FLOAT: v->kind = VK_FLOAT; break;
-		case TY_STRING: v->kind = VK_STR; break;
-		case TY_INTS: v->kind = VK_INTS; break;
-		case TY_FLOATS: v->kind = VK_FLOATS; break;
-		default:
-			unsupported(&g, r->bindings[i].pos, "binding '%s' of type %s", v->name,
-			            dsl_type_name(r->bindings[i].type));
-		}
-	}
-	find_node_pats(&g, r->lhs);
-	const Pattern *root = r->lhs;
-
-	g.depth = 1;
-	add_node(&g, "n", false, root);
-	if (root->bind) {
-		Var *v = var(&g, root->bind);
-		line(&g, "NodeId %s = n;", v->cname);
-		v->bound = true;
-	}
-	line(&g, "if (!rw_enabled(rw, RULE_%s))", r->name);
-	if (leaf)
-		line(&g, "\treturn false;");
-	else
-		line(&g, "\treturn why && rw_why_disabled(rw, RULE_%s);", r->name);
-	gen_op(&g, root, "n", "");
-
-	/* the matched nodes; every one but the root used only inside the match */
-	Buf list = {0};
-	for (int i = 0; i < g.nnodes; i++)
-		bprintf(&list, "%s%s", i ? ", " : "", g.nodes[i]);
-	line(&g, "NodeId nodes[] = {%s};", list.s);
-	free(list.s);
-	for (int i = 1; i < g.nnodes; i++) {
-		if (g.shared[i])
-			continue;
-		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d)", g.nodes[i], g.nnodes);
-		if (leaf) {
-			check_not(&g, NULL, c);
+	case MI_SINGLE_USE: {
+		const MProg *p = F->p;
+		const char *node = node_name(F, x->src);
+		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d)", node, p->nnodes);
+		if (F->leaf) {
+			fail_if(F, c, x->step, NULL);
 		} else {
 			/* --why tells a graph output from a consumer outside the match */
-			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, \"%s\")", g.step++, g.nodes[i], g.nnodes,
-			              g.node_desc[i]);
-			line(&g, "if (%s)%s", c, g.loops ? " {" : "");
-			if (g.loops) {
-				line(&g, "\t(void)(%s);", w);
-				line(&g, "\tcontinue;");
-				line(&g, "}");
+			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, \"%s\")", x->step, node, p->nnodes, x->desc);
+			line(F, "if (%s)%s", c, F->loops ? " {" : "");
+			if (F->loops) {
+				line(F, "\t(void)(%s);", w);
+				line(F, "\tcontinue;");
+				line(F, "}");
 			} else {
-				line(&g, "\treturn %s;", w);
+				line(F, "\treturn %s;", w);
 			}
 			free(w);
 		}
 		free(c);
+		break;
 	}
-	for (int i = 0; i < g.ndeferred; i++) {
-		check(&g, g.deferred_why[i], g.deferred[i]);
-		free(g.deferred[i]);
-	}
-	char *pat, *guard, *result;
-	dsl_rule_text(f, r, &pat, &guard, &result);
-	char *guard_text = guard ? c_escaped(guard, true) : NULL;
-	bool uses_unknown = false;
-	if (r->guard) {
-		char *cond = strip_parens(num_expr(&g, r->guard));
-		if (strstr(cond, "&unknown")) {
-			if (g.loops)
-				line(&g, "unknown = false;");
-			char *w = why("GUARD", "\"%%s%s\", unknown ? \"undecided, something it needs is unknown: \" : \"\"",
-			              guard_text);
-			if (is_call(cond) || (cond[0] == '!' && is_call(cond + 1)))
-				check_notf(&g, w, "!%s || unknown", cond);
-			else
-				check_notf(&g, w, "!(%s) || unknown", cond);
-			uses_unknown = true;
+	case MI_GUARD: {
+		char *cond = strip_parens(cx(F, x->e));
+		if (x->index) {
+			if (F->loops)
+				line(F, "unknown = false;");
+			char *w = why_of(F, x, ", unknown ? \"undecided, something it needs is unknown: \" : \"\"");
+			char *c = is_call(cond) || (cond[0] == '!' && is_call(cond + 1)) ? fmt("!%s || unknown", cond)
+			                                                                  : fmt("!(%s) || unknown", cond);
+			fail_if(F, c, x->step, w);
+			free(c);
 		} else {
-			check(&g, why("GUARD", "\"%s\"", guard_text), cond);
+			check(F, cond, x->step, why_of(F, x, NULL));
 		}
 		free(cond);
+		break;
 	}
+	case MI_PRE: {
+		char *v = cx(F, x->e);
+		line(F, "%s %s = %s;", c_type(x->e->type), name, v);
+		free(v);
+		break;
+	}
+	case MI_PRE_KNOWN:
+		fail_if(F, "unknown", x->step, why_of(F, x, NULL));
+		break;
+	case MI_LIKE: {
+		char *v = cx(F, x->e), *c = fmt("rwg_dtype(rw, %s)", v);
+		check(F, c, x->step, why_of(F, x, NULL));
+		free(v);
+		free(c);
+		break;
+	}
+	}
+}
 
-	/* the result: build into a separate buffer, computing values first */
-	Buf build = {0};
-	g.out = &build;
-	int save_depth = g.depth;
-	const Expr *rhs = r->rhs;
-	int nres = rhs->kind == EXPR_TUPLE ? rhs->n : 1;
-	char **res = calloc((size_t)nres + 1, sizeof *res);
+/* ---- building -------------------------------------------------------------------------------- */
+
+/* A built value, as a statement of its own: the builder calls happen in
+ * the order the result is read (C leaves the order of calls in one
+ * argument list open), the order the interpreter builds in too.  Takes
+ * ownership of expr; returns the temporary's name. */
+static char *hoist(Fn *F, int tmp, char *expr)
+{
+	char *t = tmp_name(F, "t", tmp);
+	line(F, "ValueId %s = %s;", t, expr);
+	free(expr);
+	return t;
+}
+
+/* The value v builds, as a C ValueId expression (malloc'd), after the
+ * statements that build it. */
+static char *cv(Fn *F, const MVal *v)
+{
+	switch (v->kind) {
+	case MV_ABSENT: return fmt("0");
+	case MV_EXPR: return cx(F, v->e);
+	case MV_ARG: return hoist(F, v->tmp, fmt("rwg_arg_value(rw, %s, &unknown)", F->names[v->reg]));
+	case MV_SCALAR: {
+		char *like = cx(F, v->kids[0]->e), *x = cx(F, v->e);
+		char *r = hoist(F, v->tmp, fmt("rw_const_scalar(rw, rwg_dtype(rw, %s), %s)", like, x));
+		free(like);
+		free(x);
+		return r;
+	}
+	case MV_INTS: {
+		char *x = cx(F, v->e);
+		char *r = hoist(F, v->tmp, fmt("rwg_const_ints(rw, %s)", x));
+		free(x);
+		return r;
+	}
+	case MV_OP: {
+		char *a = cv(F, v->kids[0]), *b = v->nkids > 1 ? cv(F, v->kids[1]) : NULL;
+		char *r = b ? hoist(F, v->tmp, fmt("rwg_op2(rw, \"%s\", %s, %s)", v->op, a, b))
+		            : hoist(F, v->tmp, fmt("rwg_op1(rw, \"%s\", %s)", v->op, a));
+		free(a);
+		free(b);
+		return r;
+	}
+	case MV_DEFAULT: {
+		char *t = tmp_name(F, "t", v->tmp);
+		line(F, "ValueId %s = %s;", t, F->names[v->reg]);
+		line(F, "if (!%s) {", t);
+		F->depth++;
+		char *b = cv(F, v->kids[0]);
+		line(F, "%s = %s;", t, b);
+		free(b);
+		F->depth--;
+		line(F, "}");
+		return t;
+	}
+	case MV_EXTERN: {
+		/* an extern that builds a value: called inside the transaction; 0 abandons the rewrite */
+		Buf call = {0};
+		bprintf(&call, "%s(rw", F->set->externs[v->ext].c_name);
+		for (int i = 0; i < v->nkids; i++) {
+			char *a = v->kids[i] ? cv(F, v->kids[i]) : cx(F, v->args[i]);
+			bprintf(&call, ", %s", a);
+			free(a);
+		}
+		char *t = tmp_name(F, "x", v->tmp);
+		line(F, "ValueId %s = %s);", t, call.s);
+		line(F, "if (!%s)", t);
+		line(F, "\tunknown = true;");
+		free(call.s);
+		return t;
+	}
+	case MV_NODE: {
+		char **ins = calloc((size_t)v->nkids + 1, sizeof *ins);
+		if (!ins)
+			abort();
+		for (int i = 0; i < v->nkids; i++)
+			ins[i] = cv(F, v->kids[i]);
+		char *k = tmp_name(F, "k", v->tmp), *in = tmp_name(F, "in", v->tmp + 1);
+		Buf args = {0};
+		for (int i = 0; i < v->nkids; i++)
+			bprintf(&args, v->nforms ? "%srwg_val(%s)" : "%s%s", i ? ", " : "", ins[i]);
+		if (v->nforms) {
+			/* in the model opset's form where an input may be an attribute */
+			Buf forms = {0};
+			for (int i = 0; i < v->nforms; i++)
+				bprintf(&forms, "%s{%d, \"%s\", %d, %d}", i ? ", " : "", v->forms[i].input, v->forms[i].attr,
+				        v->forms[i].first, v->forms[i].last);
+			line(F, "RwgArg %s[] = {%s};", in, args.s);
+			line(F, "static const RwgForm %s_forms[] = {%s};", in, forms.s);
+			line(F, "NodeId %s = rwg_node_forms(rw, \"%s\", %s, %d, 1, %s_forms, %d, &unknown);", k, v->op, in,
+			     v->nkids, in, v->nforms);
+			free(forms.s);
+		} else {
+			if (v->nkids)
+				line(F, "ValueId %s[] = {%s};", in, args.s);
+			if (*v->domain)
+				line(F, "NodeId %s = rwg_node_in(rw, \"%s\", \"%s\", %s, %d, 1);", k, v->domain, v->op,
+				     v->nkids ? in : "NULL", v->nkids);
+			else
+				line(F, "NodeId %s = rwg_node(rw, \"%s\", %s, %d, 1);", k, v->op, v->nkids ? in : "NULL", v->nkids);
+		}
+		if (v->copy)
+			line(F, "rw_copy_attrs(rw, %s, %s);", k, F->names[v->reg]);
+		for (int i = 0; i < v->nattrs; i++) {
+			const MSetAttr *a = &v->attrs[i];
+			const char *ctype, *setter = attr_getter(a->type, &ctype);
+			char *x = cx(F, a->e);
+			if (a->to_floats)
+				line(F, "rwg_set_floats(rw, %s, \"%s\", rwg_ints_to_floats(%s));", k, a->name, x);
+			else
+				line(F, "rwg_set_%s(rw, %s, \"%s\", %s);", setter, k, a->name, x);
+			free(x);
+		}
+		char *r = fmt("rw_output(rw, %s, 0)", k);
+		for (int i = 0; i < v->nkids; i++)
+			free(ins[i]);
+		free(ins);
+		free(args.s);
+		free(k);
+		free(in);
+		return r;
+	}
+	}
+	return fmt("0");
+}
+
+/* ---- the function ----------------------------------------------------------------------------- */
+
+/* Names and paths of the registers, and (leaf) the temporaries the tree's
+ * tests take away. */
+static void fn_init(Fn *F)
+{
+	const MProg *p = F->p;
+	int n = p->nregs + 1;
+	F->names = calloc((size_t)n, sizeof *F->names);
+	F->paths = calloc((size_t)n, sizeof *F->paths);
+	F->from_node = calloc((size_t)n, sizeof *F->from_node);
+	F->from_input = calloc((size_t)n, sizeof *F->from_input);
+	F->skipped = calloc((size_t)p->ninsns + 1, sizeof *F->skipped);
+	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped)
+		abort();
+	for (int r = 0; r < p->nregs; r++)
+		F->names[r] = fmt("%s", p->cnames[r] ? p->cnames[r] : "0");
+	F->paths[0] = fmt("%s", "");
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		if (F->leaf && x->kind == MI_ATTR && x->test == MTEST_ATTR_INT)
+			F->skipped[F->nskipped++] = x->tmp;
+	}
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		if (x->tmp) {
+			free(F->names[x->reg]);
+			F->names[x->reg] = tmp_name(F, p->cnames[x->reg], x->tmp);
+		}
+		if (x->kind == MI_ARG && !p->cnames[x->reg]) {
+			free(F->names[x->reg]);
+			F->names[x->reg] = fmt("rwg_arg(rw, %s, %d, \"%s\", %d, %d)", node_name(F, x->src), x->index,
+			                       x->forms[0].attr, x->forms[0].first, x->forms[0].last);
+		}
+		if (x->kind == MI_INPUT || x->kind == MI_ARG) {
+			F->from_node[x->reg] = x->src;
+			F->from_input[x->reg] = x->index;
+			free(F->paths[x->reg]);
+			F->paths[x->reg] = fmt("%s_%d", F->paths[x->src] ? F->paths[x->src] : "", x->index);
+		}
+		if (x->kind == MI_PRODUCER) {
+			free(F->paths[x->reg]);
+			F->paths[x->reg] = fmt("%s", F->paths[x->src] ? F->paths[x->src] : "");
+		}
+	}
+}
+
+static void fn_free(Fn *F)
+{
+	for (int r = 0; r <= F->p->nregs; r++) {
+		free(F->names[r]);
+		free(F->paths[r]);
+	}
+	free(F->names);
+	free(F->paths);
+	free(F->from_node);
+	free(F->from_input);
+	free(F->skipped);
+}
+
+/* The matched nodes, after the pattern's steps: what single use and rw_begin take. */
+static void print_nodes(Fn *F)
+{
+	Buf list = {0};
+	for (int j = 0; j < F->p->nnodes; j++)
+		bprintf(&list, "%s%s", j ? ", " : "", node_name(F, F->p->nodes[j]));
+	line(F, "NodeId nodes[] = {%s};", list.s);
+	free(list.s);
+}
+
+/* Program p of rule m into out: rule_<name>() (variant 0), or the leaf
+ * apply_<name>[_<k>]() of variant k, which records in *rec the tests it
+ * leaves to the decision tree. */
+static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf *out, Variant *rec)
+{
+	Fn F = {.set = set, .m = m, .p = &m->variants[k], .leaf = leaf, .depth = 1};
+	const MProg *p = F.p;
+	Buf body = {0};
+	F.out = &body;
+	fn_init(&F);
+
+	if (strcmp(p->cnames[0], "n"))
+		line(&F, "NodeId %s = n;", p->cnames[0]);
+	line(&F, "if (!rw_enabled(rw, RULE_%s))", m->name);
+	if (leaf)
+		line(&F, "\treturn false;");
+	else
+		line(&F, "\treturn why && rw_why_disabled(rw, RULE_%s);", m->name);
+
+	bool uses_unknown = false, has_pre = false;
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		if (i == p->nmatch)
+			print_nodes(&F);
+		if (leaf && x->test) {
+			i += leave_test(&F, i) - 1;
+			continue;
+		}
+		if (x->kind == MI_INPUT && x->swap) {
+			print_swap(&F, x, &p->insns[i + 1]);
+			i++;
+			continue;
+		}
+		if (x->kind == MI_GUARD && x->index)
+			uses_unknown = true;
+		if (x->kind == MI_PRE && !has_pre) {
+			/* the values computed before building start with nothing unknown */
+			has_pre = true;
+			bool pre_unknown = false;
+			for (int j = i; j < p->ninsns; j++)
+				pre_unknown = pre_unknown || p->insns[j].kind == MI_PRE_KNOWN;
+			if (pre_unknown && (F.loops || uses_unknown))
+				line(&F, "unknown = false;");
+			uses_unknown = uses_unknown || pre_unknown;
+		}
+		print_step(&F, x);
+	}
+	if (p->nmatch == p->ninsns)
+		print_nodes(&F);
+
+	/* the result */
+	line(&F, "rw_begin(rw, RULE_%s, n, nodes, %d);", m->name, p->nnodes);
+	char **res = calloc((size_t)p->nresults + 1, sizeof *res);
 	if (!res)
 		abort();
-	for (int i = 0; i < nres; i++)
-		res[i] = val_expr(&g, rhs->kind == EXPR_TUPLE ? rhs->items[i] : rhs, NULL);
-	g.out = &body;
-	if (g.pre.n || g.nlikes) {
-		if (g.pre.n && strstr(g.pre.s, "&unknown")) {
-			if (g.loops || uses_unknown)
-				line(&g, "unknown = false;");
-			uses_unknown = true;
-		}
-		/* pre holds whole lines without indentation */
-		for (char *q = g.pre.s; q && *q;) {
-			char *nl = strchr(q, '\n');
-			*nl = 0;
-			line(&g, "%s", q);
-			q = nl + 1;
-		}
-		if (g.pre.n && strstr(g.pre.s, "&unknown"))
-			check_not(&g, why("UNKNOWN", "\"the result needs a shape, dtype or constant that is unknown\""), "unknown");
-		for (int i = 0; i < g.nlikes; i++)
-			checkf(&g, why("UNKNOWN", "\"the dtype of %s is unknown\"", g.likes[i]), "rwg_dtype(rw, %s)", g.likes[i]);
+	for (int i = 0; i < p->nresults; i++)
+		res[i] = cv(&F, p->results[i]);
+	for (int i = 0; i < p->nresults; i++) {
+		line(&F, "rw_replace(rw, %d, %s);", p->out0 + i, res[i]);
+		free(res[i]);
 	}
-	line(&g, "rw_begin(rw, RULE_%s, n, nodes, %d);", r->name, g.nnodes);
-	bput(&body, build.s ? build.s : "", build.n);
-	g.depth = save_depth;
-	int out0 = root->output > 0 ? root->output : 0;
-	for (int i = 0; i < nres; i++)
-		line(&g, "rw_replace(rw, %d, %s);", out0 + i, res[i]);
-	if (g.build_unknown) {
+	free(res);
+	if (p->build_step) {
 		uses_unknown = true;
-		line(&g, "if (unknown) {");
-		line(&g, "\trw_abort(rw);");
-		fail(&g, leaf ? NULL : why("UNKNOWN", "\"building the result failed: a helper declined, or a shape, dtype or constant it needs is unknown\""));
-		line(&g, "}");
+		line(&F, "if (unknown) {");
+		line(&F, "\trw_abort(rw);");
+		fail(&F, p->build_step,
+		     leaf ? NULL
+		          : fmt("RW_WHY_UNKNOWN, \"building the result failed: a helper declined, or a shape, dtype or "
+		                "constant it needs is unknown\""));
+		line(&F, "}");
 	}
-	line(&g, "return rw_commit(rw);");
-	while (g.loops) {
-		g.loops--;
-		g.depth--;
-		line(&g, "}");
+	line(&F, "return rw_commit(rw);");
+	while (F.loops) {
+		F.loops--;
+		F.depth--;
+		line(&F, "}");
 	}
-	if (g.nloop && !leaf)
-		line(&g, "return false;");
+	if (m->nsites && !leaf)
+		line(&F, "return false;");
 
 	/* the function: comments from the source, then the body */
 	if (leaf) {
-		rec->r = r;
-		rec->leaf = nsites ? fmt("apply_%s_%u", r->name, orient) : fmt("apply_%s", r->name);
-		rec->tests = g.tests;
-		rec->ntests = g.ntests;
-		bprintf(out, "// %s without the tests its decision tree made", r->name);
-		for (int k = 0; k < nsites; k++)
-			bprintf(out, "%s swap site %d: %s", k ? ";" : ":", k,
-			        (orient >> (nsites - 1 - k)) & 1 ? "operands swapped" : "operands in order");
+		rec->rule = m->name;
+		rec->leaf = m->nsites ? fmt("apply_%s_%d", m->name, k) : fmt("apply_%s", m->name);
+		rec->tests = F.tests;
+		rec->ntests = F.ntests;
+		bprintf(out, "// %s without the tests its decision tree made", m->name);
+		for (int s = 0; s < m->nsites; s++)
+			bprintf(out, "%s swap site %d: %s", s ? ";" : ":", s,
+			        (k >> (m->nsites - 1 - s)) & 1 ? "operands swapped" : "operands in order");
 		bprintf(out, "\nstatic bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
 	} else {
+		char *pat, *guard, *result;
+		dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
 		bprintf(out, "// match:  %s\n", pat);
 		if (guard)
 			bprintf(out, "// cond:   %s\n", guard);
 		bprintf(out, "// result: %s\n", result);
-		bprintf(out, "// %s:%d\n", f->path, r->pos.line);
-		bprintf(out, "static bool rule_%s(Rewriter *rw, NodeId n, bool why)\n{\n", r->name);
+		bprintf(out, "// %s:%d\n", m->file->path, m->line);
+		bprintf(out, "static bool rule_%s(Rewriter *rw, NodeId n, bool why)\n{\n", m->name);
+		free(pat);
+		free(guard);
+		free(result);
 	}
 	if (uses_unknown || strstr(body.s, "&unknown"))
 		bprintf(out, "\tbool unknown = false;\n");
 	bput(out, body.s, body.n);
 	bprintf(out, "}\n\n");
-	free(pat);
-	free(guard);
-	free(guard_text);
-	free(result);
-
-	for (int i = 0; i < nres; i++)
-		free(res[i]);
-	free(res);
 	free(body.s);
-	free(build.s);
-	free(g.pre.s);
-	for (int i = 0; i < g.nvars; i++)
-		free(g.vars[i].cname);
-	free(g.vars);
-	for (int i = 0; i < g.nnodes; i++)
-		free(g.nodes[i]);
-	free(g.nodes);
-	free(g.shared);
-	free(g.deferred);
-	free(g.deferred_why);
-	for (int i = 0; i < g.nnodes; i++)
-		free(g.node_desc[i]);
-	free(g.node_desc);
-	for (int i = 0; i < g.ntree_paths; i++)
-		free(g.tree_paths[i]);
-	free(g.tree_paths);
-	for (int i = 0; i < g.nlikes; i++)
-		free(g.likes[i]);
-	free(g.likes);
-	if (!leaf)
-		free(g.tests);
-	return g.failed ? -1 : g.nloop; /* errors were reported by unsupported() */
-}
-
-static const Extern *find_extern(RuleFile **files, int nfiles, const char *name)
-{
-	for (int i = 0; i < nfiles; i++)
-		for (int k = 0; files[i] && k < files[i]->nexterns; k++)
-			if (!strcmp(files[i]->externs[k]->name, name))
-				return files[i]->externs[k];
-	return NULL;
+	fn_free(&F);
 }
 
 static const char *extern_c_type(DslType t)
@@ -1888,35 +1106,6 @@ static const char *extern_c_type(DslType t)
 	}
 }
 
-/* ---- the file ----------------------------------------------------------------------------- */
-
-typedef struct RuleRef {
-	const RuleFile *f;
-	const Rule *r;
-	int order;                  /* source order across the files */
-} RuleRef;
-
-/* Root op key: "Conv" or "com.microsoft.FusedConv". */
-static char *root_key(const Rule *r)
-{
-	const Pattern *p = r->lhs;
-	return p->domain && *p->domain ? fmt("%s.%s", p->domain, p->name) : fmt("%s", p->name);
-}
-
-static int by_root_then_priority(const void *a, const void *b)
-{
-	const RuleRef *x = a, *y = b;
-	char *kx = root_key(x->r), *ky = root_key(y->r);
-	int c = strcmp(kx, ky);
-	free(kx);
-	free(ky);
-	if (c)
-		return c;
-	if (x->r->priority != y->r->priority)
-		return x->r->priority > y->r->priority ? -1 : 1;
-	return x->order - y->order;
-}
-
 static char *c_ident(const char *s)
 {
 	char *r = fmt("%s", s);
@@ -1925,6 +1114,7 @@ static char *c_ident(const char *s)
 			*p = '_';
 	return r;
 }
+
 
 /* ---- the decision tree ----------------------------------------------------------------------- */
 
@@ -2005,7 +1195,7 @@ static void tree_free(TNode *t)
 static void served(const TNode *t, Buf *b)
 {
 	if (t->leaf) {
-		const char *name = t->leaf->r->name;
+		const char *name = t->leaf->rule;
 		size_t n = strlen(name);
 		for (const char *p = b->s ? strstr(b->s, name) : NULL; p; p = strstr(p + 1, name))
 			if ((p == b->s || p[-1] == ' ') && (p[n] == ',' || p[n] == 0))
@@ -2223,22 +1413,37 @@ static void line_mark(Buf *out, const char *file, int line, const char *line_pat
 	free(f);
 }
 
+
+/* ---- the file ----------------------------------------------------------------------------- */
+
+/* Root op key: "Conv" or "com.microsoft.FusedConv". */
+static char *root_key(const MRule *m)
+{
+	return *m->root_domain ? fmt("%s.%s", m->root_domain, m->root_op) : fmt("%s", m->root_op);
+}
+
+static int by_root_then_priority(const void *a, const void *b)
+{
+	const MRule *x = *(const MRule *const *)a, *y = *(const MRule *const *)b;
+	char *kx = root_key(x), *ky = root_key(y);
+	int c = strcmp(kx, ky);
+	free(kx);
+	free(ky);
+	if (c)
+		return c;
+	if (x->rule->priority != y->rule->priority)
+		return x->rule->priority > y->rule->priority ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
 {
 	int errors = d->nerrors;
-	g_files = files;
-	g_nfiles = nfiles;
-	int nrules = 0;
-	for (int i = 0; i < nfiles; i++)
-		nrules += files[i] ? files[i]->nrules : 0;
-	RuleRef *refs = calloc((size_t)nrules + 1, sizeof *refs);
-	if (!refs)
-		abort();
 	int n = 0;
 	for (int i = 0; i < nfiles; i++)
 		for (int k = 0; files[i] && k < files[i]->nrules; k++)
 			if (files[i]->rules[k] && files[i]->rules[k]->lhs && files[i]->rules[k]->lhs->kind == PAT_OP)
-				refs[n] = (RuleRef){files[i], files[i]->rules[k], n}, n++;
+				n++;
 
 	Buf out = {0};
 	bprintf(&out, "/* Code generated by graftc from ");
@@ -2298,20 +1503,27 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	if (nx)
 		bput(&out, "\n", 1);
 
+	/* the programs: from here on the rules are printed from them */
+	MRuleSet *rs = dsl_lower(files, nfiles, d);
+	if (!rs || d->nerrors != errors) {
+		dsl_lower_free(rs);
+		free(out.s);
+		return NULL;
+	}
+
 	/* the rule table */
 	bprintf(&out, "enum {\n");
-	for (int i = 0; i < n; i++)
-		bprintf(&out, "\tRULE_%s,\n", refs[i].r->name);
+	for (int i = 0; i < rs->nrules; i++)
+		bprintf(&out, "\tRULE_%s,\n", rs->rules[i].name);
 	bprintf(&out, "\tRULE_COUNT\n};\n\n");
 	bprintf(&out, "static const RwRule rules[RULE_COUNT + 1] = {\n");
 	static const char *const levels[] = {"RW_LEVEL_BASIC", "RW_LEVEL_BASIC", "RW_LEVEL_EXTENDED", "RW_LEVEL_LAYOUT"};
-	for (int i = 0; i < n; i++) {
-		const Rule *r = refs[i].r;
-		char *path = c_string(refs[i].f->path), *doc = c_string(r->doc ? r->doc : "");
-		int hi = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
-		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", r->name,
-		        r->name, levels[dsl_rule_level(refs[i].f, r)], path, r->pos.line, doc, r->priority, dsl_rule_opset_lo(r), hi,
-		        dsl_expr_emits_vendor(r->rhs) ? "true" : "false", r->lhs->domain ? r->lhs->domain : "", r->lhs->name);
+	for (int i = 0; i < rs->nrules; i++) {
+		const MRule *m = &rs->rules[i];
+		char *path = c_string(m->file->path), *doc = c_string(m->rule->doc ? m->rule->doc : "");
+		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", m->name,
+		        m->name, levels[m->level], path, m->line, doc, m->rule->priority, m->opset_min, m->opset_max,
+		        m->vendor ? "true" : "false", m->root_domain, m->root_op);
 		free(path);
 		free(doc);
 	}
@@ -2321,29 +1533,32 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	              "#define WHY(step, ...) (why && rw_why_fail(rw, step, __VA_ARGS__))\n\n");
 
 	/* one straight-line function per rule */
-	int *sites = calloc((size_t)n + 1, sizeof *sites);
-	if (!sites)
-		abort();
-	for (int i = 0; i < n; i++) {
-		line_mark(&out, refs[i].f->path, refs[i].r->pos.line, line_path);
-		sites[refs[i].order] = gen_rule(d, refs[i].f, refs[i].r, &out, false, 0, 0, NULL);
+	for (int i = 0; i < rs->nrules; i++) {
+		const MRule *m = &rs->rules[i];
+		line_mark(&out, m->file->path, m->line, line_path);
+		print_fn(rs, m, 0, false, &out, NULL);
 		line_mark(&out, NULL, 0, line_path);
 	}
 	bprintf(&out, "static const RwRuleFn rule_fns[RULE_COUNT + 1] = {\n");
-	for (int i = 0; i < n; i++)
-		bprintf(&out, "\t[RULE_%s] = rule_%s,\n", refs[i].r->name, refs[i].r->name);
+	for (int i = 0; i < rs->nrules; i++)
+		bprintf(&out, "\t[RULE_%s] = rule_%s,\n", rs->rules[i].name, rs->rules[i].name);
 	bprintf(&out, "};\n\n");
 
 	/* per root op: its leaves, its decision tree, and its rules in turn */
-	qsort(refs, (size_t)n, sizeof *refs, by_root_then_priority);
+	const MRule **refs = calloc((size_t)rs->nrules + 1, sizeof *refs);
+	if (!refs)
+		abort();
+	for (int i = 0; i < rs->nrules; i++)
+		refs[i] = &rs->rules[i];
+	qsort(refs, (size_t)rs->nrules, sizeof *refs, by_root_then_priority);
 	Buf dispatch = {0}, vendor = {0}, each = {0}, each_vendor = {0};
-	for (int i = 0; i < n;) {
-		char *key = root_key(refs[i].r);
+	for (int i = 0; i < rs->nrules;) {
+		char *key = root_key(refs[i]);
 		char *fn = c_ident(key);
-		const Pattern *p = refs[i].r->lhs;
+		const MRule *r0 = refs[i];
 		int j = i;
-		while (j < n) {
-			char *k2 = root_key(refs[j].r);
+		while (j < rs->nrules) {
+			char *k2 = root_key(refs[j]);
 			bool same = !strcmp(k2, key);
 			free(k2);
 			if (!same)
@@ -2353,19 +1568,15 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		bprintf(&out, "/* ---- %s: %d rule%s ---- */\n\n", key, j - i, j - i == 1 ? "" : "s");
 		Variant *vs = NULL;
 		int nv = 0;
-		for (int k = i; k < j; k++) {
-			int ns = sites[refs[k].order];
-			if (ns < 0)
-				continue;
-			for (unsigned o = 0; o < 1u << ns; o++) {
+		for (int k = i; k < j; k++)
+			for (int o = 0; o < refs[k]->nvariants; o++) {
 				vs = realloc(vs, sizeof *vs * (size_t)(nv + 1));
 				if (!vs)
 					abort();
-				line_mark(&out, refs[k].f->path, refs[k].r->pos.line, line_path);
-				gen_rule(d, refs[k].f, refs[k].r, &out, true, o, ns, &vs[nv++]);
+				line_mark(&out, refs[k]->file->path, refs[k]->line, line_path);
+				print_fn(rs, refs[k], o, true, &out, &vs[nv++]);
 				line_mark(&out, NULL, 0, line_path);
 			}
-		}
 		emit_tree(fn, vs, nv, &out);
 		for (int k = 0; k < nv; k++) {
 			free(vs[k].leaf);
@@ -2379,17 +1590,17 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		bprintf(&out, "/* the same rules tried one after another (graft optimize --match-each) */\n");
 		bprintf(&out, "static bool match_each_%s(Rewriter *rw, NodeId n)\n{\n", fn);
 		for (int k = i; k < j; k++)
-			bprintf(&out, "\t%s rule_%s(rw, n, false)%s\n", k == i ? "return" : "      ", refs[k].r->name,
+			bprintf(&out, "\t%s rule_%s(rw, n, false)%s\n", k == i ? "return" : "      ", refs[k]->name,
 			        k + 1 < j ? " ||" : ";");
 		bprintf(&out, "}\n\n");
-		if (p->domain && *p->domain) {
+		if (*r0->root_domain) {
 			bprintf(&vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_%s(rw, n);\n",
-			        p->domain, p->name, fn);
+			        r0->root_domain, r0->root_op, fn);
 			bprintf(&each_vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_each_%s(rw, n);\n",
-			        p->domain, p->name, fn);
+			        r0->root_domain, r0->root_op, fn);
 		} else {
-			bprintf(&dispatch, "\tcase OP_%s: return match_%s(rw, n);\n", p->name, fn);
-			bprintf(&each, "\tcase OP_%s: return match_each_%s(rw, n);\n", p->name, fn);
+			bprintf(&dispatch, "\tcase OP_%s: return match_%s(rw, n);\n", r0->root_op, fn);
+			bprintf(&each, "\tcase OP_%s: return match_each_%s(rw, n);\n", r0->root_op, fn);
 		}
 		free(key);
 		free(fn);
@@ -2410,14 +1621,11 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	free(vendor.s);
 	free(each.s);
 	free(each_vendor.s);
-	free(sites);
 	free(refs);
-	if (d->nerrors != errors) {
-		free(out.s);
-		return NULL;
-	}
+	dsl_lower_free(rs);
 	return out.s;
 }
+
 
 bool codegen_write_if_changed(const char *path, const char *text)
 {

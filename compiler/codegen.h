@@ -1,4 +1,5 @@
-/* codegen.h - checked rules -> one C file of matchers (graftc -o).
+/* codegen.h - checked rules -> one C file of matchers (graftc -o), printed
+ * from the matcher programs dsl_lower() makes of them (dsl/mprog.h).
  *
  * The generated file holds the rule table, one straight-line function per
  * rule (its `// match:` and `// result:` source above its code; it also

@@ -1,17 +1,23 @@
 /* lower.c - checked rules -> matcher programs (mprog.h).
  *
- * The walk is the one graftc's C generator (compiler/codegen.c) makes over
- * a rule, producing data instead of text: the root's attributes, then its
- * operands in canonical order (each a value, an operand that older opsets
- * spell as an attribute, a node of the pattern, a constant check or a
- * literal), then single use, the checks that had to wait for a later
- * binding, the guard, the values the result computes before building, and
- * the result as a tree of values to build.  One program per orientation of
+ * The one walk over a rule's syntax tree that both back ends share (the
+ * interpreter runs its programs, graftc's compiler/codegen.c prints them
+ * as C): the root's attributes, then its operands in canonical order (each
+ * a value, an operand that older opsets spell as an attribute, a node of
+ * the pattern, a constant check or a literal), then single use, the checks
+ * that had to wait for a later binding, the guard, the values the result
+ * computes before building, and the result as a tree of values to build.
+ * One program per orientation of
  * the rule's commutative ops (variant k: bit (nsites - 1 - s) of k set when
  * swap site s takes its operands the other way round).
  *
  * Step numbers and --why messages are those of graftc's rule_<name>
- * functions, so that both back ends explain a failure the same way. */
+ * functions, so that both back ends explain a failure the same way.  For
+ * graftc's C printer (compiler/codegen.c) the walk also names registers
+ * and temporaries as the C it prints names them (v_0_1: input 1 of input 0
+ * of the root, by the inputs that lead to it; t_3: the third temporary),
+ * marks the steps a decision tree can share, and which steps concern an
+ * operand of a commutative swap site. */
 #include "mprog.h"
 
 #include <stdarg.h>
@@ -22,7 +28,7 @@
 #include "check_internal.h"
 #include "ir.h"
 
-/* ---- shared with the C generator ------------------------------------------------------ */
+/* ---- helpers the lowering exports (mprog.h) ----------------------------------------------- */
 
 Level dsl_rule_level(const RuleFile *f, const Rule *r)
 {
@@ -167,6 +173,9 @@ typedef struct L {
 	Vec likes;                  /* MExpr * */
 	Vec like_text;              /* const char * */
 	Vec regs;                   /* MType */
+	Vec cnames;                 /* const char *, per register */
+	Vec tree;                   /* bool, per register: a node the decision tree fetches */
+	int ntmp;                   /* temporaries named so far (t_1, axis_2, ...) */
 	bool build_unknown;
 	bool failed;
 } L;
@@ -174,8 +183,6 @@ typedef struct L {
 static void unsupported(L *g, SrcPos pos, const char *what, ...) __attribute__((format(printf, 3, 4)));
 static void unsupported(L *g, SrcPos pos, const char *what, ...)
 {
-	if (g->failed)
-		return;
 	char buf[300];
 	va_list ap;
 	va_start(ap, what);
@@ -201,10 +208,23 @@ static char *S(L *g, const char *f, ...)
 	return r;
 }
 
-static int new_reg(L *g, MType t)
+/* A register; cname: its C name, or the prefix of a temporary. */
+static int new_reg_named(L *g, MType t, const char *cname)
 {
 	*(MType *)vec_push(&g->regs, sizeof(MType)) = t;
+	*(const char **)vec_push(&g->cnames, sizeof(char *)) = cname;
+	vec_push(&g->tree, sizeof(bool));
 	return g->regs.n - 1;
+}
+
+static int new_reg(L *g, MType t)
+{
+	return new_reg_named(g, t, NULL);
+}
+
+static bool is_tree(L *g, int reg)
+{
+	return ((bool *)g->tree.p)[reg];
 }
 
 static Var *var(L *g, const char *name)
@@ -273,13 +293,14 @@ static MInsn *check(L *g, MExpr *e, bool neg, int why_kind, char *why)
 	return x;
 }
 
-static void defer(L *g, MExpr *e, int why_kind, char *why)
+static MInsn *defer(L *g, MExpr *e, int why_kind, char *why)
 {
 	MInsn *x = vec_push(&g->deferred, sizeof(MInsn));
 	x->kind = MI_CHECK;
 	x->e = e;
 	x->why_kind = why_kind;
 	x->why = why;
+	return x;
 }
 
 static void add_node(L *g, int reg, bool shared, const Pattern *p)
@@ -745,7 +766,8 @@ static MExpr *pre_value(L *g, const Expr *e)
 	}
 	MInsn *p = vec_push(&g->pre, sizeof(MInsn));
 	p->kind = MI_PRE;
-	p->reg = new_reg(g, x->type);
+	p->reg = new_reg_named(g, x->type, "a");
+	p->tmp = ++g->ntmp;
 	p->e = x;
 	return reg_ex(g, p->reg, x->type);
 }
@@ -831,6 +853,7 @@ static MVal *scalar_value(L *g, const Expr *e, Like like)
 	add_like(g, like);
 	MVal *v = val(g, MV_SCALAR);
 	v->e = pre_value(g, e);
+	v->tmp = ++g->ntmp;
 	v->kids = arena_alloc(g->A, sizeof *v->kids);
 	v->kids[0] = val(g, MV_EXPR);
 	v->kids[0]->e = like.e;
@@ -842,6 +865,7 @@ static MVal *ints_value(L *g, MExpr *x)
 {
 	MVal *v = val(g, MV_INTS);
 	v->e = x;
+	v->tmp = ++g->ntmp;
 	return v;
 }
 
@@ -850,6 +874,8 @@ static MVal *ints_value(L *g, MExpr *x)
 static MVal *build_node(L *g, SrcPos pos, const char *domain, const char *op, MVal **ins, int nin)
 {
 	MVal *v = val(g, MV_NODE);
+	v->tmp = g->ntmp + 1; /* k_<tmp>, in_<tmp + 1> */
+	g->ntmp += 2;
 	v->op = arena_strdup(g->A, op);
 	v->domain = arena_strdup(g->A, domain);
 	v->kids = ins;
@@ -903,6 +929,7 @@ static void set_attr(L *g, MVal *node, const OpSchema *s, const AttrArg *a)
 static MVal *op_val(L *g, const char *op, MVal *a, MVal *b)
 {
 	MVal *v = val(g, MV_OP);
+	v->tmp = ++g->ntmp;
 	v->op = op;
 	v->kids = arena_alloc(g->A, sizeof *v->kids * 2);
 	v->kids[0] = a;
@@ -924,6 +951,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 			g->build_unknown = true;
 			MVal *r = val(g, MV_ARG);
 			r->reg = v->reg;
+			r->tmp = ++g->ntmp;
 			return r;
 		}
 		if (v && (v->kind == MT_VALUE || v->kind == MT_NODE)) {
@@ -967,6 +995,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 		}
 		MVal *r = val(g, MV_DEFAULT);
 		r->reg = v->reg;
+		r->tmp = ++g->ntmp;
 		r->kids = arena_alloc(g->A, sizeof *r->kids);
 		r->kids[0] = val_expr(g, e->items[1], like);
 		r->nkids = 1;
@@ -996,6 +1025,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 				else
 					r->args[i] = num_expr(g, e->items[i]);
 			}
+			r->tmp = ++g->ntmp;
 			g->build_unknown = true;
 			return r;
 		}
@@ -1011,9 +1041,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 			ins[0] = val_expr(g, e->items[0], l);
 			MExpr *t = pre_value(g, e->items[1]);
 			MVal *k = build_node(g, e->pos, "", "Cast", ins, 1);
-			k->attrs = realloc(k->attrs, sizeof *k->attrs);
-			if (!k->attrs)
-				abort();
+			k->attrs = arena_alloc(g->A, sizeof *k->attrs);
 			k->attrs[k->nattrs++] = (MSetAttr){"to", ATTR_INT, t, false};
 			return k;
 		}
@@ -1074,7 +1102,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 
 /* ---- patterns ------------------------------------------------------------------------------------- */
 
-static void lower_op(L *g, const Pattern *p, int node);
+static void lower_op(L *g, const Pattern *p, int node, const char *path);
 
 typedef struct Slot {
 	const Pattern *pat;         /* NULL: a literal or variable from an attribute (lit) */
@@ -1086,7 +1114,26 @@ typedef struct Slot {
 	int node;                   /* register of the node it is an input of */
 	int in;                     /* input index */
 	const char *what;           /* "input 1 (x) of Conv" */
+	const char *path;           /* "_0_1": input 1 of input 0 of the root (C names: v_0_1, n_0_1) */
+	int swap;                   /* 1 + its swap site, or 0 */
+	int slot;                   /* its place in the swap site */
 } Slot;
+
+/* A step whose why message is about slot s (starts with s->what). */
+static MInsn *about(MInsn *x, const Slot *s)
+{
+	x->swap = s->swap;
+	x->slot = s->slot;
+	return x;
+}
+
+/* A check of slot s that a decision tree can make instead, when the slot's
+ * node is one the tree fetches and the slot is no attribute. */
+static void tree_check(L *g, MInsn *x, const Slot *s, MTest t)
+{
+	if (!s->arg && is_tree(g, s->node))
+		x->test = t;
+}
 
 static MExpr *literal_check(L *g, const Expr *e, int reg, bool arg)
 {
@@ -1139,9 +1186,9 @@ static void node_ref(L *g, const Pattern *p, Slot *s)
 	cond->i = 1; /* identity only: s == rwg_out(...) */
 	char *w = S(g, "%s is not output %d of %s", s->what, k, v->cname);
 	if (v->bound)
-		check(g, cond, false, W_SAME, w);
+		about(check(g, cond, false, W_SAME, w), s);
 	else
-		defer(g, cond, W_SAME, w);
+		about(defer(g, cond, W_SAME, w), s);
 }
 
 static void lower_operand(L *g, Slot *s)
@@ -1154,11 +1201,12 @@ static void lower_operand(L *g, Slot *s)
 			Var *v = var(g, e->s);
 			if (s->binds)
 				return;
-			check(g, same_ex(g, s->reg, true, v->reg, v->kind == MT_ARG), false, W_SAME,
-			      S(g, "%s is not the same as %s", s->what, e->s));
+			about(check(g, same_ex(g, s->reg, true, v->reg, v->kind == MT_ARG), false, W_SAME,
+			            S(g, "%s is not the same as %s", s->what, e->s)), s);
 			return;
 		}
-		check(g, literal_check(g, e, s->reg, true), false, W_VALUE, S(g, "%s is not the literal the rule names", s->what));
+		about(check(g, literal_check(g, e, s->reg, true), false, W_VALUE,
+		            S(g, "%s is not the literal the rule names", s->what)), s);
 		return;
 	}
 	switch (p->kind) {
@@ -1166,11 +1214,12 @@ static void lower_operand(L *g, Slot *s)
 		if (arg) {
 			MExpr *x = ex(g, ME_ATTR_IS_SET, MT_BOOL);
 			x->reg = s->reg;
-			check(g, x, true, W_PRODUCER, S(g, "%s is an attribute at this opset, not the output of %s", s->what, p->name));
+			about(check(g, x, true, W_PRODUCER,
+			            S(g, "%s is an attribute at this opset, not the output of %s", s->what, p->name)), s);
 		}
 		Var *b = p->bind ? var(g, p->bind) : NULL;
-		int node = b ? b->reg : new_reg(g, MT_NODE);
-		MInsn *x = insn(g, MI_PRODUCER);
+		int node = b ? b->reg : new_reg_named(g, MT_NODE, S(g, "n%s", s->path));
+		MInsn *x = about(insn(g, MI_PRODUCER), s);
 		x->reg = node;
 		x->src = s->reg;
 		x->e = arg ? reg_ex(g, s->reg, MT_ARG) : reg_ex(g, s->reg, MT_VALUE);
@@ -1181,10 +1230,14 @@ static void lower_operand(L *g, Slot *s)
 		x->step = g->step++;
 		x->why_kind = W_PRODUCER;
 		x->why = S(g, "%s comes from %%s, not %s", s->what, p->name);
+		if (!*x->domain) {
+			tree_check(g, x, s, MTEST_OP);
+			((bool *)g->tree.p)[node] = x->test == MTEST_OP;
+		}
 		if (b)
 			b->bound = true;
 		add_node(g, node, p->shared, p);
-		lower_op(g, p, node);
+		lower_op(g, p, node, s->path);
 		break;
 	}
 	case PAT_VAR: {
@@ -1203,7 +1256,8 @@ static void lower_operand(L *g, Slot *s)
 				MExpr *x = ex1(g, ME_ABSENT, MT_BOOL, arg ? NULL : val_e);
 				x->arg = arg;
 				x->reg = s->reg;
-				check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what));
+				tree_check(g, about(check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what)), s), s,
+				           MTEST_PRESENT);
 			}
 			if (p->is_const) {
 				/* optional: absent or a constant */
@@ -1211,7 +1265,9 @@ static void lower_operand(L *g, Slot *s)
 				x->arg = arg;
 				x->reg = s->reg;
 				x->i = p->optional || arg; /* an absent value passes */
-				check(g, x, false, W_NOT_CONST, S(g, "%s is not a constant", s->what));
+				MInsn *c = about(check(g, x, false, W_NOT_CONST, S(g, "%s is not a constant", s->what)), s);
+				if (!p->optional)
+					tree_check(g, c, s, MTEST_CONST);
 			}
 			break;
 		}
@@ -1219,8 +1275,8 @@ static void lower_operand(L *g, Slot *s)
 			unsupported(g, p->pos, "'%s' as an operand", p->name);
 			break;
 		}
-		check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
-		      S(g, "%s is not the same value as %s", s->what, p->name));
+		about(check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
+		            S(g, "%s is not the same value as %s", s->what, p->name)), s);
 		break;
 	}
 	case PAT_WILDCARD:
@@ -1228,12 +1284,12 @@ static void lower_operand(L *g, Slot *s)
 			MExpr *x = ex1(g, ME_ABSENT, MT_BOOL, arg ? NULL : reg_ex(g, s->reg, MT_VALUE));
 			x->arg = arg;
 			x->reg = s->reg;
-			check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what));
+			about(check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what)), s);
 		}
 		break;
 	case PAT_LITERAL:
-		check(g, literal_check(g, p->lit, s->reg, arg), false, W_VALUE,
-		      S(g, "%s is not the constant the rule names", s->what));
+		about(check(g, literal_check(g, p->lit, s->reg, arg), false, W_VALUE,
+		            S(g, "%s is not the constant the rule names", s->what)), s);
 		break;
 	case PAT_REST:
 		break;
@@ -1257,11 +1313,11 @@ static void name_slot(L *g, Slot *s)
 		s->reg = v->reg;
 		((MType *)g->regs.p)[v->reg] = v->kind;
 	} else {
-		s->reg = new_reg(g, s->arg ? MT_ARG : MT_VALUE);
+		s->reg = new_reg_named(g, s->arg ? MT_ARG : MT_VALUE, S(g, "v%s", s->path));
 	}
 }
 
-static void lower_op(L *g, const Pattern *p, int node)
+static void lower_op(L *g, const Pattern *p, int node, const char *path)
 {
 	const OpSchema *sch = p->schema;
 	const char *desc = p->bind ? S(g, "%s (%s)", p->bind, p->name) : S(g, "%s", p->name);
@@ -1301,8 +1357,11 @@ static void lower_op(L *g, const Pattern *p, int node)
 			v->bound = true;
 			continue;
 		}
-		x->reg = new_reg(g, t);
+		x->reg = new_reg_named(g, t, a->name);
+		x->tmp = ++g->ntmp;
 		bool lit_int = def->type == ATTR_INT && (e->kind == EXPR_INT || e->kind == EXPR_BOOL) && !v;
+		if (lit_int && is_tree(g, node))
+			x->test = MTEST_ATTR_INT;
 		MExpr *want = num_expr(g, e);
 		if (def->type == ATTR_FLOATS && e->type == TY_INTS)
 			want = ex1(g, ME_TO_FLOATS, MT_FLOATS, want);
@@ -1318,6 +1377,7 @@ static void lower_op(L *g, const Pattern *p, int node)
 				((MInsn *)g->deferred.p)[g->deferred.n - 1].why_arg = reg_ex(g, x->reg, t);
 		} else {
 			MInsn *c = check(g, cond, false, W_ATTR, w);
+			c->test = x->test;
 			if (lit_int)
 				c->why_arg = reg_ex(g, x->reg, t);
 		}
@@ -1357,9 +1417,9 @@ static void lower_op(L *g, const Pattern *p, int node)
 	}
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 && !slots[0].arg &&
 	            !slots[1].arg;
-	int o = 0;
+	int o = 0, site = -1;
 	if (swap) {
-		int site = g->nloop++;
+		site = g->nloop++;
 		if (site < g->nsites) /* the first walk, which counts the sites, takes them in order */
 			o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
 	}
@@ -1367,6 +1427,9 @@ static void lower_op(L *g, const Pattern *p, int node)
 		Slot *sl = &slots[i];
 		sl->node = node;
 		sl->in = i ^ o;
+		sl->path = S(g, "%s_%d", path, sl->in);
+		sl->swap = site + 1;
+		sl->slot = i;
 		name_slot(g, sl);
 		const char *vn = sl->pat && sl->pat->kind == PAT_VAR ? sl->pat->name
 		                 : !sl->pat && sl->lit && sl->lit->kind == EXPR_VAR ? sl->lit->s : NULL;
@@ -1381,6 +1444,9 @@ static void lower_op(L *g, const Pattern *p, int node)
 		x->reg = sl->reg;
 		x->src = node;
 		x->index = sl->in;
+		x->swap = sl->swap;
+		x->slot = i;
+		x->unused = any;
 		if (sl->arg)
 			x->nforms = attr_forms(g, op, i, &x->forms);
 	}
@@ -1404,7 +1470,9 @@ static void lower_op(L *g, const Pattern *p, int node)
 			MExpr *x = ex(g, ME_ABSENT_FROM, MT_BOOL);
 			x->reg = node;
 			x->i = nslots;
-			check(g, x, false, W_OPERANDS, S(g, "%s has more inputs than the rule names", desc));
+			MInsn *c = check(g, x, false, W_OPERANDS, S(g, "%s has more inputs than the rule names", desc));
+			if (is_tree(g, node))
+				c->test = MTEST_ABSENT_FROM;
 		}
 		size_t n;
 		const OpsetForm *all = opset_forms_all(&n);
@@ -1480,7 +1548,8 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
-	new_reg(&g, MT_NODE); /* register 0: the root */
+	new_reg_named(&g, MT_NODE, "n"); /* register 0: the root */
+	((bool *)g.tree.p)[0] = true;
 	for (int i = 0; i < r->nbindings; i++) {
 		Var *v = &g.vars[g.nvars++];
 		v->name = r->bindings[i].name;
@@ -1499,7 +1568,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 		default:
 			unsupported(&g, r->bindings[i].pos, "binding '%s' of type %s", v->name, dsl_type_name(r->bindings[i].type));
 		}
-		v->reg = new_reg(&g, v->kind);
+		v->reg = new_reg_named(&g, v->kind, v->cname);
 	}
 	find_node_pats(&g, r->lhs);
 	const Pattern *root = r->lhs;
@@ -1508,8 +1577,10 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 		Var *v = var(&g, root->bind);
 		v->reg = 0;
 		v->bound = true;
+		((const char **)g.cnames.p)[0] = v->cname;
 	}
-	lower_op(&g, root, 0);
+	lower_op(&g, root, 0, "");
+	out->nmatch = g.insns.n;
 
 	/* single use of every matched node but the root */
 	for (int i = 1; i < g.nodes.n; i++) {
@@ -1566,7 +1637,9 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	out->ninsns = g.insns.n;
 	out->insns = vec_to_arena(&g, &g.insns, sizeof(MInsn));
 	out->nregs = g.regs.n;
+	out->cnames = vec_to_arena(&g, &g.cnames, sizeof(char *));
 	free(g.regs.p);
+	free(g.tree.p);
 	free(g.node_desc.p);
 	free(g.shared.p);
 	free(g.deferred.p);

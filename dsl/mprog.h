@@ -19,7 +19,14 @@
  * Registers hold what matching binds (nodes, values, operands that older
  * opsets spell as attributes, rest lists, attribute values) and the
  * values computed before building.  Everything lives in the MRuleSet's
- * arena. */
+ * arena.
+ *
+ * graftc's C printer (compiler/codegen.c) prints these programs: variant 0
+ * as the straight-line rule_<name>() (a swap site becomes a loop over both
+ * orders), every variant as a decision-tree leaf apply_<name>[_<k>]()
+ * without the steps marked as tests the tree shares.  For it the programs
+ * also keep the C names of registers and temporaries (MProg.cnames,
+ * MInsn.tmp, MVal.tmp), which the interpreter ignores. */
 #ifndef GRAFT_DSL_MPROG_H
 #define GRAFT_DSL_MPROG_H
 
@@ -104,6 +111,18 @@ typedef enum MInsnKind {
 	MI_LIKE,                /* fail unless the dtype of value e is known */
 } MInsnKind;
 
+/* A step a decision tree can make once for every rule of a root op that
+ * needs it (graftc's match_<Op>(); the node must be the root or one such
+ * a test fetched). */
+typedef enum MTest {
+	MTEST_NONE,
+	MTEST_OP,               /* MI_PRODUCER of a default-domain op on an input */
+	MTEST_PRESENT,          /* MI_CHECK: an input is present */
+	MTEST_CONST,            /* MI_CHECK: an input is a constant */
+	MTEST_ABSENT_FROM,      /* MI_CHECK: inputs i on are absent */
+	MTEST_ATTR_INT,         /* MI_ATTR and its MI_CHECK: an int attribute is a literal */
+} MTest;
+
 typedef struct MForm {
 	int input;
 	const char *attr;
@@ -129,6 +148,12 @@ typedef struct MInsn {
 	const char *why;
 	MExpr *why_arg;
 	const char *desc;           /* MI_SINGLE_USE: "c (Conv)" */
+	/* for the C printer: */
+	MTest test;                 /* a test the decision tree can make instead */
+	int swap, slot;             /* 1 + the commutative swap site whose operand `slot` (0, 1) this
+	                               MI_INPUT reads or the why message starts with ("input 0 ..."), or 0 */
+	bool unused;                /* MI_INPUT: an operand `_?` lets be anything (read for the swap) */
+	int tmp;                    /* MI_ATTR, MI_PRE: the register is a temporary, cname_<tmp> */
 } MInsn;
 
 /* ---- building ------------------------------------------------------------------------- */
@@ -167,6 +192,8 @@ typedef struct MVal {
 	int nforms;
 	MSetAttr *attrs;
 	int nattrs;
+	int tmp;                    /* graftc's temporary: t_<tmp> (MV_NODE: k_<tmp>, in_<tmp + 1>,
+	                               MV_EXTERN: x_<tmp>); 0 when the value is an expression */
 } MVal;
 
 /* ---- rules ------------------------------------------------------------------------------ */
@@ -182,6 +209,9 @@ typedef struct MProg {
 	int out0;
 	int build_step;         /* --why step of "building the result failed" */
 	int nregs;
+	const char **cnames;    /* per register: graftc's C name (v_0_1, n_0, x), the prefix of a
+	                           temporary (a, axis), or NULL for an MI_ARG read in place */
+	int nmatch;             /* insns[0 .. nmatch) match the pattern; then single use, ... */
 } MProg;
 
 typedef struct MRule {
@@ -225,10 +255,11 @@ typedef struct MRuleSet {
 MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d);
 void dsl_lower_free(MRuleSet *s);
 
-/* Helpers the C generator shares: the rule's text from after its ':' to
- * its ';' in three parts, whitespace collapsed (guard NULL when none;
- * malloc'd); graftc's C name of a variable (malloc'd); an attribute's
- * definition in s or an older definition of the op. */
+/* Helpers of the lowering that other passes use too: the rule's text from
+ * after its ':' to its ';' in three parts, whitespace collapsed (guard NULL
+ * when none; malloc'd; graftc's comments and --why guards); graftc's C name
+ * of a variable (malloc'd); an attribute's definition in s or an older
+ * definition of the op. */
 void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res);
 char *dsl_c_name(const char *name);
 const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name);
