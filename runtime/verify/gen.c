@@ -439,7 +439,7 @@ static const EvValue *first_input(Gen *g, NodeGen *ng)
 
 /* The shape of a fresh operand k of the node: from what the op needs, else
  * like the first input (or the base shape), or broadcasting to it. */
-static int fresh_shape(Gen *g, NodeGen *ng, int k, const char *formal, int64_t *dims)
+static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 {
 	const char *op = ng->p->name;
 	const EvValue *x = first_input(g, ng);
@@ -500,7 +500,6 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, const char *formal, int64_t *
 	}
 	if (strstr(op, "QuantizeLinear") && k >= 1)
 		return 0;
-	(void)formal;
 	if (x)
 		return variant_shape(g, x->rank, x->dims, dims);
 	return variant_shape(g, g->rank, g->dims, dims);
@@ -664,7 +663,7 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		constant = constant || rng_chance(g->rng, 0.8);
 	} else {
 		int64_t dims[EV_MAX_RANK];
-		int r = fresh_shape(g, ng, k, fname, dims);
+		int r = fresh_shape(g, ng, k, dims);
 		t = ev_tensor_new(dt, r, dims);
 		if (t)
 			fill(g, t);
