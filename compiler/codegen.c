@@ -1028,7 +1028,10 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 	if (p->nmatch == p->ninsns)
 		print_nodes(&F);
 
-	/* the result */
+	/* the result; in a loop over operand orders, what an earlier order's
+	 * build found unknown must not decide this one's */
+	if (p->build_step && F.loops && !has_pre)
+		line(&F, "unknown = false;");
 	line(&F, "rw_begin(rw, RULE_%s, n, nodes, %d);", m->name, p->nnodes);
 	char **res = calloc((size_t)p->nresults + 1, sizeof *res);
 	if (!res)
@@ -1050,7 +1053,14 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 		                "constant it needs is unknown\""));
 		line(&F, "}");
 	}
-	line(&F, "return rw_commit(rw);");
+	/* a refused commit (the interface, the result's type) leaves the other
+	 * operand orders to try, as the decision tree's leaves do */
+	if (F.loops) {
+		line(&F, "if (rw_commit(rw))");
+		line(&F, "\treturn true;");
+	} else {
+		line(&F, "return rw_commit(rw);");
+	}
 	while (F.loops) {
 		F.loops--;
 		F.depth--;

@@ -758,6 +758,29 @@ START_TEST(test_codegen_features)
 	/* an extern that builds the value: a scalar is negated in C... */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {2.5}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Add", NULL, 0, NULL);
+	/* Mul(a, b), both all ones, a [3] and b [2,3]: taking a for x would change
+	 * the output's shape (refused at commit), b for x fires; the rules tried
+	 * in turn go on after the refusal as the tree does */
+	for (int each = 0; each < 2; each++)
+		for (int k = 0; k < 2; k++) {
+			static const RwRuleSet *interp_test;
+			static const char *const files[] = {"tests/rules/codegen.rules"};
+			rw_register_extern("graft_test_negated", "v(t)", negated_interp);
+			load_interp(&interp_test, files, 1, "test");
+			IrModel *m = parse(HEAD(13) "g () => (float[2,3] y) <float[3] a = {1, 1, 1}, float[2,3] b = {1, 1, 1, 1, 1, 1}> "
+			                            "{\n  y = Mul (a, b)\n}\n");
+			const RwRuleSet *tsets[] = {k ? interp_test : &graft_rules_test};
+			RwOptions o = {.no_fold = true, .match_each = each};
+			Diag d;
+			diag_init(&d, stderr);
+			RwResult r;
+			ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+			ck_assert_msg(r.nfirings == 1 && !strcmp(ops_of(m), "Identity"), "%s%s: %s",
+			              k ? "interpreted" : "compiled", each ? ", rules in turn" : "", ops_of(m));
+			ck_assert_str_eq(ir_value(m, ir_node(m, ir_first(m, IR_MAIN_GRAPH))->inputs[0])->name, "b");
+			rw_result_free(&r);
+			ir_model_free(m);
+		}
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,

@@ -822,11 +822,10 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 		if (!why && q->input >= 0 &&
 		    rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) != q->kind)
 			continue;
-		Outcome o = run_variant(rw, I, rule, &m->variants[v], n, why);
-		if (o == FIRED)
+		/* a refused commit goes on to the next orientation, as rule_<name>
+		 * and the decision tree do; with why, the furthest step answers */
+		if (run_variant(rw, I, rule, &m->variants[v], n, why) == FIRED)
 			return true;
-		if (o == COMMIT_REFUSED && why) /* as rule_<name>: the first orientation that gets there answers */
-			return false;
 	}
 	return false;
 }
