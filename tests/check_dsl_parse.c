@@ -76,7 +76,7 @@ END_TEST
 /* ---- golden dumps ------------------------------------------------------------ */
 
 static const char *const golden_names[] = {
-	"basic/const", "basic/dropout", "basic/squeeze", "basic/transpose", "basic/variadic",
+	"basic/arith", "basic/const", "basic/dropout", "basic/squeeze", "basic/transpose", "basic/variadic",
 	"extended/gelu", "extended/helpers", "extended/norm",
 };
 
