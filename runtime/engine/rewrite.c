@@ -732,12 +732,13 @@ bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol)
 		return false;
 	EvValue *t = ev_value_from_ir_tensor(rw->m, ir_value(rw->m, v)->tensor);
 	bool ok = t && t->kind == EV_TENSOR && t->dtype != DT_STRING && t->numel > 0;
-	/* a fraction never matches an integer constant (0.5 is not the int 0) */
-	if (ok && !ev_is_float(t->dtype) && tol == 0 && x != floor(x))
-		ok = false;
 	/* the literal as the constant's own dtype would store it */
 	EvValue *lit = ok ? ev_scalar_f(t->dtype, x) : NULL;
 	double want = lit ? ev_get_f(lit, 0) : 0;
+	/* an integer constant holds the literal itself or does not match: 0.5
+	 * is not the int 0, nor -1 the uint8 255 */
+	if (ok && !ev_is_float(t->dtype) && tol == 0 && want != x)
+		ok = false;
 	for (int64_t i = 0; ok && i < t->numel; i++) {
 		double e = ev_get_f(t, i);
 		ok = tol > 0 ? (e >= x - tol && e <= x + tol) : e == want;

@@ -1116,10 +1116,15 @@ bool gen_instance(const Rule *r, int lo, int hi, bool finite, Rng *rng, GenInsta
 			ValueId v = ir_node(g.m, out->root)->outputs[i];
 			if (v != y && !(tuple && v))
 				continue;
-			const char *name = v == y ? "y" : ir_fresh_name(g.m, "y");
+			/* "y" unless a pattern variable has the name */
+			char name[32] = "y";
+			for (int k = 1; ir_lookup(g.m, IR_MAIN_GRAPH, name); k++)
+				snprintf(name, sizeof name, "y%d", k);
 			if (inside) {
 				const char *names[1] = {name};
 				NodeId id = ir_node_new(g.m, IR_MAIN_GRAPH, 0, "", "Identity", "out", &v, 1, names, 1);
+				if (!id)
+					abort();   /* the name was free */
 				v = ir_node(g.m, id)->outputs[0];
 				set_type(&g, v, val_of(&g, y));
 			} else {
