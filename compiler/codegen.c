@@ -346,6 +346,14 @@ static char *cx(const Fn *F, const MExpr *e)
 	case ME_IS_IDENTITY: r = fmt("rwg_is_identity(%s)", a); break;
 	case ME_COMPOSE: r = fmt("rwg_compose(%s, %s, &unknown)", a, b); break;
 	case ME_ONES: r = fmt("rwg_ones(%s, &unknown)", a); break;
+	case ME_RANGE: r = fmt("rwg_range(%s, &unknown)", a); break;
+	case ME_DIMS: r = fmt("rwg_dims(rw, %s, %s, &unknown)", a, b); break;
+	case ME_EVERY: {
+		static const char *const cmps[] = {[EX_EQ] = "RWG_EQ", [EX_NE] = "RWG_NE", [EX_LT] = "RWG_LT",
+		                                   [EX_LE] = "RWG_LE", [EX_GT] = "RWG_GT", [EX_GE] = "RWG_GE"};
+		r = fmt("rwg_ints_every%s(%s, %s, %s)", e->i ? "_k" : "", a, cmps[e->op], b);
+		break;
+	}
 	case ME_OPSET: r = fmt("(int64_t)rw_opset(rw)"); break;
 	case ME_MATH: {
 		const char *cast = e->to_int ? "(int64_t)" : "";

@@ -29,6 +29,8 @@ static const Builtin builtins[] = {
 	FIXED("is_identity", TY_BOOL, "p is 0, 1, ..., n-1", P_INTS),
 	FIXED("compose", TY_INTS, "Transpose[q] then Transpose[p] as one permutation", P_INTS, P_INTS),
 	FIXED("ones", TY_INTS, "n ones", P_INT),
+	FIXED("range", TY_INTS, "0, 1, ..., n-1", P_INT),
+	FIXED("dims", TY_INTS, "the dims of v at axes (negative axes count from the end)", P_VT, P_INTS),
 	{ "opset", 0, {0}, RET_FIXED, TY_INT, NULL, "the model's default-domain opset" },
 	/* results: on values these build the ONNX op named; on numbers they compute */
 	UNARY("abs", RET_MATH_J, "Abs"),

@@ -685,6 +685,14 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 	case EX_GT:
 	case EX_GE: {
 		bool order = e->op != EX_EQ && e->op != EX_NE;
+		/* element by element, every element: ints(p) == 0, ints(e) >= dims(x, a) */
+		if ((lt == TY_INTS && (rt == TY_INT || (order && rt == TY_INTS))) || (lt == TY_INT && rt == TY_INTS))
+			return TY_BOOL;
+		if ((lt == TY_INTS && rt != TY_INTS && rt != TY_UNKNOWN) || (rt == TY_INTS && lt != TY_INTS && lt != TY_UNKNOWN)) {
+			dsl_error(c->d, c->f, e->pos, "'%s' compares %s with %s: a list of ints compares element by element "
+			          "with an int, or with another list", op, type_name(lt), type_name(rt));
+			return TY_UNKNOWN;
+		}
 		for (int i = 0; i < 2; i++) {
 			DslType t = i ? rt : lt;
 			bool ok = order ? is_number(t) : !is_valuelike(t) && t != TY_VALUES && t != TY_GRAPH;

@@ -518,6 +518,10 @@ static MExpr *call_expr(L *g, const Expr *e)
 		return ex2(g, ME_COMPOSE, MT_INTS, num_expr(g, ARG(0)), num_expr(g, ARG(1)));
 	if (!strcmp(f, "ones"))
 		return ex1(g, ME_ONES, MT_INTS, num_expr(g, ARG(0)));
+	if (!strcmp(f, "range"))
+		return ex1(g, ME_RANGE, MT_INTS, num_expr(g, ARG(0)));
+	if (!strcmp(f, "dims"))
+		return ex2(g, ME_DIMS, MT_INTS, fact_value(g, ARG(0), false), num_expr(g, ARG(1)));
 	if (!strcmp(f, "opset"))
 		return ex(g, ME_OPSET, MT_INT);
 	if (!strcmp(f, "value"))
@@ -635,6 +639,20 @@ static MExpr *num_expr(L *g, const Expr *e)
 		MExpr *a = num_expr(g, l), *b = num_expr(g, rr);
 		bool lists = l->type == TY_INTS || l->type == TY_FLOATS || rr->type == TY_INTS || rr->type == TY_FLOATS;
 		bool strs = l->type == TY_STRING || rr->type == TY_STRING;
+		bool cmp = e->op == EX_EQ || e->op == EX_NE || e->op == EX_LT || e->op == EX_LE || e->op == EX_GT ||
+		           e->op == EX_GE;
+		bool order = cmp && e->op != EX_EQ && e->op != EX_NE;
+		if (cmp && ((l->type == TY_INTS && (rr->type == TY_INT || (order && rr->type == TY_INTS))) ||
+		            (l->type == TY_INT && rr->type == TY_INTS))) {
+			/* every element: the list goes left (0 < ints(s) is ints(s) > 0) */
+			bool flip = l->type != TY_INTS;
+			MExpr *x = ex2(g, ME_EVERY, MT_BOOL, flip ? b : a, flip ? a : b);
+			static const ExprOp mirror[] = {[EX_EQ] = EX_EQ, [EX_NE] = EX_NE, [EX_LT] = EX_GT,
+			                                [EX_LE] = EX_GE, [EX_GT] = EX_LT, [EX_GE] = EX_LE};
+			x->op = flip ? (int)mirror[e->op] : (int)e->op;
+			x->i = x->kids[1]->type == MT_INT;
+			return x;
+		}
 		MExpr *x = ex2(g, ME_BIN, MT_BOOL, a, b);
 		x->op = e->op;
 		switch (e->op) {
@@ -692,7 +710,7 @@ static bool may_unknown(const MExpr *e)
 {
 	switch (e->kind) {
 	case ME_RANK: case ME_SHAPE: case ME_DIM: case ME_NUMEL: case ME_DTYPEOF: case ME_SCALAR: case ME_INTSOF:
-	case ME_COMPOSE: case ME_ONES: case ME_REST_AT: case ME_INDEX:
+	case ME_COMPOSE: case ME_ONES: case ME_REST_AT: case ME_INDEX: case ME_RANGE: case ME_DIMS:
 		return true;
 	case ME_BIN:
 		if (e->op == EX_CONCAT || (e->op == EX_DIV && e->type == MT_INT))

@@ -57,6 +57,10 @@ typedef enum MExprKind {
 	ME_REST_LEN, ME_REST_AT /* rest list in reg; kid 0: index */,
 	ME_LEN,                 /* length of a list (kid 0) */
 	ME_IS_IDENTITY, ME_COMPOSE, ME_ONES, ME_OPSET,
+	ME_RANGE,               /* 0 .. kid 0 - 1 */
+	ME_DIMS,                /* dims of value kid 0 at the axes kid 1 */
+	ME_EVERY,               /* every element of ints kid 0 compares (op) with kid 1: an int when
+	                           i is set, else ints of the same length */
 	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,
 	                           neg relu reciprocal sigmoid; to_int: the result is (int64_t) */
 	ME_NOT, ME_NEG,

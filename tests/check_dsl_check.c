@@ -100,6 +100,13 @@ static const struct {
 	{"comparison of int with float",
 	 "rule r: Relu(x) if rank(x) == 2.0 => x;\n",
 	 "t.rules:1:28: error: '==' compares int with float", NULL, 1, 0},
+	{"a list compared with a float",
+	 "rule r: Pad(x, p:const) if ints(p) < 0.5 => x;\n",
+	 "t.rules:1:36: error: '<' compares ints with float: a list of ints compares element by element with an int, "
+	 "or with another list", NULL, 1, 0},
+	{"dims wants a list of axes",
+	 "rule r: Pad(x, p:const) if ints(p) == 0 && dims(x, 1) == [] => x;\n",
+	 "t.rules:1:52: error: 'dims' expects ints as argument 2, got int", NULL, 1, 0},
 	{"operator on the wrong type",
 	 "rule r: Relu(x) if shape(x) && true => x;\n",
 	 "t.rules:1:20: error: operator '&&' needs bool, got ints", NULL, 1, 0},

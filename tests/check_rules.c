@@ -516,6 +516,27 @@ static const MiniCase mini_cases[] = {
 	/* ones with more axes than x add axes */
 	{"expand_ones", 13, FX, "float[1,2,3] y", "int64[3] s = {1, 1, 1}", "  c = Expand (x, s)\n  y = Relu (c)\n",
 	 "Expand Relu", false},
+	{"slice_full", 13, FX, FY, "int64[2] s = {0, 0}, int64[2] e = {2, 9}", "  c = Slice (x, s, e)\n  y = Relu (c)\n",
+	 "Relu", true},
+	{"slice_full", 13, FX, "float[2,2] y", "int64[2] s = {0, 0}, int64[2] e = {2, 2}",
+	 "  c = Slice (x, s, e)\n  y = Relu (c)\n", "Slice Relu", false},
+	{"slice_full_axes", 13, FX, FY, "int64[1] s = {0}, int64[1] e = {3}, int64[1] a = {-1}",
+	 "  c = Slice (x, s, e, a)\n  y = Relu (c)\n", "Relu", true},
+	{"slice_full_axes", 13, FX, FY, "int64[1] s = {0}, int64[1] e = {3}, int64[1] a = {1}, int64[1] st = {2}",
+	 "  c = Slice (x, s, e, a, st)\n  y = Relu (c)\n", "Slice Relu", false},
+	{"pad_zero", 13, FX, FY, "int64[4] p = {0, 0, 0, 0}", "  c = Pad <mode = \"reflect\"> (x, p)\n  y = Relu (c)\n",
+	 "Relu", true},
+	/* Pad-2: pads an attribute */
+	{"pad_zero", 2, FX, FY, "", "  c = Pad <pads = [0, 0, 0, 0]> (x)\n  y = Relu (c)\n", "Relu", true},
+	{"pad_zero", 13, FX, "float[2,4] y", "int64[4] p = {0, 0, 0, 1}", "  c = Pad (x, p)\n  y = Relu (c)\n", "Pad Relu",
+	 false},
+	{"where_true", 13, FX, FY, "bool[3] c = {1, 1, 1}", "  d = Where (c, x, w)\n  y = Relu (d)\n", "Relu", true},
+	{"where_true", 13, FX, FY, "bool[3] c = {1, 0, 1}", "  d = Where (c, x, w)\n  y = Relu (d)\n", "Where Relu",
+	 false},
+	{"where_false", 13, FX, FY, "bool c = {0}", "  d = Where (c, x, w)\n  y = Relu (d)\n", "Relu", true},
+	/* the output broadcasts c, x and w: [2,2,3] is not w's shape */
+	{"where_false", 13, FX, "float[2,2,3] y", "bool[2,1,1] c = {0, 0}", "  d = Where (c, x, w)\n  y = Relu (d)\n",
+	 "Where Relu", false},
 };
 #undef FX
 #undef FY

@@ -553,6 +553,67 @@ RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown)
 	return r;
 }
 
+RwgInts rwg_range(int64_t n, bool *unknown)
+{
+	RwgInts r = {0};
+	if (n < 0 || n > RWG_MAX_INTS) {
+		*unknown = true;
+		return r;
+	}
+	r.n = (int)n;
+	for (int i = 0; i < r.n; i++)
+		r.v[i] = i;
+	return r;
+}
+
+RwgInts rwg_dims(Rewriter *rw, ValueId v, RwgInts axes, bool *unknown)
+{
+	RwgInts r = {0};
+	int64_t dims[RWG_MAX_INTS];
+	int rank = shape_of(rw, v, dims);
+	for (int i = 0; i < axes.n; i++) {
+		int64_t a = axes.v[i] < 0 ? axes.v[i] + rank : axes.v[i];
+		if (rank < 0 || a < 0 || a >= rank || dims[a] < 0) {
+			*unknown = true;
+			r.n = 0;
+			return r;
+		}
+		r.v[r.n++] = dims[a];
+	}
+	return r;
+}
+
+static bool cmp_holds(int64_t x, RwgCmp op, int64_t y)
+{
+	switch (op) {
+	case RWG_EQ: return x == y;
+	case RWG_NE: return x != y;
+	case RWG_LT: return x < y;
+	case RWG_LE: return x <= y;
+	case RWG_GT: return x > y;
+	case RWG_GE: return x >= y;
+	}
+	return false;
+}
+
+bool rwg_ints_every(RwgInts a, RwgCmp op, RwgInts b)
+{
+	if (a.n != b.n)
+		return false;
+	for (int i = 0; i < a.n; i++)
+		if (!cmp_holds(a.v[i], op, b.v[i]))
+			return false;
+	return true;
+}
+
+bool rwg_ints_every_k(RwgInts a, RwgCmp op, int64_t k)
+{
+	for (int i = 0; i < a.n; i++)
+		if (!cmp_holds(a.v[i], op, k))
+			return false;
+	return true;
+}
+
 RwgInts rwg_ones(int64_t n, bool *unknown)
 {
 	RwgInts r = {0};

@@ -134,6 +134,17 @@ RwgInts rwg_ints(Rewriter *rw, ValueId v, bool *unknown);
 bool rwg_is_identity(RwgInts p);
 RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown);
 RwgInts rwg_ones(int64_t n, bool *unknown);
+/* range(n): 0, 1, ..., n-1. */
+RwgInts rwg_range(int64_t n, bool *unknown);
+/* dims(v, axes): the dims of v at axes, negative ones counting from the end
+ * (unknown unless every one is known and in range). */
+RwgInts rwg_dims(Rewriter *rw, ValueId v, RwgInts axes, bool *unknown);
+/* Comparisons element by element that hold when every element's holds: a
+ * list with a number (true for an empty list), or two lists of one length
+ * (false for different lengths). */
+typedef enum RwgCmp { RWG_EQ, RWG_NE, RWG_LT, RWG_LE, RWG_GT, RWG_GE } RwgCmp;
+bool rwg_ints_every(RwgInts a, RwgCmp op, RwgInts b);
+bool rwg_ints_every_k(RwgInts a, RwgCmp op, int64_t k);
 RwgInts rwg_ints_concat(RwgInts a, RwgInts b, bool *unknown);
 RwgInts rwg_ints_lit(int n, const int64_t *v);
 RwgFloats rwg_floats_lit(int n, const double *v);

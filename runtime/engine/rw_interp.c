@@ -530,6 +530,20 @@ static RwReg eval(Run *x, const MExpr *e)
 		break;
 	}
 	case ME_ONES: out.ints = rwg_ones(num_i(x, K(0)), unk); break;
+	case ME_RANGE: out.ints = rwg_range(num_i(x, K(0)), unk); break;
+	case ME_DIMS: {
+		ValueId v = eval(x, K(0)).v;
+		out.ints = rwg_dims(rw, v, eval(x, K(1)).ints, unk);
+		break;
+	}
+	case ME_EVERY: {
+		static const RwgCmp cmps[] = {[EX_EQ] = RWG_EQ, [EX_NE] = RWG_NE, [EX_LT] = RWG_LT,
+		                              [EX_LE] = RWG_LE, [EX_GT] = RWG_GT, [EX_GE] = RWG_GE};
+		RwgInts l = eval(x, K(0)).ints;
+		out.i = e->i ? rwg_ints_every_k(l, cmps[e->op], num_i(x, K(1)))
+		             : rwg_ints_every(l, cmps[e->op], eval(x, K(1)).ints);
+		break;
+	}
 	case ME_OPSET: out.i = rw_opset(rw); break;
 	case ME_MATH: {
 		const char *fn = e->fn;
