@@ -516,6 +516,15 @@ static const MiniCase mini_cases[] = {
 	/* ones with more axes than x add axes */
 	{"expand_ones", 13, FX, "float[1,2,3] y", "int64[3] s = {1, 1, 1}", "  c = Expand (x, s)\n  y = Relu (c)\n",
 	 "Expand Relu", false},
+	{"mul_mul_const_int", 13, "int32[2,3] x", "int32[2,3] y", "int32 a = {3}, int32[3] b = {1, 2, -7}",
+	 "  c = Mul (x, a)\n  d = Mul (b, c)\n  y = Neg (d)\n", "Mul Neg", true},
+	/* floats round differently when regrouped */
+	{"mul_mul_const_int", 13, FX, FY, "float a = {3.0}, float b = {0.1}", "  c = Mul (x, a)\n  d = Mul (c, b)\n  y = Neg (d)\n",
+	 "Mul Mul Neg", false},
+	{"add_add_const_int", 13, "int64[2,3] x", "int64[2,3] y", "int64 a = {3}, int64[3] b = {1, 2, -7}",
+	 "  c = Add (a, x)\n  d = Add (c, b)\n  y = Neg (d)\n", "Add Neg", true},
+	{"add_add_const_int", 13, FX, FY, "float a = {3.0}, float b = {0.1}", "  c = Add (x, a)\n  d = Add (c, b)\n  y = Neg (d)\n",
+	 "Add Add Neg", false},
 	{"slice_full", 13, FX, FY, "int64[2] s = {0, 0}, int64[2] e = {2, 9}", "  c = Slice (x, s, e)\n  y = Relu (c)\n",
 	 "Relu", true},
 	{"slice_full", 13, FX, "float[2,2] y", "int64[2] s = {0, 0}, int64[2] e = {2, 2}",
@@ -593,6 +602,16 @@ START_TEST(test_conv_add)
 	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Add (c, k)\n}\n", w, kb);
 	run_case(t, &(Case){"conv_add_bias", "Conv Add", false, 0});
 	free(t);
+	/* a per-channel Mul scales the weight (and the bias) */
+	char *b = tensor("float", "b", "3", 0.2, 0.1);
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s, %s> {\n  c = Conv (x, w, b)\n  y = Mul (k, c)\n}\n",
+	        w, b, k2);
+	run_case(t, &(Case){"conv_mul", "Conv", true, 0});
+	free(t);
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Mul (c, k)\n}\n", w, kb);
+	run_case(t, &(Case){"conv_mul", "Conv Mul", false, 0});
+	free(t);
+	free(b);
 	free(w);
 	free(k);
 	free(k2);
