@@ -525,6 +525,23 @@ static const MiniCase mini_cases[] = {
 	 "  c = Add (a, x)\n  d = Add (c, b)\n  y = Neg (d)\n", "Add Neg", true},
 	{"add_add_const_int", 13, FX, FY, "float a = {3.0}, float b = {0.1}", "  c = Add (x, a)\n  d = Add (c, b)\n  y = Neg (d)\n",
 	 "Add Add Neg", false},
+	{"prelu_one_slope", 13, FX, FY, "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n", "LeakyRelu Relu", true},
+	{"prelu_one_slope", 13, "double[2,3] x", "double[2,3] y", "double[1] s = {0.1}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
+	 "PRelu Relu", false},
+	{"min_max_clip", 13, FX, FY, "float lo = {-1.0}, float hi = {6.0}", "  a = Max (lo, x)\n  b = Min (a, hi)\n  y = Relu (b)\n",
+	 "Clip Relu", true},
+	/* a NaN bound: Min and Max give NaN, Clip ignores it */
+	{"min_max_clip", 13, FX, FY, "float lo = {nan}, float hi = {6.0}", "  a = Max (x, lo)\n  b = Min (a, hi)\n  y = Relu (b)\n",
+	 "Max Min Relu", false},
+	{"max_min_clip", 13, FX, FY, "float lo = {0.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
+	 "Clip Relu", true},
+	{"max_min_clip", 13, FX, FY, "float lo = {7.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
+	 "Min Max Relu", false},
+	{"relu_clip", 13, FX, FY, "float lo = {0.5}, float hi = {6.0}", "  a = Relu (x)\n  b = Clip (a, lo, hi)\n  y = Neg (b)\n",
+	 "Clip Neg", true},
+	/* Relu(-0) is +0, Clip(-0, 0) is -0 */
+	{"relu_clip", 13, FX, FY, "float lo = {0.0}, float hi = {6.0}", "  a = Relu (x)\n  b = Clip (a, lo, hi)\n  y = Neg (b)\n",
+	 "Relu Clip Neg", false},
 	{"slice_full", 13, FX, FY, "int64[2] s = {0, 0}, int64[2] e = {2, 9}", "  c = Slice (x, s, e)\n  y = Relu (c)\n",
 	 "Relu", true},
 	{"slice_full", 13, FX, "float[2,2] y", "int64[2] s = {0, 0}, int64[2] e = {2, 2}",
@@ -612,6 +629,23 @@ START_TEST(test_conv_add)
 	run_case(t, &(Case){"conv_mul", "Conv Mul", false, 0});
 	free(t);
 	free(b);
+	/* ConvTranspose + BatchNormalization, one group: W is [C, M, k...] */
+	char *wt = tensor("float", "w", "2,3,2,2", 0.1, 0.05), *s = tensor("float", "s", "3", 1.0, 0.1);
+	char *tt = tensor("float", "t", "3", 0.3, 0.05), *mm = tensor("float", "m", "3", 0.1, 0.02);
+	char *v = tensor("float", "v", "3", 0.8, 0.05);
+	t = fmt(HEAD(13) "g (float[1,2,4,4] x) => (float[1,3,5,5] y) <%s, %s, %s, %s, %s> {\n"
+	        "  c = ConvTranspose (x, w)\n  y = BatchNormalization (c, s, t, m, v)\n}\n", wt, s, tt, mm, v);
+	run_case(t, &(Case){"convtranspose_bn", "ConvTranspose", true, 0});
+	free(t);
+	/* two groups: the output channels are not W's axis 1 */
+	char *wg = tensor("float", "w", "2,3,2,2", 0.1, 0.05), *s6 = tensor("float", "s", "6", 1.0, 0.1);
+	char *t6 = tensor("float", "t", "6", 0.3, 0.05), *m6 = tensor("float", "m", "6", 0.1, 0.02);
+	char *v6 = tensor("float", "v", "6", 0.8, 0.05);
+	t = fmt(HEAD(13) "g (float[1,2,4,4] x) => (float[1,6,5,5] y) <%s, %s, %s, %s, %s> {\n"
+	        "  c = ConvTranspose <group = 2> (x, w)\n  y = BatchNormalization (c, s, t, m, v)\n}\n", wg, s6, t6, m6, v6);
+	run_case(t, &(Case){"convtranspose_bn", "ConvTranspose BatchNormalization", false, 0});
+	free(t);
+	free(wt); free(s); free(tt); free(mm); free(v); free(wg); free(s6); free(t6); free(m6); free(v6);
 	free(w);
 	free(k);
 	free(k2);

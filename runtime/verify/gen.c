@@ -469,6 +469,23 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 			return 1;
 		}
 	}
+	if (x && strcmp(op, "ConvTranspose") == 0 && x->rank >= 3) {
+		/* W: [C, M / group, k...]; B: [M] */
+		const IrAttr *ga = ir_attr(g->m, ng->node, "group");
+		int64_t group = ga && ga->i > 0 ? ga->i : 1;
+		const EvValue *w = ng->nslots > 1 && ng->slots[1].done && !ng->slots[1].absent ? val_of(g, ng->slots[1].v) : NULL;
+		if (k == 1) {
+			dims[0] = x->dims[1];
+			dims[1] = rng_range(g->rng, 1, 3);
+			for (int i = 2; i < x->rank; i++)
+				dims[i] = rng_range(g->rng, 1, 3);
+			return x->rank;
+		}
+		if (k == 2) {
+			dims[0] = w && w->rank > 1 ? w->dims[1] * group : 1;
+			return 1;
+		}
+	}
 	if (x && strcmp(op, "BatchNormalization") == 0 && k >= 1 && x->rank >= 2) {
 		dims[0] = x->dims[1];
 		return 1;
