@@ -563,6 +563,25 @@ static const MiniCase mini_cases[] = {
 	/* the output broadcasts c, x and w: [2,2,3] is not w's shape */
 	{"where_false", 13, FX, "float[2,2,3] y", "bool[2,1,1] c = {0, 0}", "  d = Where (c, x, w)\n  y = Relu (d)\n",
 	 "Where Relu", false},
+	/* inside If branches, on outer values: a result that is an outer value is read
+	 * through an Identity (a branch output stays in its scope) */
+#define IFB(then, other) "  y = If (c) <then_branch: graph = t () => (float[2,3] a) {\n" then "  },\n" \
+	"              else_branch: graph = e () => (float[2,3] b) {\n" other "  }>\n"
+	{"mul_one", 13, "bool c, float[2,3] x, float[2,3] w", FY, "float one = {1.0}",
+	 IFB("    a = Mul (x, one)\n", "    b = Neg (x)\n"), "If{Identity}{Neg}", true},
+	{"neg_neg", 13, "bool c, float[2,3] x, float[2,3] w", FY, "",
+	 IFB("    n = Neg (x)\n    a = Neg (n)\n", "    b = Relu (x)\n"), "If{Identity}{Relu}", true},
+	{"add_neg", 13, "bool c, float[2,3] x, float[2,3] w", FY, "",
+	 IFB("    n = Neg (w)\n    a = Add (x, n)\n", "    b = Relu (x)\n"), "If{Sub}{Relu}", true},
+	{"pad_zero", 13, "bool c, float[2,3] x, float[2,3] w", FY, "int64[4] p = {0, 0, 0, 0}",
+	 IFB("    q = Pad (x, p)\n    a = Relu (q)\n", "    b = Neg (x)\n"), "If{Relu}{Neg}", true},
+	{"slice_full_axes", 13, "bool c, float[2,3] x, float[2,3] w", FY, "int64[1] s = {0}, int64[1] e = {9}, int64[1] ax = {0}",
+	 IFB("    a = Relu (w)\n", "    q = Slice (x, s, e, ax)\n    b = Neg (q)\n"), "If{Relu}{Neg}", true},
+	{"min_max_clip", 13, "bool c, float[2,3] x, float[2,3] w", FY, "float lo = {0.0}, float hi = {6.0}",
+	 IFB("    m = Max (x, lo)\n    a = Min (m, hi)\n", "    b = Neg (x)\n"), "If{Clip}{Neg}", true},
+	{"where_true", 13, "bool c, float[2,3] x, float[2,3] w", FY, "bool k = {1}",
+	 IFB("    a = Where (k, x, w)\n", "    b = Where (k, w, x)\n"), "If{Identity}{Identity}", true},
+#undef IFB
 };
 #undef FX
 #undef FY

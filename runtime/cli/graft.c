@@ -373,11 +373,9 @@ static void print_shape(const EvValue *v, char *buf, size_t size)
 		snprintf(buf, size, "none");
 		return;
 	}
-	int n = snprintf(buf, size, "%s[", dtype_name(v->dtype));
-	for (int i = 0; i < v->rank && (size_t)n < size; i++)
-		n += snprintf(buf + n, size - (size_t)n, "%s%lld", i ? "," : "", (long long)v->dims[i]);
+	int n = snprintf(buf, size, "%s", dtype_name(v->dtype));
 	if ((size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, "]");
+		run_format_dims(v, buf + n, size - (size_t)n);
 }
 
 /* Run m on inputs; outputs[] receives one reference per graph output. */

@@ -97,9 +97,13 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 		counts[j]++;
 	}
 	if (k) {
-		fprintf(out, "\n%-*s  %7s\n", w, "rule", "fired");
+		int rw = w;     /* the op column's width, or the longest rule name's */
 		for (size_t j = 0; j < k; j++)
-			fprintf(out, "%-*s  %7u\n", w, names[j], counts[j]);
+			if ((int)strlen(names[j]) > rw)
+				rw = (int)strlen(names[j]);
+		fprintf(out, "\n%-*s  %7s\n", rw, "rule", "fired");
+		for (size_t j = 0; j < k; j++)
+			fprintf(out, "%-*s  %7u\n", rw, names[j], counts[j]);
 	}
 	free(names);
 	free(counts);

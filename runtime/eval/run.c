@@ -272,3 +272,12 @@ void run_compare_exact(const EvValue *a, const EvValue *b, RunDiff *r)
 		r->mismatches++;
 	}
 }
+
+void run_format_dims(const EvValue *t, char *buf, size_t size)
+{
+	size_t o = (size_t)snprintf(buf, size, "[");
+	for (int d = 0; d < t->rank && o < size; d++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+	if (o < size)
+		snprintf(buf + o, size - o, "]");
+}

@@ -27,6 +27,9 @@ typedef struct RunDiff {
 	double max_abs, max_rel;
 	int64_t mismatches;
 } RunDiff;
+/* A tensor's dims as "[2,3]" ("[]" for a scalar) into buf. */
+void run_format_dims(const EvValue *t, char *buf, size_t size);
+
 void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, RunDiff *r);
 /* The same, agreeing only when every element has the same bits (-0 differs
  * from 0; NaNs agree with each other), as graft verify checks exact rules. */

@@ -26,6 +26,7 @@
 
 #include "eval.h"
 #include "mprog.h"
+#include "run.h"
 #include "rw_interp.h"
 #include "text.h"
 #include "verify_internal.h"
@@ -118,15 +119,6 @@ static void format_elem(const EvValue *t, int64_t i, char *buf, size_t size)
 	}
 }
 
-static void format_shape(const EvValue *t, char *buf, size_t size)
-{
-	size_t o = (size_t)snprintf(buf, size, "[");
-	for (int d = 0; d < t->rank && o < size; d++)
-		o += (size_t)snprintf(buf + o, size - o, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-	if (o < size)
-		snprintf(buf + o, size - o, "]");
-}
-
 /* Do a (before) and b (after) agree?  *err gets the error (tolerance mode),
  * in float32 terms: |b - a| / max(1, max |a|), divided by the dtype's scale. */
 static bool agree(const char *name, const EvValue *a, const EvValue *b, double tol, double *err, double *scale_out,
@@ -143,8 +135,8 @@ static bool agree(const char *name, const EvValue *a, const EvValue *b, double t
 		return false;
 	}
 	if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank) != 0) {
-		format_shape(a, x, sizeof x);
-		format_shape(b, y, sizeof y);
+		run_format_dims(a, x, sizeof x);
+		run_format_dims(b, y, sizeof y);
 		snprintf(mm->text, sizeof mm->text, "output %s: shape %s before, %s after", name, x, y);
 		return false;
 	}
@@ -333,66 +325,71 @@ static uint64_t name_hash(const char *s)
 	return h;
 }
 
-/* Try rule rr until it has o->instances firings, a counterexample, or no tries left. */
-static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *rr, Diag *d)
+/* The condition --why gave at the root of an instance where the rule did not fire. */
+static void tally_why(RuleRun *rr, const RwResult *res)
 {
-	const Rule *r = rr->mr->rule;
-	int lo = dsl_rule_opset_lo(r), hi = dsl_rule_opset_hi(r);
-	if (hi > 23)
-		hi = 23;
-	Rng rng = {o->seed ^ name_hash(rr->mr->name)};
-	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 4000;
-	const char *enabled[1] = {rr->mr->name};
-	const RwRuleSet *sets[1] = {set};
-	if (lo > hi) {
-		tally_add(&rr->bad, "the rule's opsets are beyond 23");
+	for (int i = 0; i < res->nwhy; i++)
+		if (strcmp(res->why[i].node, "root") == 0) {
+			char buf[512];
+			snprintf(buf, sizeof buf, "%s%s%s", rw_why_kind_name(res->why[i].kind), res->why[i].detail ? ": " : "",
+			         res->why[i].detail ? res->why[i].detail : "");
+			tally_add(&rr->why, buf);
+		}
+}
+
+/* A firing instance that agreed: counted, with what it covered. */
+static void count_firing(RuleRun *rr, const EvValue *out, int opset)
+{
+	rr->fired++;
+	rr->dtypes |= 1u << (out->dtype & 31);
+	rr->ranks |= 1u << (out->rank & 31);
+	if (!rr->opset_lo || opset < rr->opset_lo)
+		rr->opset_lo = opset;
+	if (opset > rr->opset_hi)
+		rr->opset_hi = opset;
+}
+
+/* Draw and judge one instance of rule rr: dropped (invalid), not fired
+ * (why tallied), agreed (counted, kept if asked), or WRONG (reported and
+ * saved).  False only when a file cannot be written. */
+static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *rr, Rng *rng, int lo, int hi, Diag *d)
+{
+	GenInstance inst;
+	if (!gen_instance(rr->mr->rule, lo, hi, rr->tol > 0, rng, &inst)) {
+		rr->invalid++;
+		tally_add(&rr->bad, inst.why);
+		ir_model_free(inst.m);
 		return true;
 	}
-	while (rr->tries < tries && rr->fired < instances && !rr->wrong) {
-		rr->tries++;
-		GenInstance inst;
-		if (!gen_instance(r, lo, hi, rr->tol > 0, &rng, &inst)) {
-			rr->invalid++;
-			tally_add(&rr->bad, inst.why);
-			ir_model_free(inst.m);
-			continue;
-		}
-		IrModel *m = inst.m;
-		uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
-		EvValue *before[nout + 1], *after[nout + 1];
-		memset(before, 0, sizeof before);
-		memset(after, 0, sizeof after);
-		Diag q;
-		diag_init(&q, NULL);
-		uint8_t *bytes = NULL;
-		size_t blen = 0;
-		if (!run_model(m, before, &q) || !ir_save_bytes(m, &bytes, &blen, &q)) {
-			rr->invalid++;
-			tally_add(&rr->bad, q.first);
-			ir_model_free(m);
-			free(bytes);
-			continue;
-		}
+	IrModel *m = inst.m;
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	EvValue *before[nout + 1], *after[nout + 1];
+	memset(before, 0, sizeof before);
+	memset(after, 0, sizeof after);
+	Diag q;
+	diag_init(&q, NULL);
+	uint8_t *bytes = NULL;
+	size_t blen = 0;
+	RwResult res;
+	memset(&res, 0, sizeof res);
+	bool ok = true;
+	double atol = 0;
+	if (!run_model(m, before, &q) || !ir_save_bytes(m, &bytes, &blen, &q)) {
+		rr->invalid++;
+		tally_add(&rr->bad, q.first);
+	} else {
+		const char *enabled[1] = {rr->mr->name};
+		const RwRuleSet *sets[1] = {set};
 		RwOptions ro = {.fuel = 1000, .enabled = enabled, .nenabled = 1, .no_cse = true,
 		                .no_dce = true, .allow_vendor_ops = true, .why_rule = rr->mr->name};
-		RwResult res;
-		memset(&res, 0, sizeof res);
-		bool ran = rw_run(m, sets, 1, &ro, &res, &q);
-		bool fired = false;
-		double atol = 0;
+		bool ran = rw_run(m, sets, 1, &ro, &res, &q), fired = false;
 		for (size_t i = 0; i < res.nfirings; i++)
 			fired |= res.firings[i].set == 0 && res.firings[i].rule == rr->index;
-		if (ran && !fired) {
-			for (int i = 0; i < res.nwhy; i++)
-				if (strcmp(res.why[i].node, "root") == 0) {
-					char buf[512];
-					snprintf(buf, sizeof buf, "%s%s%s", rw_why_kind_name(res.why[i].kind), res.why[i].detail ? ": " : "",
-					         res.why[i].detail ? res.why[i].detail : "");
-					tally_add(&rr->why, buf);
-				}
-		} else if (!ran) {
+		if (!ran) {
 			rr->wrong = true;
 			snprintf(rr->wrong_text, sizeof rr->wrong_text, "the rewrite failed: %s", q.first);
+		} else if (!fired) {
+			tally_why(rr, &res);
 		} else if (!run_model(m, after, &q)) {
 			rr->wrong = true;
 			snprintf(rr->wrong_text, sizeof rr->wrong_text, "the rewritten graph does not run: %s", q.first);
@@ -409,40 +406,42 @@ static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *r
 				}
 				rr->max_err = fmax(rr->max_err, err);
 			}
-			if (!rr->wrong && rr->fired < o->keep && !keep_instance(o, rr, bytes, blen, m, d)) {
-				free_outs(before, nout);
-				free_outs(after, nout);
-				rw_result_free(&res);
-				ir_model_free(m);
-				free(bytes);
-				return false;
-			}
-			if (!rr->wrong) {
-				rr->fired++;
-				rr->dtypes |= 1u << (before[0]->dtype & 31);
-				rr->ranks |= 1u << (before[0]->rank & 31);
-				if (!rr->opset_lo || inst.opset < rr->opset_lo)
-					rr->opset_lo = inst.opset;
-				if (inst.opset > rr->opset_hi)
-					rr->opset_hi = inst.opset;
-			}
+			if (!rr->wrong && rr->fired < o->keep)
+				ok = keep_instance(o, rr, bytes, blen, m, d);
+			if (!rr->wrong && ok)
+				count_firing(rr, before[0], inst.opset);
 		}
 		if (rr->wrong) {
-			fprintf(o->out, "%-14s %-24s %s:%d: instance %d (opset %d): %s\n", "WRONG", rr->mr->name, rr->mr->file->path,
-			        rr->mr->line, rr->tries, inst.opset, rr->wrong_text);
-			bool saved = counterexample(o, rr, bytes, blen, m, atol, d);
-			free_outs(before, nout);
-			free_outs(after, nout);
-			rw_result_free(&res);
-			ir_model_free(m);
-			free(bytes);
-			return saved;
+			fprintf(o->out, "%-14s %-24s %s:%d: instance %d (opset %d): %s\n", "WRONG", rr->mr->name,
+			        rr->mr->file->path, rr->mr->line, rr->tries, inst.opset, rr->wrong_text);
+			ok = counterexample(o, rr, bytes, blen, m, atol, d);
 		}
-		free_outs(before, nout);
-		free_outs(after, nout);
-		rw_result_free(&res);
-		ir_model_free(m);
-		free(bytes);
+	}
+	free_outs(before, nout);
+	free_outs(after, nout);
+	rw_result_free(&res);
+	ir_model_free(m);
+	free(bytes);
+	return ok;
+}
+
+/* Try rule rr until it has o->instances firings, a counterexample, or no tries left. */
+static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *rr, Diag *d)
+{
+	const Rule *r = rr->mr->rule;
+	int lo = dsl_rule_opset_lo(r), hi = dsl_rule_opset_hi(r);
+	if (hi > 23)
+		hi = 23;
+	if (lo > hi) {
+		tally_add(&rr->bad, "the rule's opsets are beyond 23");
+		return true;
+	}
+	Rng rng = {o->seed ^ name_hash(rr->mr->name)};
+	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 4000;
+	while (rr->tries < tries && rr->fired < instances && !rr->wrong) {
+		rr->tries++;
+		if (!one_instance(set, o, rr, &rng, lo, hi, d))
+			return false;
 	}
 	return true;
 }

@@ -295,6 +295,50 @@ def if_network():
                                 ([np.array(False), x, state], [net(w2, 0), np.tanh(state)])])
 
 
+@fixture
+def body_noops():
+    """The no-op and simplification rules inside bodies, on outer values: an
+    If whose then branch multiplies an outer input by an outer 1, negates
+    twice, slices the whole range and pads by zeros, then clips with Min/Max
+    (all of which reduce to a Clip of the outer input, or to the input itself
+    read through an Identity); and a Loop whose body adds the Neg of an outer
+    value (an Add of a Neg is a Sub) to its carried value."""
+    inits = [nh.from_array(np.array(1.0, np.float32), "one"), nh.from_array(np.array([0], np.int64), "st"),
+             nh.from_array(np.array([99], np.int64), "en"), nh.from_array(np.array([1], np.int64), "ax"),
+             nh.from_array(np.zeros(4, np.int64), "pads"), nh.from_array(np.array(-0.5, np.float32), "lo"),
+             nh.from_array(np.array(0.5, np.float32), "hi")]
+    then = h.make_graph([
+        h.make_node("Mul", ["x", "one"], ["t_m"]),
+        h.make_node("Neg", ["t_m"], ["t_n1"]),
+        h.make_node("Neg", ["t_n1"], ["t_n2"]),
+        h.make_node("Slice", ["t_n2", "st", "en", "ax"], ["t_s"]),
+        h.make_node("Pad", ["t_s", "pads"], ["t_p"]),
+        h.make_node("Max", ["t_p", "lo"], ["t_mx"]),
+        h.make_node("Min", ["t_mx", "hi"], ["t_out"]),
+    ], "then", [], [vi("t_out", T.FLOAT, [2, 3])])
+    other = h.make_graph([h.make_node("Mul", ["x", "one"], ["e_out"])], "else", [], [vi("e_out", T.FLOAT, [2, 3])])
+    body = h.make_graph([
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+        h.make_node("Neg", ["x"], ["b_n"]),
+        h.make_node("Add", ["acc_in", "b_n"], ["acc_out"]),
+    ], "body", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc_in", T.FLOAT, [2, 3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2, 3])])
+    g = h.make_graph([
+        h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
+        h.make_node("Loop", ["n", "", "y"], ["z"], body=body),
+    ], "body_noops", [vi("c", T.BOOL, []), vi("n", T.INT64, []), vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, [2, 3]), vi("z", T.FLOAT, [2, 3])], initializer=inits)
+    x = (rng.standard_normal((2, 3)) * 2).astype(np.float32)
+    sets = []
+    for c in (True, False):
+        y = np.minimum(np.maximum(x, np.float32(-0.5)), np.float32(0.5)) if c else x.copy()
+        z = y.copy()
+        for _ in range(3):
+            z = z + -x
+        sets.append(([np.array(c), np.array(3, np.int64), x], [y, z]))
+    write("body_noops", g, 13, sets)
+
+
 if __name__ == "__main__":
     if_outer_identity()
     if_network()
@@ -304,3 +348,4 @@ if __name__ == "__main__":
     optional_absent()
     optional_input()
     output_is_input()
+    body_noops()
