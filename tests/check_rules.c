@@ -910,13 +910,20 @@ static void negated_interp(Rewriter *rw, const RwReg *args, RwReg *ret)
 
 /* Run the test rules (no folding, which would do Neg of a constant itself);
  * the node list after, the outputs before and after, and --why for rule. */
-static void test_rules_case(const char *text, const char *want_ops, const char *why_rule, RwWhyKind kind,
-                            const char *detail)
+/* tests/rules/codegen.rules loaded at run time (with its C helper registered). */
+static const RwRuleSet *test_interp_set(void)
 {
 	static const RwRuleSet *interp_test;
 	static const char *const files[] = {"tests/rules/codegen.rules"};
 	rw_register_extern("graft_test_negated", "v(t)", negated_interp);
 	load_interp(&interp_test, files, 1, "test");
+	return interp_test;
+}
+
+static void test_rules_case(const char *text, const char *want_ops, const char *why_rule, RwWhyKind kind,
+                            const char *detail)
+{
+	const RwRuleSet *interp_test = test_interp_set();
 	for (int k = 0; k < 2; k++) {
 		IrModel *m = parse(text);
 		EvValue **before = evaluate(m);
@@ -956,13 +963,9 @@ START_TEST(test_codegen_features)
 	 * in turn go on after the refusal as the tree does */
 	for (int each = 0; each < 2; each++)
 		for (int k = 0; k < 2; k++) {
-			static const RwRuleSet *interp_test;
-			static const char *const files[] = {"tests/rules/codegen.rules"};
-			rw_register_extern("graft_test_negated", "v(t)", negated_interp);
-			load_interp(&interp_test, files, 1, "test");
 			IrModel *m = parse(HEAD(13) "g () => (float[2,3] y) <float[3] a = {1, 1, 1}, float[2,3] b = {1, 1, 1, 1, 1, 1}> "
 			                            "{\n  y = Mul (a, b)\n}\n");
-			const RwRuleSet *tsets[] = {k ? interp_test : &graft_rules_test};
+			const RwRuleSet *tsets[] = {k ? test_interp_set() : &graft_rules_test};
 			RwOptions o = {.no_fold = true, .match_each = each};
 			Diag d;
 			diag_init(&d, stderr);
@@ -1179,6 +1182,16 @@ START_TEST(test_cli_verify)
 	cmd = fmt("%s verify %s", graft, rules);
 	ck_assert_msg(shell(cmd, &out) == 1 && strstr(out, "mine.rules:1:22: error: unknown operator 'Relux'") &&
 	              strstr(out, "graft: 1 error in the rules\n"), "%s", out);
+	free(out);
+	free(cmd);
+	/* a missing file, a --rule that names nothing */
+	cmd = fmt("%s verify %s/missing.rules", graft, tmp);
+	ck_assert_msg(shell(cmd, &out) == 1 && strstr(out, "missing.rules: cannot open: No such file or directory\n"), "%s", out);
+	free(out);
+	free(cmd);
+	cmd = fmt("%s verify tests/verify/correct.rules --rule nosuch", graft);
+	ck_assert_msg(shell(cmd, &out) == 1 && !strcmp(out, "graft verify: no rule named 'nosuch' in the files given\n"),
+	              "%s", out);
 	free(out);
 	free(cmd);
 	/* the library verifies, every rule exercised */

@@ -505,7 +505,7 @@ bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c,
 		for (int i = 0; i < prog->nrules && !found; i++)
 			found = strcmp(prog->rules[i].name, o->only[k]) == 0;
 		if (!found) {
-			diag_error(d, NULL, "no rule named '%s' in the files given", o->only[k]);
+			diag_error(d, "graft verify", "no rule named '%s' in the files given", o->only[k]);
 			return false;
 		}
 	}
