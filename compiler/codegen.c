@@ -348,6 +348,15 @@ static char *cx(const Fn *F, const MExpr *e)
 	case ME_ONES: r = fmt("rwg_ones(%s, &unknown)", a); break;
 	case ME_RANGE: r = fmt("rwg_range(%s, &unknown)", a); break;
 	case ME_DIMS: r = fmt("rwg_dims(rw, %s, %s, &unknown)", a, b); break;
+	case ME_IS_FLOAT: r = fmt("rwg_is_float(rw, %s, &unknown)", a); break;
+	case ME_IS_INT: r = fmt("rwg_is_int(rw, %s, &unknown)", a); break;
+	case ME_MERGE_AXES: {
+		char *c = cx(F, e->kids[2]);
+		r = fmt("rwg_merge_axes(%s, %s, %s, &unknown)", a, b, c);
+		free(c);
+		break;
+	}
+	case ME_DISTINCT: r = fmt("rwg_distinct(%s)", a); break;
 	case ME_EVERY: {
 		static const char *const cmps[] = {[EX_EQ] = "RWG_EQ", [EX_NE] = "RWG_NE", [EX_LT] = "RWG_LT",
 		                                   [EX_LE] = "RWG_LE", [EX_GT] = "RWG_GT", [EX_GE] = "RWG_GE"};

@@ -31,6 +31,10 @@ static const Builtin builtins[] = {
 	FIXED("ones", TY_INTS, "n ones", P_INT),
 	FIXED("range", TY_INTS, "0, 1, ..., n-1", P_INT),
 	FIXED("dims", TY_INTS, "the dims of v at axes (negative axes count from the end)", P_VT, P_INTS),
+	FIXED("is_float", TY_BOOL, "v's element type is a floating-point type", P_VT),
+	FIXED("is_int", TY_BOOL, "v's element type is an integer type (signed or unsigned; not bool)", P_VT),
+	FIXED("merge_axes", TY_INTS, "axes o of a rank-n tensor plus axes i counted with o's removed, sorted", P_INTS, P_INTS, P_INT),
+	FIXED("distinct", TY_BOOL, "no element of l repeats", P_INTS),
 	{ "opset", 0, {0}, RET_FIXED, TY_INT, NULL, "the model's default-domain opset" },
 	/* results: on values these build the ONNX op named; on numbers they compute */
 	UNARY("abs", RET_MATH_J, "Abs"),

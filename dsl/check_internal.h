@@ -33,7 +33,7 @@ typedef enum RetRule {
 typedef struct Builtin {
 	const char *name;
 	int nparams;
-	uint8_t params[2];     /* ParamClass */
+	uint8_t params[3];     /* ParamClass */
 	uint8_t rule;          /* RetRule */
 	DslType ret;           /* RET_FIXED */
 	const char *op;        /* the ONNX op it builds on values (result side), or NULL */

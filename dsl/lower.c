@@ -522,6 +522,19 @@ static MExpr *call_expr(L *g, const Expr *e)
 		return ex1(g, ME_RANGE, MT_INTS, num_expr(g, ARG(0)));
 	if (!strcmp(f, "dims"))
 		return ex2(g, ME_DIMS, MT_INTS, fact_value(g, ARG(0), false), num_expr(g, ARG(1)));
+	if (!strcmp(f, "is_float") || !strcmp(f, "is_int"))
+		return ex1(g, f[3] == 'f' ? ME_IS_FLOAT : ME_IS_INT, MT_BOOL, fact_value(g, ARG(0), false));
+	if (!strcmp(f, "merge_axes")) {
+		MExpr *x = ex(g, ME_MERGE_AXES, MT_INTS);
+		x->kids = arena_alloc(g->A, sizeof *x->kids * 3);
+		x->kids[0] = num_expr(g, ARG(0));
+		x->kids[1] = num_expr(g, ARG(1));
+		x->kids[2] = num_expr(g, ARG(2));
+		x->nkids = 3;
+		return x;
+	}
+	if (!strcmp(f, "distinct"))
+		return ex1(g, ME_DISTINCT, MT_BOOL, num_expr(g, ARG(0)));
 	if (!strcmp(f, "opset"))
 		return ex(g, ME_OPSET, MT_INT);
 	if (!strcmp(f, "value"))
@@ -711,6 +724,7 @@ static bool may_unknown(const MExpr *e)
 	switch (e->kind) {
 	case ME_RANK: case ME_SHAPE: case ME_DIM: case ME_NUMEL: case ME_DTYPEOF: case ME_SCALAR: case ME_INTSOF:
 	case ME_COMPOSE: case ME_ONES: case ME_REST_AT: case ME_INDEX: case ME_RANGE: case ME_DIMS:
+	case ME_IS_FLOAT: case ME_IS_INT: case ME_MERGE_AXES:
 		return true;
 	case ME_BIN:
 		if (e->op == EX_CONCAT || (e->op == EX_DIV && e->type == MT_INT))

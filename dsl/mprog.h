@@ -59,6 +59,10 @@ typedef enum MExprKind {
 	ME_IS_IDENTITY, ME_COMPOSE, ME_ONES, ME_OPSET,
 	ME_RANGE,               /* 0 .. kid 0 - 1 */
 	ME_DIMS,                /* dims of value kid 0 at the axes kid 1 */
+	ME_IS_FLOAT, ME_IS_INT, /* value kid 0's element type is a float / an integer type */
+	ME_MERGE_AXES,          /* axes kid 0 of a rank-kid 2 tensor plus axes kid 1 of it with
+	                           kid 0's removed, as one sorted list */
+	ME_DISTINCT,            /* no element of ints kid 0 repeats */
 	ME_EVERY,               /* every element of ints kid 0 compares (op) with kid 1: an int when
 	                           i is set, else ints of the same length */
 	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,

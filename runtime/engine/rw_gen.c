@@ -360,6 +360,47 @@ bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out)
 	return true;
 }
 
+static int shape_of(Rewriter *rw, ValueId v, int64_t *dims);
+
+/* What an omitted ints attribute means where the schema gives no default but
+ * the spec says it in words: Transpose's perm reverses the axes; a Conv's or
+ * pool's strides and dilations are 1 and its pads 0 on every spatial axis.
+ * Needs the rank of input 0; false when unknown or not such an attribute. */
+static bool implied_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
+{
+	IrNode *node = ir_node(M(rw), n);
+	if (node->domain[0] || node->ninputs < 1)
+		return false;
+	int64_t dims[RWG_MAX_INTS];
+	int r = shape_of(rw, node->inputs[0], dims);
+	const char *op = node->op_type;
+	bool spatial = !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MaxPool") ||
+	               !strcmp(op, "AveragePool") || !strcmp(op, "LpPool") || !strcmp(op, "ConvInteger") ||
+	               !strcmp(op, "QLinearConv");
+	if (r < 0)
+		return false;
+	if (!strcmp(op, "Transpose") && !strcmp(name, "perm")) {
+		out->n = r;
+		for (int i = 0; i < r; i++)
+			out->v[i] = r - 1 - i;
+		return true;
+	}
+	if (!spatial || r < 2 || 2 * (r - 2) > RWG_MAX_INTS)
+		return false;
+	if (!strcmp(name, "strides") || !strcmp(name, "dilations")) {
+		out->n = r - 2;
+		for (int i = 0; i < r - 2; i++)
+			out->v[i] = 1;
+		return true;
+	}
+	if (!strcmp(name, "pads")) {
+		out->n = 2 * (r - 2);
+		memset(out->v, 0, sizeof *out->v * (size_t)out->n);
+		return true;
+	}
+	return false;
+}
+
 bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
 {
 	const IrAttr *a;
@@ -371,7 +412,7 @@ bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
 	else if (!a && d && d->type == ATTR_INTS)
 		v = d->ints, count = (size_t)d->n;
 	else
-		return false;
+		return !a && implied_ints(rw, n, name, out);
 	if (count > RWG_MAX_INTS)
 		return false;
 	out->n = (int)count;
@@ -564,6 +605,69 @@ RwgInts rwg_range(int64_t n, bool *unknown)
 	for (int i = 0; i < r.n; i++)
 		r.v[i] = i;
 	return r;
+}
+
+bool rwg_is_float(Rewriter *rw, ValueId v, bool *unknown)
+{
+	switch (rwg_dtype_k(rw, v, unknown)) {
+	case DT_FLOAT: case DT_FLOAT16: case DT_DOUBLE: case DT_BFLOAT16: return true;
+	default: return false;
+	}
+}
+
+bool rwg_is_int(Rewriter *rw, ValueId v, bool *unknown)
+{
+	switch (rwg_dtype_k(rw, v, unknown)) {
+	case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
+	case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64: return true;
+	default: return false;
+	}
+}
+
+/* The axes of a rank-n tensor that two Squeezes (or Unsqueezes) name together: `outer`
+ * counts in the rank-n tensor, `inner` in it with outer's axes removed.  Unknown when an
+ * axis is out of range or repeats. */
+RwgInts rwg_merge_axes(RwgInts outer, RwgInts inner, int64_t n, bool *unknown)
+{
+	RwgInts r = {0};
+	bool taken[RWG_MAX_INTS] = {0};
+	int64_t m = n - outer.n;
+	if (n < 0 || n > RWG_MAX_INTS || m < 0 || outer.n + inner.n > n)
+		goto bad;
+	for (int i = 0; i < outer.n; i++) {
+		int64_t a = outer.v[i] < 0 ? outer.v[i] + n : outer.v[i];
+		if (a < 0 || a >= n || taken[a])
+			goto bad;
+		taken[a] = true;
+	}
+	bool picked[RWG_MAX_INTS] = {0};
+	for (int i = 0; i < inner.n; i++) {
+		int64_t a = inner.v[i] < 0 ? inner.v[i] + m : inner.v[i];
+		if (a < 0 || a >= m || picked[a])
+			goto bad;
+		picked[a] = true;
+	}
+	/* walk the rank-n axes; the k-th one outer does not take is inner's axis k */
+	for (int64_t ax = 0, k = 0; ax < n; ax++) {
+		if (taken[ax])
+			r.v[r.n++] = ax;
+		else if (picked[k++])
+			r.v[r.n++] = ax;
+	}
+	return r;
+bad:
+	*unknown = true;
+	r.n = 0;
+	return r;
+}
+
+bool rwg_distinct(RwgInts l)
+{
+	for (int i = 0; i < l.n; i++)
+		for (int j = 0; j < i; j++)
+			if (l.v[i] == l.v[j])
+				return false;
+	return true;
 }
 
 RwgInts rwg_dims(Rewriter *rw, ValueId v, RwgInts axes, bool *unknown)
@@ -886,6 +990,16 @@ bool graft_all_greater(Rewriter *rw, ValueId t, double x)
 	bool ok = c && c->dtype != DT_STRING;
 	for (int64_t i = 0; ok && i < c->numel; i++)
 		ok = ev_get_f(c, i) > x;
+	ev_unref(c);
+	return ok;
+}
+
+bool graft_all_nonzero(Rewriter *rw, ValueId t)
+{
+	EvValue *c = const_of(rw, t);
+	bool ok = c && c->dtype != DT_STRING;
+	for (int64_t i = 0; ok && i < c->numel; i++)
+		ok = ev_get_f(c, i) != 0;
 	ev_unref(c);
 	return ok;
 }

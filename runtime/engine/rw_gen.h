@@ -132,6 +132,10 @@ int64_t rwg_outputs(Rewriter *rw, NodeId n);
 double rwg_scalar(Rewriter *rw, ValueId v, bool *unknown);
 RwgInts rwg_ints(Rewriter *rw, ValueId v, bool *unknown);
 bool rwg_is_identity(RwgInts p);
+bool rwg_is_float(Rewriter *rw, ValueId v, bool *unknown);
+bool rwg_is_int(Rewriter *rw, ValueId v, bool *unknown);
+RwgInts rwg_merge_axes(RwgInts outer, RwgInts inner, int64_t n, bool *unknown);
+bool rwg_distinct(RwgInts l);
 RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown);
 RwgInts rwg_ones(int64_t n, bool *unknown);
 /* range(n): 0, 1, ..., n-1. */
@@ -191,6 +195,8 @@ void rwg_set_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats v);
 bool graft_reciprocal_exact(Rewriter *rw, ValueId t);
 /* Every element of the constant t is greater than x (NaN is not). */
 bool graft_all_greater(Rewriter *rw, ValueId t, double x);
+/* every element of the constant t is nonzero (NaN counts as nonzero) */
+bool graft_all_nonzero(Rewriter *rw, ValueId t);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

@@ -35,6 +35,7 @@ typedef struct ExternDef {
 
 static void x_reciprocal_exact(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_reciprocal_exact(rw, a[0].v); }
 static void x_all_greater(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_greater(rw, a[0].v, a[1].f); }
+static void x_all_nonzero(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_nonzero(rw, a[0].v); }
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -44,6 +45,7 @@ static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 static ExternDef builtin_externs[] = {
 	{"graft_reciprocal_exact", "b(t)", x_reciprocal_exact},
 	{"graft_all_greater", "b(tf)", x_all_greater},
+	{"graft_all_nonzero", "b(t)", x_all_nonzero},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };
@@ -202,8 +204,8 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 		} else if (!def) {
 			dsl_error(d, x->file, x->pos,
 			          "'%s' calls the C function '%s', which graft cannot call here: rules loaded at run time may call "
-			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_all_greater, graft_no_zeros, "
-			          "graft_cast_lossless) "
+			          "only the helpers libgraft ships (graft_reciprocal_exact, graft_all_greater, graft_all_nonzero, "
+			          "graft_no_zeros, graft_cast_lossless) "
 			          "or ones registered with rw_register_extern",
 			          x->decl->name, x->c_name);
 			ok = false;
@@ -536,6 +538,14 @@ static RwReg eval(Run *x, const MExpr *e)
 		out.ints = rwg_dims(rw, v, eval(x, K(1)).ints, unk);
 		break;
 	}
+	case ME_IS_FLOAT: out.i = rwg_is_float(rw, eval(x, K(0)).v, unk); break;
+	case ME_IS_INT: out.i = rwg_is_int(rw, eval(x, K(0)).v, unk); break;
+	case ME_MERGE_AXES: {
+		RwReg o = eval(x, K(0)), i = eval(x, K(1));
+		out.ints = rwg_merge_axes(o.ints, i.ints, num_i(x, K(2)), unk);
+		break;
+	}
+	case ME_DISTINCT: out.i = rwg_distinct(eval(x, K(0)).ints); break;
 	case ME_EVERY: {
 		static const RwgCmp cmps[] = {[EX_EQ] = RWG_EQ, [EX_NE] = RWG_NE, [EX_LT] = RWG_LT,
 		                              [EX_LE] = RWG_LE, [EX_GT] = RWG_GT, [EX_GE] = RWG_GE};

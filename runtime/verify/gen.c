@@ -171,12 +171,15 @@ static double edge_value(Gen *g, int dt)
 	double tiny = dt == DT_DOUBLE ? DBL_MIN : dt == DT_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
 	double denorm = dt == DT_DOUBLE ? 4.9406564584124654e-324 : dt == DT_FLOAT16 ? 5.960464477539063e-08
 	                : dt == DT_BFLOAT16 ? 9.183549615799121e-41 : 1.401298464324817e-45;
+	/* approximate rules (g->finite) see only normal numbers: tiny and denormal
+	 * values lose their relative precision in any reassociation */
 	const double finite_edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0, tiny, -tiny, denorm, -denorm};
 	const double wild_edges[] = {huge, -huge, INFINITY, -INFINITY, NAN};
-	int nf = (int)(sizeof finite_edges / sizeof *finite_edges);
-	if (!g->finite && rng_chance(g->rng, 0.3))
+	if (g->finite)
+		return finite_edges[rng_below(g->rng, 7)];
+	if (rng_chance(g->rng, 0.3))
 		return wild_edges[rng_below(g->rng, 5)];
-	return finite_edges[rng_below(g->rng, nf)];
+	return finite_edges[rng_below(g->rng, (int)(sizeof finite_edges / sizeof *finite_edges))];
 }
 
 static void fill(Gen *g, EvValue *t)
@@ -534,7 +537,7 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
 	int n;
 	if (strcmp(formal, "axes") == 0) {
 		if (strcmp(op, "Unsqueeze") == 0) {
-			int add = rng_range(g->rng, 1, 2);
+			int add = rng_chance(g->rng, 0.1) ? 0 : rng_range(g->rng, 1, 2);
 			n = draw_axes(g, r + add, v);
 			n = n > add ? add : n;
 		} else {
@@ -748,12 +751,23 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 		ir_attr_set_float(m, n, name, ab[rng_below(g->rng, 4)]);
 	} else if (strcmp(name, "is_test") == 0) {
 		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
+	} else if (strcmp(name, "auto_pad") == 0) {
+		const char *const pads[] = {"NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+		const char *s = pads[rng_below(g->rng, 5)];
+		ir_attr_set_string(m, n, name, s, strlen(s));
 	} else if (strcmp(name, "approximate") == 0) {
 		const char *s = rng_chance(g->rng, 0.5) ? "none" : "tanh";
 		ir_attr_set_string(m, n, name, s, strlen(s));
 	} else if (x && r >= 3 && (strcmp(name, "strides") == 0 || strcmp(name, "dilations") == 0)) {
 		for (int i = 0; i < r - 2; i++)
 			v[i] = rng_chance(g->rng, 0.7) ? 1 : 2;
+		ir_attr_set_ints(m, n, name, v, (size_t)(r - 2));
+	} else if (x && r >= 3 && strcmp(name, "kernel_shape") == 0) {
+		/* pooling windows that fit the input: mostly 1, else 2 or 3 */
+		for (int i = 0; i < r - 2; i++) {
+			int64_t d = x->dims[i + 2];
+			v[i] = d < 2 || rng_chance(g->rng, 0.6) ? 1 : rng_range(g->rng, 2, d < 3 ? 2 : 3);
+		}
 		ir_attr_set_ints(m, n, name, v, (size_t)(r - 2));
 	} else if (x && r >= 3 && strcmp(name, "pads") == 0) {
 		for (int i = 0; i < 2 * (r - 2); i++)

@@ -464,6 +464,8 @@ static void report(const VerifyOptions *o, RuleRun *rr, VerifyCounts *c)
 		else if (b >= 0)
 			fprintf(out, "; no valid instance: %s (%d of %d)", rr->bad.what[b], rr->bad.count[b], rr->tries);
 		fprintf(out, "\n");
+		if (o->verbose && w >= 0 && b >= 0)
+			fprintf(out, "    invalid most often: %s (%d of %d)\n", rr->bad.what[b], rr->bad.count[b], rr->tries);
 		return;
 	}
 	c->verified++;

@@ -6,8 +6,9 @@
  * reduced axes) in row-major order, left to right.  float32 accumulates in
  * float (float16 and bfloat16 in float32, rounded once at the end), float64
  * in double; integers in 64-bit two's complement, wrapping.  Reducing over no
- * axes (noop_with_empty_axes with empty axes) applies the op to each element
- * alone (x, x*x, |x|, log x ...), as ONNX's reference does; reducing an empty
+ * axes (noop_with_empty_axes with empty axes) returns the input for Sum, Mean,
+ * Max, Min and Prod (as the spec says, so -0 stays -0) and applies the others'
+ * elementwise part (x*x, |x|, log x ...), as ONNX's reference does; reducing an empty
  * set gives the op's identity (0, 1, -inf for Max and LogSum(Exp), +inf for
  * Min, the type's extremes for integers; Mean gives 0/0).  ReduceLogSumExp
  * shifts by the group's maximum, as ONNX's reference and Runtime do, so large
@@ -188,6 +189,10 @@ static bool reduce_run(EvCtx *c, EvValue **in, int nin, EvValue **out, RedOp op,
 		bool noop = c->opset >= input_since && ev_attr_int(c, "noop_with_empty_axes", 0) != 0;
 		for (int d = 0; d < x->rank && !noop; d++)
 			reduced[d] = true;
+		if (noop && (op == R_SUM || op == R_MEAN || op == R_MAX || op == R_MIN || op == R_PROD)) {
+			out[0] = ev_ref(in[0]);
+			return true;
+		}
 	}
 	for (int i = 0; i < na; i++) {
 		int a;
