@@ -553,7 +553,7 @@ START_TEST(graftc_reports_errors)
 	snprintf(args, sizeof args, "--dump-ast %s rules/basic/squeeze.rules", path);
 	rc = run_graftc(args, &err, &out);
 	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strstr(out, "rule squeeze_unsqueeze @9:6\n"), "%s", out);
+	ck_assert_msg(strstr(out, "rule squeeze_unsqueeze @11:6\n"), "%s", out);
 	ck_assert_msg(strstr(out, "rule a @2:6\n"), "%s", out);
 	free(err);
 	free(out);

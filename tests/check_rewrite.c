@@ -541,6 +541,47 @@ static char **value_names(const char *path, size_t *count)
 	return names;
 }
 
+/* A13: an If on a constant condition is replaced by its taken branch, also
+ * nested in a branch and inside a Loop body (tests/data/control/if_constant);
+ * --disable inline-if keeps them. */
+static int count_op(IrModel *m, const char *op)
+{
+	int k = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++)
+		for (NodeId n = ir_graph(m, g)->dead ? 0 : ir_first(m, g); n; n = ir_next(m, n))
+			k += strcmp(ir_node(m, n)->op_type, op) == 0;
+	return k;
+}
+
+START_TEST(test_inline_if)
+{
+	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
+	for (int off = 0; off < 2; off++) {
+		Diag d;
+		diag_init(&d, stderr);
+		IrModel *m = ir_load_file("tests/data/control/if_constant/model.onnx", NULL, &d);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(count_op(m, "If"), 3);
+		const char *dis[] = {"inline-if"};
+		RwOptions o = {.disabled = dis, .ndisabled = off};
+		RwResult r;
+		ck_assert(rw_run(m, lib, 2, &o, &r, &d));
+		ck_assert(ir_validate(m, &d));
+		int inlined = 0;
+		for (size_t i = 0; i < r.nfirings; i++)
+			inlined += r.firings[i].builtin && strcmp(r.firings[i].builtin, "inline-if") == 0;
+		ck_assert_int_eq(inlined, off ? 0 : 3);
+		ck_assert_int_eq(count_op(m, "If"), off ? 3 : 0);
+		/* the taken branches' work, and nothing of the others */
+		ck_assert_int_eq(count_op(m, "Neg"), off ? 2 : 0);
+		ck_assert_int_eq(count_op(m, "Mul"), 1);
+		ck_assert_int_eq(count_op(m, "Sub"), 1);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 /* The control-flow fixtures (tests/data/control, make_control.py: networks
  * in If/Loop/Scan bodies reading outer values, Loop-carried sequences,
  * absent optionals, an output that is an input), optimized with the rule
@@ -848,6 +889,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_cli_report_and_explain);
 	tcase_add_test(tc, test_library_rules_shuffle_corpus);
 	tcase_add_test(tc, test_control_fixtures);
+	tcase_add_test(tc, test_inline_if);
 	tcase_add_test(tc, test_conformance_interfaces);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);

@@ -872,7 +872,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 				static const char *levels[] = {"", "basic", "extended", "layout"};
 				printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
 			}
-		printf("built-in passes: fold, cse, dce\n");
+		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce\n");
 		return EXIT_OK;
 	}
 	const RwRule *why_rule = NULL;

@@ -1203,6 +1203,140 @@ static void debug_validate(Rewriter *rw, const char *what)
 #define DEBUG_VALIDATE(rw, what) ((void)0)
 #endif
 
+
+/* ---- If with a constant condition (A13) --------------------------------------------------- */
+
+/* The value body value v stands for in the enclosing graph: its copy, or v itself
+ * when the body reads it from an outer scope. */
+static ValueId inl_map(const ValueId *map, uint32_t nmap, ValueId v)
+{
+	return v < nmap && map[v] ? map[v] : v;
+}
+
+/* An If whose condition is a constant: the taken branch's nodes are copied in
+ * front of it (bodies nested in them move along), its initializers become the
+ * graph's, and the If's outputs are read from the branch's outputs.  A graph
+ * output keeps its name through an Identity (also where the branch returns an
+ * outer value, which a subgraph must not return directly); the identity rule
+ * removes the Identity where the interface allows. */
+static bool try_inline_if(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	IrNode *node = ir_node(m, n);
+	if (strcmp(node->op_type, "If") || node->domain[0] || node->ninputs != 1 || !ir_is_constant(m, node->inputs[0]))
+		return false;
+	IrTensor *t = ir_tensor(m, ir_value(m, node->inputs[0])->tensor);
+	size_t nb;
+	const uint8_t *bytes = ir_tensor_bytes(m, ir_value(m, node->inputs[0])->tensor, &nb);
+	if (t->dtype != DT_BOOL || t->numel != 1 || !bytes || nb != 1)
+		return false;
+	const IrAttr *a = ir_attr(m, n, bytes[0] ? "then_branch" : "else_branch");
+	if (!a || a->type != ATTR_GRAPH)
+		return false;
+	GraphId b = a->g, g = node->graph;
+	IrGraph *bg = ir_graph(m, b);
+	if (bg->ninputs || bg->nsparse || bg->noutputs != node->noutputs)
+		return false;
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	uint32_t count;
+	NodeId *order = ir_topo_order(m, b, &count, &quiet);
+	if (!order)
+		return false;
+	uint32_t nmap = m->nvalues;
+	ValueId *map = xrealloc(NULL, sizeof *map * nmap);
+	memset(map, 0, sizeof *map * nmap);
+	RwFiring *f = new_firing(rw, -1, "inline-if");
+	add_name(&f->matched, &f->nmatched, label_of(m, n));
+	for (uint32_t i = 0; i < bg->ninits; i++) {
+		ValueId v = ir_graph(m, b)->inits[i];
+		map[v] = ir_add_initializer(m, g, ir_fresh_name(m, ir_value(m, v)->name), ir_value(m, v)->tensor);
+	}
+	for (uint32_t k = 0; k < count; k++) {
+		NodeId bn = order[k];
+		IrNode *src = ir_node(m, bn);
+		uint32_t nin = src->ninputs, nout = src->noutputs;
+		ValueId ins[nin + 1];
+		const char *names[nout + 1];
+		for (uint32_t i = 0; i < nin; i++)
+			ins[i] = src->inputs[i] ? inl_map(map, nmap, src->inputs[i]) : 0;
+		for (uint32_t i = 0; i < nout; i++)
+			names[i] = src->outputs[i] ? ir_fresh_name(m, ir_value(m, src->outputs[i])->name) : "";
+		NodeId c = ir_node_new(m, g, n, src->domain, src->op_type, src->name, ins, nin, names, nout);
+		src = ir_node(m, bn);
+		for (uint32_t i = 0; i < src->nattrs; i++) {
+			IrAttr at = src->attrs[i];
+			if (at.type == ATTR_GRAPH)
+				ir_attr_set_graph(m, c, at.name, at.g);
+			else if (at.type == ATTR_GRAPHS)
+				ir_attr_set_graphs(m, c, at.name, at.graphs, at.n);
+			else {
+				IrAttr *to = ir_attr_set(m, c, at.name, (AttrType)at.type);
+				const char *name = to->name;
+				*to = at;
+				to->name = name;
+			}
+		}
+		/* the moved bodies now belong to c: the branch must not take them along */
+		for (uint32_t i = ir_node(m, bn)->nattrs; i-- > 0;) {
+			IrAttr *at = &ir_node(m, bn)->attrs[i];
+			if (at->type == ATTR_GRAPH || at->type == ATTR_GRAPHS)
+				ir_attr_remove(m, bn, at->name);
+		}
+		for (uint32_t i = 0; i < nout; i++) {
+			ValueId old = ir_node(m, bn)->outputs[i], nv = ir_node(m, c)->outputs[i];
+			if (!old)
+				continue;
+			map[old] = nv;
+			ir_value_set_type(m, nv, ir_value(m, old)->dtype, &ir_value(m, old)->shape);
+			ir_replace_all_uses(m, old, nv); /* readers in the moved bodies */
+		}
+		add_name(&f->created, &f->ncreated, label_of(m, c));
+		infer_node(rw->infer, c, &quiet);
+		push(rw, c);
+	}
+	free(order);
+	uint32_t nout = ir_node(m, n)->noutputs;
+	ValueId renamed[nout + 1];
+	const char *names[nout + 1];
+	for (uint32_t i = 0; i < nout; i++) {
+		ValueId out = ir_node(m, n)->outputs[i];
+		renamed[i] = 0;
+		if (!out)
+			continue;
+		ValueId src = inl_map(map, nmap, ir_graph(m, b)->outputs[i]);
+		if (ir_value(m, out)->is_output) {
+			ValueId in[1] = {src};
+			NodeId id = ir_node_new(m, g, n, "", "Identity", NULL, in, 1, NULL, 1);
+			ValueId idv = ir_node(m, id)->outputs[0];
+			ir_value_set_type(m, idv, ir_value(m, out)->dtype, &ir_value(m, out)->shape);
+			IrGraph *gg = ir_graph(m, g);
+			for (uint32_t j = 0; j < gg->noutputs; j++)
+				if (gg->outputs[j] == out)
+					ir_set_output(m, g, j, idv);
+			add_name(&f->created, &f->ncreated, label_of(m, id));
+			push(rw, id);
+			renamed[i] = idv;
+			names[i] = ir_value(m, out)->name;
+			src = idv;
+		}
+		ir_replace_all_uses(m, out, src);
+		push_consumers(rw, src);
+	}
+	free(map);
+	add_name(&f->removed, &f->nremoved, label_of(m, n));
+	ValueId cond = ir_node(m, n)->inputs[0];
+	ir_node_remove(m, n);
+	if (!ir_value(m, cond)->nuses && !ir_value(m, cond)->is_input)
+		ir_value_remove(m, cond);
+	/* the graph outputs keep their names */
+	for (uint32_t i = 0; i < nout; i++)
+		if (renamed[i])
+			ir_value_rename(m, renamed[i], names[i]);
+	rw->res->rewrites++;
+	return true;
+}
+
 /* ---- the driver ------------------------------------------------------------------------- */
 
 static uint32_t count_nodes(IrModel *m)
@@ -1345,6 +1479,9 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
 	r->nodes_before = count_nodes(m);
 	compute_enabled(&rw);
+	for (int k = 0; k < rw.o.ndisabled; k++)
+		if (strcmp(rw.o.disabled[k], "inline-if") == 0)
+			rw.o.no_inline_if = true;
 	Diag quiet;
 	diag_init(&quiet, NULL);
 	rw.infer = infer_new(m);
@@ -1371,6 +1508,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		}
 		if (!o->no_fold && try_fold(&rw, n)) {
 			DEBUG_VALIDATE(&rw, "fold");
+			continue;
+		}
+		if (!o->no_fold && !rw.o.no_inline_if && try_inline_if(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "inline-if");
 			continue;
 		}
 		if (ir_node(m, n)->dead)

@@ -101,11 +101,12 @@ typedef struct RwOptions {
 	uint64_t shuffle_seed;      /* randomize the worklist order (0: topological) */
 	bool trace;                 /* print each firing to trace_out as it happens */
 	FILE *trace_out;
-	const char *const *disabled;    /* rule names, rule file names, or level names */
+	const char *const *disabled;    /* rule names, rule file names, level names, or inline-if */
 	int ndisabled;
 	const char *const *enabled;     /* if any: only these (same kinds of names) */
 	int nenabled;
 	bool no_fold, no_cse, no_dce;   /* switch the built-in passes off */
+	bool no_inline_if;              /* keep If nodes with a constant condition (inlined as part of fold) */
 	bool match_each;            /* try each rule in turn instead of the decision tree */
 	const char *why_rule;       /* after the run, ask this rule why it did not fire (RwResult.why) */
 	FoldOptions fold;

@@ -339,6 +339,47 @@ def body_noops():
     write("body_noops", g, 13, sets)
 
 
+@fixture
+def if_constant():
+    """Ifs with constant conditions (A13), as paddle2onnx and scripted exports
+    leave them: a main-graph If on a Constant node whose taken branch holds its
+    own initializer, an If nested in it on an outer initializer, and a branch
+    output that is a main-graph input; and a Loop whose body has an If on an
+    outer constant, feeding a carried value."""
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    inner_then = h.make_graph([h.make_node("Neg", ["x"], ["it"])], "inner_then", [], [vi("it", T.FLOAT, [2, 3])])
+    inner_else = h.make_graph([h.make_node("Mul", ["x", "w"], ["m"]), h.make_node("Add", ["m", "k"], ["ie"])],
+                              "inner_else", [], [vi("ie", T.FLOAT, [2, 3])],
+                              initializer=[nh.from_array(np.full((2, 3), 0.25, np.float32), "k")])
+    then = h.make_graph([
+        h.make_node("If", ["f"], ["t1"], then_branch=inner_then, else_branch=inner_else),
+        h.make_node("Relu", ["t1"], ["t2"]),
+        h.make_node("Identity", ["x"], ["t3"]),
+    ], "then", [], [vi("t2", T.FLOAT, [2, 3]), vi("t3", T.FLOAT, [2, 3])])
+    other = h.make_graph([h.make_node("Neg", ["x"], ["e1"]), h.make_node("Abs", ["x"], ["e2"])], "else", [],
+                         [vi("e1", T.FLOAT, [2, 3]), vi("e2", T.FLOAT, [2, 3])])
+    lthen = h.make_graph([h.make_node("Add", ["acc_in", "w"], ["lt"])], "lthen", [], [vi("lt", T.FLOAT, [2, 3])])
+    lelse = h.make_graph([h.make_node("Sub", ["acc_in", "w"], ["le"])], "lelse", [], [vi("le", T.FLOAT, [2, 3])])
+    body = h.make_graph([
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+        h.make_node("If", ["f"], ["acc_out"], then_branch=lthen, else_branch=lelse),
+    ], "body", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc_in", T.FLOAT, [2, 3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2, 3])])
+    g = h.make_graph([
+        const("c", np.array(True)),
+        h.make_node("If", ["c"], ["y", "z"], then_branch=then, else_branch=other),
+        h.make_node("Loop", ["n", "", "y"], ["acc"], body=body),
+    ], "if_constant", [vi("n", T.INT64, []), vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, [2, 3]), vi("z", T.FLOAT, [2, 3]), vi("acc", T.FLOAT, [2, 3])],
+        initializer=[nh.from_array(w, "w"), nh.from_array(np.array(False), "f")])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    y = np.maximum(x * w + np.float32(0.25), 0)
+    acc = y.copy()
+    for _ in range(3):
+        acc = acc - w
+    write("if_constant", g, 13, [([np.array(3, np.int64), x], [y, x, acc])])
+
+
 if __name__ == "__main__":
     if_outer_identity()
     if_network()
@@ -349,3 +390,4 @@ if __name__ == "__main__":
     optional_input()
     output_is_input()
     body_noops()
+    if_constant()
