@@ -269,12 +269,14 @@ fuzz-rules:
 	build/fuzz/fuzz-rules -max_total_time=$(FUZZ_RULES_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-rules tests/fuzz/dsl-seeds
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
+BENCH_LIBRARY_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx swin_t_narrow/raw/model.onnx))
 bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc $(BUILD)/graft
 	$(BUILD)/bench-load
 	$(BUILD)/bench-engine
 	$(BUILD)/bench-tree $(GEN)/rules100.rules
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
 	sh tests/bench/rules_loop.sh $(BUILD)/graft $(BENCH_RULES_MODELS)
+	sh tests/bench/library_size.sh $(BUILD)/graft $(BUILD)/graftc examples/tiny_cnn.onnx $(BENCH_LIBRARY_MODELS)
 # 100 generated rules: graftc's decision tree against the rules in turn.
 $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	@mkdir -p $(GEN)
