@@ -31,7 +31,7 @@ static const Builtin builtins[] = {
 	FIXED("ones", TY_INTS, "n ones", P_INT),
 	FIXED("range", TY_INTS, "0, 1, ..., n-1", P_INT),
 	FIXED("dims", TY_INTS, "the dims of v at axes (negative axes count from the end)", P_VT, P_INTS),
-	FIXED("is_float", TY_BOOL, "v's element type is a floating-point type", P_VT),
+	FIXED("is_float", TY_BOOL, "v's element type is a floating-point type (float8 and float4 kinds too)", P_VT),
 	FIXED("is_int", TY_BOOL, "v's element type is an integer type (signed or unsigned; not bool)", P_VT),
 	FIXED("merge_axes", TY_INTS, "axes o of a rank-n tensor plus axes i counted with o's removed, sorted", P_INTS, P_INTS, P_INT),
 	FIXED("distinct", TY_BOOL, "no element of l repeats", P_INTS),

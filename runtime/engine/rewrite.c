@@ -1264,24 +1264,17 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 			names[i] = src->outputs[i] ? ir_fresh_name(m, ir_value(m, src->outputs[i])->name) : "";
 		NodeId c = ir_node_new(m, g, n, src->domain, src->op_type, src->name, ins, nin, names, nout);
 		src = ir_node(m, bn);
-		for (uint32_t i = 0; i < src->nattrs; i++) {
-			IrAttr at = src->attrs[i];
+		rw_copy_attrs(rw, c, bn);
+		/* the bodies move to c (which adopts them): the branch must not take them along */
+		for (uint32_t i = ir_node(m, bn)->nattrs; i-- > 0;) {
+			IrAttr at = ir_node(m, bn)->attrs[i];
 			if (at.type == ATTR_GRAPH)
 				ir_attr_set_graph(m, c, at.name, at.g);
 			else if (at.type == ATTR_GRAPHS)
 				ir_attr_set_graphs(m, c, at.name, at.graphs, at.n);
-			else {
-				IrAttr *to = ir_attr_set(m, c, at.name, (AttrType)at.type);
-				const char *name = to->name;
-				*to = at;
-				to->name = name;
-			}
-		}
-		/* the moved bodies now belong to c: the branch must not take them along */
-		for (uint32_t i = ir_node(m, bn)->nattrs; i-- > 0;) {
-			IrAttr *at = &ir_node(m, bn)->attrs[i];
-			if (at->type == ATTR_GRAPH || at->type == ATTR_GRAPHS)
-				ir_attr_remove(m, bn, at->name);
+			else
+				continue;
+			ir_attr_remove(m, bn, at.name);
 		}
 		for (uint32_t i = 0; i < nout; i++) {
 			ValueId old = ir_node(m, bn)->outputs[i], nv = ir_node(m, c)->outputs[i];

@@ -609,19 +609,13 @@ RwgInts rwg_range(int64_t n, bool *unknown)
 
 bool rwg_is_float(Rewriter *rw, ValueId v, bool *unknown)
 {
-	switch (rwg_dtype_k(rw, v, unknown)) {
-	case DT_FLOAT: case DT_FLOAT16: case DT_DOUBLE: case DT_BFLOAT16: return true;
-	default: return false;
-	}
+	return ev_is_float(rwg_dtype_k(rw, v, unknown));
 }
 
 bool rwg_is_int(Rewriter *rw, ValueId v, bool *unknown)
 {
-	switch (rwg_dtype_k(rw, v, unknown)) {
-	case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
-	case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64: return true;
-	default: return false;
-	}
+	int dt = rwg_dtype_k(rw, v, unknown);
+	return ev_is_signed_int(dt) || (ev_is_unsigned_int(dt) && dt != DT_BOOL);
 }
 
 /* The axes of a rank-n tensor that two Squeezes (or Unsqueezes) name together: `outer`
