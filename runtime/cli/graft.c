@@ -640,7 +640,7 @@ static int cmd_fold(int argc, char **argv)
 			       "initializers, Constant nodes become initializers, Shape/Size of static\n"
 			       "tensors become constants.  Never folds overridable initializers, random ops or\n"
 			       "DequantizeLinear; never creates a tensor over the size cap.\n"
-			       "  --max-bytes N   size cap per folded tensor (default 67108864, 64 MB)\n"
+			       "  --max-bytes N   size cap per folded tensor (default 1073741824, 1 GB)\n"
 			       "  -v, --verbose   say why a node that looked foldable was not folded\n");
 			return EXIT_OK;
 		default:
@@ -811,7 +811,7 @@ static int cmd_optimize(int argc, char **argv)
 			       "                        condition of RULE that fails there (on stdout)\n"
 			       "  --match-each          try each rule in turn instead of the decision trees\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
-			       "  --max-bytes N         constant-folding size cap (default 64 MB)\n"
+			       "  --max-bytes N         size cap per folded tensor (default 1 GB)\n"
 			       "  --overwrite           allow OUT to be MODEL\n");
 			return EXIT_OK;
 		default:

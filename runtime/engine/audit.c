@@ -32,8 +32,31 @@ void audit_histogram(IrModel *m, AuditHist *h)
 			}
 			h->ops[i].count++;
 			h->total++;
+			for (uint32_t a = 0; a < node->nattrs; a++)
+				if (node->attrs[a].type == ATTR_TENSOR)
+					h->const_bytes += ir_tensor(m, node->attrs[a].t)->nbytes;
 		}
+		const IrGraph *gr = ir_graph(m, g);
+		for (uint32_t i = 0; i < gr->ninits; i++)
+			h->const_bytes += ir_tensor(m, ir_value(m, gr->inits[i])->tensor)->nbytes;
 	}
+}
+
+/* 1536 -> "1.5 KB" */
+static const char *human_bytes(uint64_t n, char *buf, size_t len)
+{
+	static const char *unit[] = {"bytes", "KB", "MB", "GB"};
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
 }
 
 void audit_hist_free(AuditHist *h)
@@ -83,6 +106,12 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 	}
 	fprintf(out, "%-*s  %7u  %7u  %+7d\n", w, "total", before->total, after->total, (int)after->total - (int)before->total);
 	free(ops);
+	/* folding trades nodes for bytes: say so when the constants grew */
+	if (after->const_bytes > before->const_bytes + (1u << 20)) {
+		char b[32], a[32];
+		fprintf(out, "constants grew from %s to %s (a folded tensor is at most --max-bytes)\n",
+		        human_bytes(before->const_bytes, b, sizeof b), human_bytes(after->const_bytes, a, sizeof a));
+	}
 	/* fire counts per rule or pass, in order of first firing */
 	const char **names = malloc(sizeof *names * (r->nfirings + 1));
 	unsigned *counts = calloc(r->nfirings + 1, sizeof *counts);
@@ -197,6 +226,10 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 	json_object_set_new(hist, "before", hist_json(before));
 	json_object_set_new(hist, "after", hist_json(after));
 	json_object_set_new(root, "op_histogram", hist);
+	json_t *cb = json_object();
+	json_object_set_new(cb, "before", json_integer((json_int_t)before->const_bytes));
+	json_object_set_new(cb, "after", json_integer((json_int_t)after->const_bytes));
+	json_object_set_new(root, "constant_bytes", cb);
 	json_t *firings = json_array();
 	for (size_t i = 0; i < r->nfirings; i++) {
 		const RwFiring *f = &r->firings[i];

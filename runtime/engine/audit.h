@@ -14,6 +14,7 @@ typedef struct AuditHist {
 	struct { char *op; unsigned count; } *ops;
 	size_t n;
 	unsigned total;
+	uint64_t const_bytes;   /* initializers and Constant/tensor attributes of live graphs */
 } AuditHist;
 
 void audit_histogram(IrModel *m, AuditHist *h);

@@ -4,12 +4,12 @@
 
 #include "eval.h"
 
-#define FOLD_DEFAULT_MAX_BYTES ((size_t)64 << 20)
+#define FOLD_DEFAULT_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct InferState InferState;
 
 typedef struct FoldOptions {
-	size_t max_bytes;      /* largest tensor a fold may create (default 64 MB) */
+	size_t max_bytes;      /* largest tensor a fold may create (default 1 GB) */
 	bool report_errors;    /* warn about nodes whose kernel refused to fold them */
 	InferState *infer;     /* shapes and known values (fold_model makes one if NULL) */
 } FoldOptions;

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #define DEFAULT_FUEL 1000000L
-#define CSE_CONST_LIMIT 4096   /* largest constant (elements) compared by content */
+#define CSE_HASH_ALL 4096      /* constants up to this many bytes hash every byte; larger ones a sample */
 
 typedef struct CseEntry {
 	uint64_t hash;
@@ -64,6 +64,8 @@ struct Rewriter {
 	/* CSE table: open addressing over (hash, node) */
 	CseEntry *cse;
 	uint32_t capcse, ncse;
+	uint64_t *thash;            /* content hash per tensor, 0 = not yet computed */
+	uint32_t nthash;
 	/* cycle detection: fingerprints of graph states once rewrites run long */
 	uint64_t *seen;
 	size_t nseen, capseen;
@@ -301,32 +303,61 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-static bool small_const(IrModel *m, ValueId v)
+/* Constants are compared by content, so Conv(x, W1) and Conv(x, W2) merge
+ * when W1 and W2 hold the same bytes (light models fill weights from one
+ * ConstantOfShape value).  Strings are left alone. */
+static bool cse_const(IrModel *m, ValueId v)
 {
-	return ir_is_constant(m, v) && ir_tensor(m, ir_value(m, v)->tensor)->numel <= CSE_CONST_LIMIT &&
-	       ir_tensor(m, ir_value(m, v)->tensor)->dtype != DT_STRING;
+	return ir_is_constant(m, v) && ir_tensor(m, ir_value(m, v)->tensor)->dtype != DT_STRING;
 }
 
-static uint64_t hash_value(IrModel *m, ValueId v)
+/* A tensor's content hash: every byte up to CSE_HASH_ALL, else 64 strided
+ * samples of 64 bytes (equal hashes are confirmed with memcmp, so a sample
+ * only costs a compare on a collision).  Tensors never change after they are
+ * made, so the hash is computed once per tensor. */
+static uint64_t tensor_hash(Rewriter *rw, TensorId t)
+{
+	IrModel *m = rw->m;
+	if (t >= rw->nthash) {
+		uint32_t n = m->ntensors > t ? m->ntensors : t + 1;
+		rw->thash = xrealloc(rw->thash, sizeof *rw->thash * n);
+		memset(rw->thash + rw->nthash, 0, sizeof *rw->thash * (n - rw->nthash));
+		rw->nthash = n;
+	}
+	if (rw->thash[t])
+		return rw->thash[t];
+	IrTensor *x = ir_tensor(m, t);
+	size_t n;
+	const uint8_t *b = ir_tensor_bytes(m, t, &n);
+	uint64_t h;
+	if (n <= CSE_HASH_ALL) {
+		h = hash_bytes(b, n);
+	} else {
+		h = mix(n, hash_bytes(b + n - 64, 64));
+		for (size_t i = 0; i < 64; i++)
+			h = mix(h, hash_bytes(b + (n - 64) / 64 * i, 64));
+	}
+	h = mix(mix(h, (uint64_t)x->dtype), hash_bytes(x->dims, sizeof *x->dims * (size_t)x->rank));
+	return rw->thash[t] = h ? h : 1;
+}
+
+static uint64_t hash_value(Rewriter *rw, ValueId v)
 {
 	if (!v)
 		return 0;
-	if (small_const(m, v)) {
-		IrTensor *t = ir_tensor(m, ir_value(m, v)->tensor);
-		size_t n;
-		const uint8_t *b = ir_tensor_bytes(m, ir_value(m, v)->tensor, &n);
-		return mix(mix(hash_bytes(b, n), (uint64_t)t->dtype), hash_bytes(t->dims, sizeof *t->dims * (size_t)t->rank));
-	}
+	if (cse_const(rw->m, v))
+		return tensor_hash(rw, ir_value(rw->m, v)->tensor);
 	return mix(0x5151, v);
 }
 
-/* Same value, or equal small constants: bitwise for integers; for floats ==
- * per element (so -0.0 == 0.0 and NaN never equal). */
+/* Same value, or constants with the same dtype, dims and bytes.  Bitwise, not
+ * ==: -0.0 and 0.0 give different results (1/x), and equal bits are always
+ * interchangeable, NaNs included. */
 static bool same_value(IrModel *m, ValueId a, ValueId b)
 {
 	if (a == b)
 		return true;
-	if (!a || !b || !small_const(m, a) || !small_const(m, b))
+	if (!a || !b || !cse_const(m, a) || !cse_const(m, b))
 		return false;
 	IrTensor *ta = ir_tensor(m, ir_value(m, a)->tensor), *tb = ir_tensor(m, ir_value(m, b)->tensor);
 	if (ta->dtype != tb->dtype || ta->rank != tb->rank ||
@@ -334,23 +365,7 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 		return false;
 	size_t na, nb;
 	const uint8_t *pa = ir_tensor_bytes(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_bytes(m, ir_value(m, b)->tensor, &nb);
-	if (na != nb)
-		return false;
-	if (ta->dtype == DT_FLOAT) {
-		for (size_t i = 0; i < na / 4; i++)
-			if (((const float *)pa)[i] != ((const float *)pb)[i])
-				return false;
-		return true;
-	}
-	if (ta->dtype == DT_DOUBLE) {
-		for (size_t i = 0; i < na / 8; i++)
-			if (((const double *)pa)[i] != ((const double *)pb)[i])
-				return false;
-		return true;
-	}
-	if (ev_is_float(ta->dtype)) /* half types: compare decoded */
-		return memcmp(pa, pb, na) == 0;
-	return memcmp(pa, pb, na) == 0;
+	return na == nb && (na == 0 || memcmp(pa, pb, na) == 0);
 }
 
 static bool same_attr(const IrAttr *a, const IrAttr *b)
@@ -368,13 +383,14 @@ static bool same_attr(const IrAttr *a, const IrAttr *b)
 	}
 }
 
-static uint64_t cse_hash(IrModel *m, NodeId n)
+static uint64_t cse_hash(Rewriter *rw, NodeId n)
 {
+	IrModel *m = rw->m;
 	IrNode *node = ir_node(m, n);
 	uint64_t h = mix(hash_bytes(node->op_type, strlen(node->op_type)), hash_bytes(node->domain, strlen(node->domain)));
 	h = mix(h, node->graph);
 	for (uint32_t i = 0; i < node->ninputs; i++)
-		h = mix(h, hash_value(m, node->inputs[i]));
+		h = mix(h, hash_value(rw, node->inputs[i]));
 	h = mix(h, node->noutputs);
 	for (uint32_t a = 0; a < node->nattrs; a++)
 		h = mix(h, hash_bytes(node->attrs[a].name, strlen(node->attrs[a].name)));
@@ -448,10 +464,10 @@ static bool try_cse(Rewriter *rw, NodeId n)
 	IrNode *nn = ir_node(m, n);
 	for (uint32_t i = 0; i < nn->ninputs; i++) {
 		ValueId v = nn->inputs[i];
-		if (v && ir_value(m, v)->nuses < 2 && !small_const(m, v))
+		if (v && ir_value(m, v)->nuses < 2 && !cse_const(m, v))
 			return false;
 	}
-	uint64_t h = cse_hash(m, n);
+	uint64_t h = cse_hash(rw, n);
 	if (rw->capcse) {
 		uint32_t mask = rw->capcse - 1;
 		for (uint32_t i = (uint32_t)h & mask; rw->cse[i].node; i = (i + 1) & mask) {
@@ -539,8 +555,9 @@ static void compute_enabled(Rewriter *rw)
 /* A fingerprint of the graph's structure, independent of value ids and of
  * the names rewrites invent: each node hashes its op, attributes and its
  * inputs' fingerprints, in topological order. */
-static uint64_t fingerprint(IrModel *m)
+static uint64_t fingerprint(Rewriter *rw)
 {
+	IrModel *m = rw->m;
 	uint64_t *vh = calloc(m->nvalues + 1, sizeof *vh), total = 0;
 	for (GraphId g = 1; g < m->ngraphs; g++) {
 		if (ir_graph(m, g)->dead)
@@ -555,7 +572,7 @@ static uint64_t fingerprint(IrModel *m)
 			for (uint32_t k = 0; k < node->ninputs; k++) {
 				ValueId v = node->inputs[k];
 				/* constants by content: rewrites give them fresh names */
-				h = mix(h, !v ? 0 : ir_value(m, v)->producer ? vh[v] : small_const(m, v) ? hash_value(m, v) :
+				h = mix(h, !v ? 0 : ir_value(m, v)->producer ? vh[v] : cse_const(m, v) ? hash_value(rw, v) :
 				                   hash_bytes(ir_value(m, v)->name, strlen(ir_value(m, v)->name)));
 			}
 			for (uint32_t a = 0; a < node->nattrs; a++)
@@ -573,7 +590,7 @@ static uint64_t fingerprint(IrModel *m)
 
 static bool seen_before(Rewriter *rw)
 {
-	uint64_t f = fingerprint(rw->m);
+	uint64_t f = fingerprint(rw);
 	for (size_t i = 0; i < rw->nseen; i++)
 		if (rw->seen[i] == f)
 			return true;
@@ -1591,6 +1608,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	free(rw.tx_repl);
 	free(rw.tx_consts);
 	free(rw.cse);
+	free(rw.thash);
 	free(rw.seen);
 	return why_ok && (r->stop == RW_FIXPOINT || r->stop == RW_MAX_REWRITES);
 }
