@@ -447,6 +447,7 @@ void ir_set_input(IrModel *m, NodeId n, uint32_t slot, ValueId v)
 	if (slot >= node->ninputs) {
 		ValueId *in = arena_alloc(m->arena, sizeof *in * (slot + 1));
 		memcpy(in, node->inputs, sizeof *in * node->ninputs);
+		memset(in + node->ninputs, 0, sizeof *in * (slot + 1 - node->ninputs)); /* skipped slots: omitted */
 		node->inputs = in;
 		node->ninputs = slot + 1;
 	}

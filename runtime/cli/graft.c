@@ -13,6 +13,7 @@
 
 #include "eval.h"
 #include "audit.h"
+#include "convert.h"
 #include "fold.h"
 #include "rewrite.h"
 #include "rules.h"
@@ -50,6 +51,7 @@ static const char *const usage_text =
 	"  optimize MODEL -o OUT      rewrite to a fixpoint; report what fired (--report FILE.json)\n"
 	"  explain REPORT.json NODE   which rules touched a node, and what a new node stands for\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
+	"  convert MODEL --opset N -o OUT   convert the model to another opset (7 to 23)\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
 	"  verify FILE.rules...       try each rule on generated graphs; exit 0 only if all are right\n"
 	"\n"
@@ -675,6 +677,80 @@ static int cmd_fold(int argc, char **argv)
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
 
+/* ---- convert ------------------------------------------------------------------ */
+
+/* Convert m to `target`, saying what was done on stderr; on failure, the
+ * converter's message and that nothing was written. */
+static bool convert_and_say(IrModel *m, int target, Diag *d)
+{
+	ConvertStats st;
+	if (!convert_opset(m, target, &st, d)) {
+		fprintf(stderr, "graft: the model cannot be converted to opset %d; nothing was written\n", target);
+		return false;
+	}
+	if (st.from != st.to)
+		fprintf(stderr, "convert: opset %d -> %d (IR version %lld -> %lld): %u node%s adapted, %u added\n", st.from,
+		        st.to, (long long)st.ir_from, (long long)st.ir_to, st.adapted, st.adapted == 1 ? "" : "s", st.added);
+	else
+		fprintf(stderr, "convert: the model is already at opset %d\n", st.to);
+	return true;
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"opset", required_argument, NULL, 'n'},
+		{"overwrite", no_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	SaveOptions so = {0};
+	const char *out = NULL;
+	int target = 0, c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'w': so.overwrite_input = true; break;
+		case 'n':
+			target = (int)strtol(optarg, &end, 10);
+			if (*end || !*optarg || target <= 0)
+				return usage_error("--opset expects an opset number, got '%s'", optarg);
+			break;
+		case 'h':
+			printf("usage: graft convert MODEL --opset N -o OUT [--overwrite]\n"
+			       "Converts the model's default-domain opset to N (7 to 23), one version at a\n"
+			       "time, in every graph: attributes that became inputs (axes, pads, split, k,\n"
+			       "scales, min/max, ratio) move, replaced ops are renamed (Upsample -> Resize,\n"
+			       "Scatter -> ScatterElements), changed defaults and semantics are spelled out\n"
+			       "(Softmax's axis at 13, ...).  Downgrades are exact or refused: an input that\n"
+			       "goes back to an attribute must be a constant.  The IR version is raised to\n"
+			       "what opset N needs.  An op with no conversion is an error naming the node;\n"
+			       "nothing is written.  The table: docs/opset-conversion.md.\n");
+			return EXIT_OK;
+		default:
+			return usage_error("convert: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("convert: expected one MODEL%s", "");
+	if (!out)
+		return usage_error("convert: missing -o OUT%s", "");
+	if (!target)
+		return usage_error("convert: missing --opset N%s", "");
+	IrModel *m = load(argv[optind]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	bool ok = convert_and_say(m, target, &d) && ir_save_file(m, out, &so, &d);
+	ir_model_free(m);
+	return ok ? EXIT_OK : EXIT_INPUT;
+}
+
 /* ---- optimize --------------------------------------------------------------- */
 
 /* --why RULE: one line per node left with the rule's root op. */
@@ -695,8 +771,8 @@ static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const Rw
 }
 
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
-                         const char *report, const char *dot, bool list, const RwRuleSet *const *rule_sets,
-                         int nrule_sets);
+                         const char *report, const char *dot, bool list, int target_opset,
+                         const RwRuleSet *const *rule_sets, int nrule_sets);
 
 static int cmd_optimize(int argc, char **argv)
 {
@@ -722,10 +798,12 @@ static int cmd_optimize(int argc, char **argv)
 		{"match-each", no_argument, NULL, 'E'},
 		{"rules", required_argument, NULL, 'R'},
 		{"no-library", no_argument, NULL, 'N'},
+		{"target-opset", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	RwOptions ro = {.trace_out = stderr};
+	int target_opset = 0;
 	SaveOptions so = {0};
 	const char *out = NULL, *report = NULL, *dot = NULL;
 	const char *enabled[128], *disabled[128];
@@ -751,6 +829,13 @@ static int cmd_optimize(int argc, char **argv)
 		case 'y': ro.why_rule = optarg; break;
 		case 'E': ro.match_each = true; break;
 		case 'N': no_library = true; break;
+		case 'T': {
+			char *e;
+			target_opset = (int)strtol(optarg, &e, 10);
+			if (*e || !*optarg || target_opset <= 0)
+				return usage_error("--target-opset expects an opset number, got '%s'", optarg);
+			break;
+		}
 		case 'R':
 			if (nrule_files >= 256)
 				return usage_error("too many --rules%s", "");
@@ -812,6 +897,8 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --match-each          try each rule in turn instead of the decision trees\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
 			       "  --max-bytes N         size cap per folded tensor (default 1 GB)\n"
+			       "  --target-opset N      convert to opset N first (as graft convert); without it\n"
+			       "                        the model's opset never changes\n"
 			       "  --overwrite           allow OUT to be MODEL\n");
 			return EXIT_OK;
 		default:
@@ -853,15 +940,15 @@ static int cmd_optimize(int argc, char **argv)
 	}
 	for (int s = 0; s < nlibrary && !no_library; s++)
 		rule_sets[nrule_sets++] = library[s];
-	int rc = optimize_with(argc, argv, &ro, &so, out, report, dot, list, rule_sets, nrule_sets);
+	int rc = optimize_with(argc, argv, &ro, &so, out, report, dot, list, target_opset, rule_sets, nrule_sets);
 	rw_rules_free(loaded);
 	return rc;
 }
 
 /* graft optimize, once the rule sets are known. */
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
-                         const char *report, const char *dot, bool list, const RwRuleSet *const *rule_sets,
-                         int nrule_sets)
+                         const char *report, const char *dot, bool list, int target_opset,
+                         const RwRuleSet *const *rule_sets, int nrule_sets)
 {
 	RwOptions ro = *o;
 	if (list) {
@@ -891,6 +978,10 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		return EXIT_INPUT;
 	Diag d;
 	diag_init(&d, stderr);
+	if (target_opset && !convert_and_say(m, target_opset, &d)) {
+		ir_model_free(m);
+		return EXIT_INPUT;
+	}
 	AuditHist before, after;
 	audit_histogram(m, &before);
 	RwResult r;
@@ -1107,6 +1198,8 @@ int main(int argc, char **argv)
 		return cmd_ops(argc - 1, argv + 1);
 	if (strcmp(cmd, "fold") == 0)
 		return cmd_fold(argc - 1, argv + 1);
+	if (strcmp(cmd, "convert") == 0)
+		return cmd_convert(argc - 1, argv + 1);
 	if (strcmp(cmd, "optimize") == 0)
 		return cmd_optimize(argc - 1, argv + 1);
 	if (strcmp(cmd, "explain") == 0)

@@ -1,0 +1,920 @@
+/* convert.c - opset conversion of the default ONNX domain, one version at a
+ * time, in every graph (If/Loop/Scan bodies included).
+ *
+ * For each step (v-1 -> v going up, v -> v-1 going down) every node whose op
+ * has a different definition on the two sides of the step is looked at:
+ *   - an adapter from the table below, where the ONNX changelog moved an
+ *     attribute to an input (axes, pads, split, k, scales, min/max, ratio),
+ *     replaced an op (Upsample -> Resize, Scatter -> ScatterElements) or
+ *     changed semantics without changing the schema (Softmax's axis at 13,
+ *     Resize-10's coordinates, RoiAlign's default at 16, GridSample's mode
+ *     names at 20, GroupNormalization's scale at 21);
+ *   - otherwise the generic check: the node must fit the other definition
+ *     (its attributes, inputs by name and count, outputs, input types), and
+ *     an omitted attribute whose default differs is written out.
+ * Downgrades are exact or refused: an input that goes back to an attribute
+ * must be a constant.  The IR version is raised to what the target opset
+ * needs.  The schema table (ir/opschema.h) is the source of truth for what
+ * changed at each version; the adapters are the changelog's prose.
+ * graft's own checks: tests/check_convert.c and tests/convert_gate.sh (every
+ * step up to 23, graft's evaluator and ONNX Runtime). */
+#include "convert.h"
+
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "eval.h"
+#include "infer.h"
+#include "opschema.h"
+
+typedef struct Conv {
+	IrModel *m;
+	InferState *inf;
+	Diag *d;
+	ConvertStats *st;
+	int step;   /* the version on the upper side of the step being made */
+	bool up;
+} Conv;
+
+static int from_version(const Conv *c) { return c->up ? c->step - 1 : c->step; }
+static int to_version(const Conv *c) { return c->up ? c->step : c->step - 1; }
+
+static bool fail(Conv *c, NodeId n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(Conv *c, NodeId n, const char *fmt, ...)
+{
+	char msg[512], lb[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	diag_error(c->d, c->m->path, "node %s (%s), opset %d -> %d: %s", ir_node_label(c->m, n, lb, sizeof lb),
+	           ir_node(c->m, n)->op_type, from_version(c), to_version(c), msg);
+	return false;
+}
+
+/* ---- constants and inputs ------------------------------------------------------ */
+
+static ValueId new_const(Conv *c, NodeId n, const char *hint, const EvValue *v)
+{
+	IrModel *m = c->m;
+	char name[128];
+	snprintf(name, sizeof name, "%s_%s", *ir_node(m, n)->name ? ir_node(m, n)->name : ir_node(m, n)->op_type, hint);
+	TensorId t = ir_tensor_new(m, v->dtype, v->dims, v->rank, v->data, v->nbytes);
+	return ir_add_initializer(m, ir_node(m, n)->graph, ir_fresh_name(m, name), t);
+}
+
+static ValueId const_ints(Conv *c, NodeId n, const char *hint, const int64_t *v, size_t k, bool scalar)
+{
+	int64_t dims[1] = {(int64_t)k};
+	EvValue *t = ev_tensor_new(DT_INT64, scalar ? 0 : 1, dims);
+	for (size_t i = 0; i < k; i++)
+		ev_set_i(t, (int64_t)i, v[i]);
+	ValueId r = new_const(c, n, hint, t);
+	ev_unref(t);
+	return r;
+}
+
+static ValueId const_floats(Conv *c, NodeId n, const char *hint, int dtype, const double *v, size_t k, bool scalar)
+{
+	int64_t dims[1] = {(int64_t)k};
+	EvValue *t = ev_tensor_new(dtype, scalar ? 0 : 1, dims);
+	for (size_t i = 0; i < k; i++)
+		ev_set_f(t, (int64_t)i, v[i]);
+	ValueId r = new_const(c, n, hint, t);
+	ev_unref(t);
+	return r;
+}
+
+/* Input `slot` of n, 0 if omitted or out of range. */
+static ValueId input(Conv *c, NodeId n, uint32_t slot)
+{
+	IrNode *node = ir_node(c->m, n);
+	return slot < node->ninputs ? node->inputs[slot] : 0;
+}
+
+/* Drop trailing omitted inputs, and every input from `from` on. */
+static void trim_inputs(Conv *c, NodeId n, uint32_t from)
+{
+	IrNode *node = ir_node(c->m, n);
+	for (uint32_t i = from; i < node->ninputs; i++)
+		ir_set_input(c->m, n, i, 0);
+	if (node->ninputs > from)
+		node->ninputs = from;
+	while (node->ninputs && !node->inputs[node->ninputs - 1])
+		node->ninputs--;
+}
+
+/* The known value of input `slot` (a constant, or one inference worked out). */
+static const EvValue *known(Conv *c, NodeId n, uint32_t slot)
+{
+	ValueId v = input(c, n, slot);
+	return v ? infer_known_value(c->inf, v) : NULL;
+}
+
+static bool known_ints(Conv *c, NodeId n, uint32_t slot, const char *what, int64_t **out, size_t *k)
+{
+	const EvValue *v = known(c, n, slot);
+	if (!v || v->kind != EV_TENSOR || (v->dtype != DT_INT64 && v->dtype != DT_INT32))
+		return fail(c, n, "input '%s' is not a constant, so it cannot become an attribute", what);
+	*k = (size_t)v->numel;
+	*out = malloc(sizeof **out * (*k + 1));
+	for (size_t i = 0; i < *k; i++)
+		(*out)[i] = ev_get_i(v, (int64_t)i);
+	return true;
+}
+
+static bool known_scalar(Conv *c, NodeId n, uint32_t slot, const char *what, double *x)
+{
+	const EvValue *v = known(c, n, slot);
+	if (!v || v->kind != EV_TENSOR || v->numel != 1)
+		return fail(c, n, "input '%s' is not a constant, so it cannot become an attribute", what);
+	*x = ev_get_f(v, 0);
+	return true;
+}
+
+/* An ints (or int) attribute becomes an int64 input at `slot`. */
+static void ints_attr_to_input(Conv *c, NodeId n, const char *name, uint32_t slot, bool scalar)
+{
+	const IrAttr *a = ir_attr(c->m, n, name);
+	if (!a)
+		return;
+	ValueId v = a->type == ATTR_INT ? const_ints(c, n, name, &a->i, 1, scalar)
+	                                : const_ints(c, n, name, a->ints, a->n, false);
+	ir_attr_remove(c->m, n, name);
+	ir_set_input(c->m, n, slot, v);
+}
+
+/* An int64 input at `slot` goes back to an ints attribute. */
+static bool input_to_ints_attr(Conv *c, NodeId n, uint32_t slot, const char *name)
+{
+	if (!input(c, n, slot))
+		return true;
+	int64_t *v;
+	size_t k;
+	if (!known_ints(c, n, slot, name, &v, &k))
+		return false;
+	ir_attr_set_ints(c->m, n, name, v, k);
+	free(v);
+	ir_set_input(c->m, n, slot, 0);
+	trim_inputs(c, n, ir_node(c->m, n)->ninputs);
+	return true;
+}
+
+static int input_dtype(Conv *c, NodeId n, uint32_t slot)
+{
+	ValueId v = input(c, n, slot);
+	return v ? ir_value(c->m, v)->dtype : DT_UNDEFINED;
+}
+
+static int input_rank(Conv *c, NodeId n, uint32_t slot)
+{
+	ValueId v = input(c, n, slot);
+	return v ? ir_value(c->m, v)->shape.rank : -1;
+}
+
+static bool attr_is(Conv *c, NodeId n, const char *name, const char *value, const char *dflt)
+{
+	const IrAttr *a = ir_attr(c->m, n, name);
+	if (!a)
+		return strcmp(dflt, value) == 0;
+	return a->type == ATTR_STRING && a->s.len == strlen(value) && memcmp(a->s.data, value, a->s.len) == 0;
+}
+
+static void rename_op(Conv *c, NodeId n, const char *op)
+{
+	IrNode *node = ir_node(c->m, n);
+	node->op_type = arena_strdup(c->m->arena, op);
+	node->kind = op_kind_lookup(op);
+}
+
+/* ---- upgrade adapters ---------------------------------------------------------- */
+
+static bool up_bn_spatial(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "spatial");
+	if (a && a->i != 1)
+		return fail(c, n, "spatial=%lld (per-element statistics) has no equivalent from opset 9 on", (long long)a->i);
+	ir_attr_remove(c->m, n, "spatial");
+	return true;
+}
+
+/* BatchNormalization-14 renamed inputs 3 and 4 (mean -> input_mean) and
+ * added training_mode; inference is unchanged. */
+static bool up_bn14(Conv *c, NodeId n)
+{
+	(void)c, (void)n;
+	return true;
+}
+
+static bool down_bn14(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "training_mode");
+	if (a && a->i != 0)
+		return fail(c, n, "training mode has no equivalent before opset 14");
+	ir_attr_remove(c->m, n, "training_mode");
+	return true;
+}
+
+static bool up_axes(Conv *c, NodeId n) { ints_attr_to_input(c, n, "axes", 1, false); return true; }
+static bool up_split(Conv *c, NodeId n) { ints_attr_to_input(c, n, "split", 1, false); return true; }
+
+static bool up_slice(Conv *c, NodeId n)
+{
+	ints_attr_to_input(c, n, "starts", 1, false);
+	ints_attr_to_input(c, n, "ends", 2, false);
+	ints_attr_to_input(c, n, "axes", 3, false);
+	return true;
+}
+
+static bool up_topk(Conv *c, NodeId n) { ints_attr_to_input(c, n, "k", 1, false); return true; }
+
+static bool up_upsample_scales(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "scales");
+	if (!a)
+		return fail(c, n, "Upsample has no 'scales' attribute");
+	double *s = malloc(sizeof *s * (a->n + 1));
+	for (size_t i = 0; i < a->n; i++)
+		s[i] = a->floats[i];
+	ValueId v = const_floats(c, n, "scales", DT_FLOAT, s, a->n, false);
+	free(s);
+	ir_attr_remove(c->m, n, "scales");
+	ir_set_input(c->m, n, 1, v);
+	return true;
+}
+
+static bool up_upsample_resize(Conv *c, NodeId n)
+{
+	rename_op(c, n, "Resize");
+	return true;
+}
+
+/* Clip-6's bounds are float attributes; Clip-11's are inputs of X's type.
+ * Absent bounds were float's limits: they matter for double only. */
+static bool up_clip(Conv *c, NodeId n)
+{
+	int dt = input_dtype(c, n, 0);
+	if (dt == DT_UNDEFINED)
+		return fail(c, n, "the type of input 0 is unknown, so min/max cannot become inputs");
+	static const char *names[2] = {"min", "max"};
+	for (int i = 0; i < 2; i++) {
+		const IrAttr *a = ir_attr(c->m, n, names[i]);
+		double x = a ? a->f : i == 0 ? -FLT_MAX : FLT_MAX;
+		if (!a && dt != DT_DOUBLE)
+			continue;
+		ValueId v = const_floats(c, n, names[i], dt, &x, 1, true);
+		ir_attr_remove(c->m, n, names[i]);
+		ir_set_input(c->m, n, 1 + (uint32_t)i, v);
+	}
+	return true;
+}
+
+static bool up_pad(Conv *c, NodeId n)
+{
+	ints_attr_to_input(c, n, "pads", 1, false);
+	const IrAttr *a = ir_attr(c->m, n, "value");
+	if (a) {
+		int dt = input_dtype(c, n, 0);
+		if (dt == DT_UNDEFINED)
+			return fail(c, n, "the type of input 0 is unknown, so 'value' cannot become an input");
+		double x = a->f;
+		ValueId v = const_floats(c, n, "value", dt, &x, 1, true);
+		ir_attr_remove(c->m, n, "value");
+		ir_set_input(c->m, n, 2, v);
+	}
+	return true;
+}
+
+/* Resize-10 maps output to input coordinates as x / scale and takes the
+ * floor for nearest; Resize-11 says so with attributes, and takes roi. */
+static bool up_resize(Conv *c, NodeId n)
+{
+	ValueId scales = input(c, n, 1);
+	const EvValue *sv = known(c, n, 1);
+	int rank = sv ? (int)sv->numel : input_rank(c, n, 0);
+	if (rank < 0)
+		return fail(c, n, "the rank of input 0 is unknown, so roi cannot be built");
+	double *roi = malloc(sizeof *roi * (size_t)(2 * rank + 1));
+	for (int i = 0; i < rank; i++) {
+		roi[i] = 0;
+		roi[rank + i] = 1;
+	}
+	ValueId r = const_floats(c, n, "roi", DT_FLOAT, roi, (size_t)(2 * rank), false);
+	free(roi);
+	ir_set_input(c->m, n, 2, scales);
+	ir_set_input(c->m, n, 1, r);
+	static const char asym[] = "asymmetric", floor_[] = "floor";
+	ir_attr_set_string(c->m, n, "coordinate_transformation_mode", asym, sizeof asym - 1);
+	if (attr_is(c, n, "mode", "nearest", "nearest"))
+		ir_attr_set_string(c->m, n, "nearest_mode", floor_, sizeof floor_ - 1);
+	return true;
+}
+
+static bool up_scatter(Conv *c, NodeId n)
+{
+	rename_op(c, n, "ScatterElements");
+	return true;
+}
+
+static bool up_dropout(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "ratio");
+	if (a) {
+		double x = a->f;
+		ValueId v = const_floats(c, n, "ratio", DT_FLOAT, &x, 1, true);
+		ir_attr_remove(c->m, n, "ratio");
+		ir_set_input(c->m, n, 1, v);
+	}
+	return true;
+}
+
+/* Softmax-1..11 coerces the input to 2-D at `axis` (default 1) and
+ * normalizes each row; Softmax-13 normalizes along `axis` (default -1).  The
+ * same where axis is the last one; elsewhere Flatten, softmax, Reshape back. */
+static bool up_softmax(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	const IrAttr *a = ir_attr(m, n, "axis");
+	int64_t axis = a ? a->i : 1;
+	int rank = input_rank(c, n, 0);
+	if (rank >= 0 && (axis == rank - 1 || axis == -1)) {
+		ir_attr_set_int(m, n, "axis", -1);
+		return true;
+	}
+	IrNode *node = ir_node(m, n);
+	GraphId g = node->graph;
+	ValueId x = node->inputs[0], y = node->outputs[0];
+	ValueId shape = ir_node(m, ir_node_new(m, g, n, "", "Shape", "", &x, 1, NULL, 1))->outputs[0];
+	NodeId fl = ir_node_new(m, g, n, "", "Flatten", "", &x, 1, NULL, 1);
+	ir_attr_set_int(m, fl, "axis", axis);
+	ir_set_input(m, n, 0, ir_node(m, fl)->outputs[0]);
+	ir_attr_set_int(m, n, "axis", -1);
+	/* the op's output gets a fresh name; the Reshape takes over the old one */
+	const char *old = ir_value(m, y)->name;
+	ir_value_rename(m, y, ir_fresh_name(m, old));
+	NodeId next = ir_next(m, n);
+	ValueId rin[2] = {y, shape};
+	const char *rname[1] = {NULL};
+	NodeId rs = ir_node_new(m, g, next, "", "Reshape", "", rin, 2, rname, 1);
+	ValueId out = ir_node(m, rs)->outputs[0];
+	ir_replace_all_uses(m, y, out);
+	ir_set_input(m, rs, 0, y); /* replace_all_uses moved the Reshape's own input too */
+	if (ir_value(m, y)->is_output) {
+		IrGraph *gr = ir_graph(m, g);
+		for (uint32_t i = 0; i < gr->noutputs; i++)
+			if (gr->outputs[i] == y)
+				ir_set_output(m, g, i, out);
+	}
+	ir_value_rename(m, out, old);
+	Shape shp = ir_value(m, y)->shape;
+	ir_value_set_type(m, out, ir_value(m, y)->dtype, &shp);
+	ir_value_set_type(m, y, ir_value(m, y)->dtype, &(Shape){.rank = -1}); /* now 2-D */
+	c->st->added += 3;
+	return true;
+}
+
+static bool up_roialign(Conv *c, NodeId n)
+{
+	static const char ohp[] = "output_half_pixel";
+	if (!ir_attr(c->m, n, "coordinate_transformation_mode"))
+		ir_attr_set_string(c->m, n, "coordinate_transformation_mode", ohp, sizeof ohp - 1);
+	return true;
+}
+
+static bool rename_mode(Conv *c, NodeId n, const char *const *from, const char *const *to, int k)
+{
+	for (int i = 0; i < k; i++)
+		if (ir_attr(c->m, n, "mode") && attr_is(c, n, "mode", from[i], ""))
+			ir_attr_set_string(c->m, n, "mode", to[i], strlen(to[i]));
+	return true;
+}
+
+static const char *const gs_old[2] = {"bilinear", "bicubic"}, *const gs_new[2] = {"linear", "cubic"};
+static bool up_gridsample(Conv *c, NodeId n) { return rename_mode(c, n, gs_old, gs_new, 2); }
+
+/* GroupNormalization-18's scale and bias have one value per group, -21's one
+ * per channel: repeat each group's value over its channels. */
+static bool up_groupnorm(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	const IrAttr *a = ir_attr(m, n, "num_groups");
+	ValueId x = input(c, n, 0);
+	if (!a || !x || ir_value(m, x)->shape.rank < 2 || ir_value(m, x)->shape.dims[1].size <= 0)
+		return fail(c, n, "the channel count of input 0 is unknown, so scale and bias cannot be expanded");
+	int64_t groups = a->i, channels = ir_value(m, x)->shape.dims[1].size;
+	if (groups <= 0 || channels % groups)
+		return fail(c, n, "%lld channels do not split into %lld groups", (long long)channels, (long long)groups);
+	for (uint32_t slot = 1; slot <= 2; slot++) {
+		const EvValue *v = known(c, n, slot);
+		if (!v || v->numel != groups)
+			return fail(c, n, "input %u is not a constant of %lld values, so it cannot be expanded", slot, (long long)groups);
+		double *e = malloc(sizeof *e * (size_t)channels);
+		for (int64_t i = 0; i < channels; i++)
+			e[i] = ev_get_f(v, i / (channels / groups));
+		ValueId nv = const_floats(c, n, slot == 1 ? "scale" : "bias", v->dtype, e, (size_t)channels, false);
+		free(e);
+		ir_set_input(m, n, slot, nv);
+	}
+	return true;
+}
+
+static bool up_split18(Conv *c, NodeId n)
+{
+	if (!input(c, n, 1) && !ir_attr(c->m, n, "num_outputs"))
+		ir_attr_set_int(c->m, n, "num_outputs", ir_node(c->m, n)->noutputs);
+	return true;
+}
+
+static bool up_dft(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "axis");
+	int64_t axis = a ? a->i : 1;
+	ir_attr_remove(c->m, n, "axis");
+	ir_set_input(c->m, n, 2, const_ints(c, n, "axis", &axis, 1, true));
+	return true;
+}
+
+/* ---- downgrade adapters -------------------------------------------------------- */
+
+static bool down_axes(Conv *c, NodeId n) { return input_to_ints_attr(c, n, 1, "axes"); }
+static bool down_split(Conv *c, NodeId n) { return input_to_ints_attr(c, n, 1, "split"); }
+
+static bool down_split18(Conv *c, NodeId n)
+{
+	ir_attr_remove(c->m, n, "num_outputs");
+	return true;
+}
+
+static bool down_slice(Conv *c, NodeId n)
+{
+	if (input(c, n, 4)) {
+		int64_t *steps;
+		size_t k;
+		if (!known_ints(c, n, 4, "steps", &steps, &k))
+			return false;
+		for (size_t i = 0; i < k; i++)
+			if (steps[i] != 1) {
+				free(steps);
+				return fail(c, n, "steps other than 1 have no equivalent before opset 10");
+			}
+		free(steps);
+		ir_set_input(c->m, n, 4, 0);
+	}
+	static const char *names[3] = {"starts", "ends", "axes"};
+	for (int i = 2; i >= 0; i--)
+		if (!input_to_ints_attr(c, n, 1 + (uint32_t)i, names[i]))
+			return false;
+	return true;
+}
+
+static bool down_topk(Conv *c, NodeId n)
+{
+	int64_t *k;
+	size_t count;
+	if (!known_ints(c, n, 1, "K", &k, &count))
+		return false;
+	if (count != 1) {
+		free(k);
+		return fail(c, n, "K has %zu values", count);
+	}
+	ir_attr_set_int(c->m, n, "k", k[0]);
+	free(k);
+	trim_inputs(c, n, 1);
+	return true;
+}
+
+static bool down_clip(Conv *c, NodeId n)
+{
+	static const char *names[2] = {"min", "max"};
+	for (uint32_t i = 0; i < 2; i++) {
+		double x;
+		if (!input(c, n, 1 + i))
+			continue;
+		if (!known_scalar(c, n, 1 + i, names[i], &x))
+			return false;
+		ir_attr_set_float(c->m, n, names[i], (float)x);
+	}
+	trim_inputs(c, n, 1);
+	return true;
+}
+
+static bool down_pad(Conv *c, NodeId n)
+{
+	if (input(c, n, 3))
+		return fail(c, n, "the 'axes' input has no equivalent before opset 18");
+	double value = 0;
+	if (input(c, n, 2) && !known_scalar(c, n, 2, "constant_value", &value))
+		return false;
+	int64_t *pads;
+	size_t k;
+	if (!known_ints(c, n, 1, "pads", &pads, &k))
+		return false;
+	ir_attr_set_ints(c->m, n, "pads", pads, k);
+	free(pads);
+	if (value != 0)
+		ir_attr_set_float(c->m, n, "value", (float)value);
+	trim_inputs(c, n, 1);
+	return true;
+}
+
+static bool down_dropout(Conv *c, NodeId n)
+{
+	if (input(c, n, 2)) {
+		double t;
+		if (!known_scalar(c, n, 2, "training_mode", &t))
+			return false;
+		if (t != 0)
+			return fail(c, n, "training mode has no equivalent before opset 12");
+	}
+	if (input(c, n, 1)) {
+		double r;
+		if (!known_scalar(c, n, 1, "ratio", &r))
+			return false;
+		ir_attr_set_float(c->m, n, "ratio", (float)r);
+	}
+	trim_inputs(c, n, 1);
+	return true;
+}
+
+static bool down_scatter(Conv *c, NodeId n)
+{
+	rename_op(c, n, "Scatter");
+	return true;
+}
+
+static bool down_resize(Conv *c, NodeId n)
+{
+	if (!attr_is(c, n, "coordinate_transformation_mode", "asymmetric", "half_pixel") ||
+	    (attr_is(c, n, "mode", "nearest", "nearest") && !attr_is(c, n, "nearest_mode", "floor", "round_prefer_floor")) ||
+	    attr_is(c, n, "mode", "cubic", "nearest"))
+		return fail(c, n, "only asymmetric coordinates (nearest: floor) have an equivalent before opset 11");
+	if (input(c, n, 3) || !input(c, n, 2))
+		return fail(c, n, "Resize by 'sizes' has no equivalent before opset 11");
+	ValueId scales = input(c, n, 2);
+	ir_set_input(c->m, n, 1, scales);
+	trim_inputs(c, n, 2);
+	ir_attr_remove(c->m, n, "coordinate_transformation_mode");
+	ir_attr_remove(c->m, n, "nearest_mode");
+	return true;
+}
+
+static bool down_resize_upsample(Conv *c, NodeId n)
+{
+	rename_op(c, n, "Upsample");
+	return true;
+}
+
+static bool down_upsample_scales(Conv *c, NodeId n)
+{
+	const EvValue *v = known(c, n, 1);
+	if (!v || v->kind != EV_TENSOR)
+		return fail(c, n, "input 'scales' is not a constant, so it cannot become an attribute");
+	float *s = malloc(sizeof *s * (size_t)(v->numel + 1));
+	for (int64_t i = 0; i < v->numel; i++)
+		s[i] = (float)ev_get_f(v, i);
+	ir_attr_set_floats(c->m, n, "scales", s, (size_t)v->numel);
+	free(s);
+	trim_inputs(c, n, 1);
+	return true;
+}
+
+/* Softmax-13 along the last axis is Softmax-12 at axis rank-1. */
+static bool down_softmax(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "axis");
+	int64_t axis = a ? a->i : -1;
+	int rank = input_rank(c, n, 0);
+	if (rank < 0)
+		return fail(c, n, "the rank of input 0 is unknown");
+	if (axis != -1 && axis != rank - 1)
+		return fail(c, n, "axis %lld of a rank-%d input has no equivalent before opset 13", (long long)axis, rank);
+	ir_attr_set_int(c->m, n, "axis", rank - 1);
+	return true;
+}
+
+static bool down_roialign(Conv *c, NodeId n)
+{
+	if (!attr_is(c, n, "coordinate_transformation_mode", "output_half_pixel", "half_pixel"))
+		return fail(c, n, "coordinate_transformation_mode half_pixel has no equivalent before opset 16");
+	ir_attr_remove(c->m, n, "coordinate_transformation_mode");
+	return true;
+}
+
+static bool down_gridsample(Conv *c, NodeId n)
+{
+	if (input_rank(c, n, 0) != 4)
+		return fail(c, n, "only a 4-D input (known rank) has an equivalent before opset 20");
+	return rename_mode(c, n, gs_new, gs_old, 2);
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+typedef bool (*AdaptFn)(Conv *c, NodeId n);
+
+typedef struct Adapter {
+	const char *op;
+	int step;        /* the version on the upper side */
+	bool up;
+	AdaptFn fn;      /* NULL: no exact conversion */
+	const char *why; /* for NULL: what changed */
+} Adapter;
+
+static const char *const reduce18[] = {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                                       "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"};
+
+static const Adapter adapters[] = {
+	{"BatchNormalization", 9, true, up_bn_spatial, NULL},
+	{"Upsample", 9, true, up_upsample_scales, NULL},
+	{"Upsample", 9, false, down_upsample_scales, NULL},
+	{"Slice", 10, true, up_slice, NULL},
+	{"Slice", 10, false, down_slice, NULL},
+	{"TopK", 10, true, up_topk, NULL},
+	{"TopK", 10, false, down_topk, NULL},
+	{"Upsample", 10, true, up_upsample_resize, NULL},
+	{"Resize", 10, false, down_resize_upsample, NULL},
+	{"Clip", 11, true, up_clip, NULL},
+	{"Clip", 11, false, down_clip, NULL},
+	{"Pad", 11, true, up_pad, NULL},
+	{"Pad", 11, false, down_pad, NULL},
+	{"Resize", 11, true, up_resize, NULL},
+	{"Resize", 11, false, down_resize, NULL},
+	{"Scatter", 11, true, up_scatter, NULL},
+	{"ScatterElements", 11, false, down_scatter, NULL},
+	{"Dropout", 12, true, up_dropout, NULL},
+	{"Dropout", 12, false, down_dropout, NULL},
+	{"ReduceSum", 13, true, up_axes, NULL},
+	{"ReduceSum", 13, false, down_axes, NULL},
+	{"Squeeze", 13, true, up_axes, NULL},
+	{"Squeeze", 13, false, down_axes, NULL},
+	{"Unsqueeze", 13, true, up_axes, NULL},
+	{"Unsqueeze", 13, false, down_axes, NULL},
+	{"Split", 13, true, up_split, NULL},
+	{"Split", 13, false, down_split, NULL},
+	{"Softmax", 13, true, up_softmax, NULL},
+	{"Softmax", 13, false, down_softmax, NULL},
+	{"LogSoftmax", 13, true, up_softmax, NULL},
+	{"LogSoftmax", 13, false, down_softmax, NULL},
+	{"Hardmax", 13, true, up_softmax, NULL},
+	{"Hardmax", 13, false, down_softmax, NULL},
+	{"BatchNormalization", 14, true, up_bn14, NULL},
+	{"BatchNormalization", 14, false, down_bn14, NULL},
+	{"RoiAlign", 16, true, up_roialign, NULL},
+	{"RoiAlign", 16, false, down_roialign, NULL},
+	{"Split", 18, true, up_split18, NULL},
+	{"Split", 18, false, down_split18, NULL},
+	{"GridSample", 20, true, up_gridsample, NULL},
+	{"GridSample", 20, false, down_gridsample, NULL},
+	{"DFT", 20, true, up_dft, NULL},
+	{"DFT", 20, false, NULL, "the axis input's meaning changed at opset 20"},
+	{"GroupNormalization", 21, true, up_groupnorm, NULL},
+	{"GroupNormalization", 21, false, NULL, "scale and bias are per channel from opset 21 on"},
+	{"Scan", 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9"},
+};
+
+static const Adapter *find_adapter(const char *op, int step, bool up, AdaptFn *reduce)
+{
+	for (size_t i = 0; i < sizeof adapters / sizeof *adapters; i++)
+		if (adapters[i].step == step && adapters[i].up == up && strcmp(adapters[i].op, op) == 0)
+			return &adapters[i];
+	*reduce = NULL;
+	if (step == 18)
+		for (size_t i = 0; i < sizeof reduce18 / sizeof *reduce18; i++)
+			if (strcmp(reduce18[i], op) == 0)
+				*reduce = up ? up_axes : down_axes;
+	return NULL;
+}
+
+/* ---- the generic check -------------------------------------------------------------- */
+
+static bool same_default(const OpAttrDef *a, const OpAttrDef *b)
+{
+	if (a->type != b->type || a->has_default != b->has_default)
+		return false;
+	switch (a->type) {
+	case ATTR_FLOAT: return a->f == b->f;
+	case ATTR_INT: return a->i == b->i;
+	case ATTR_STRING: return strcmp(a->s ? a->s : "", b->s ? b->s : "") == 0;
+	case ATTR_INTS: return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, sizeof *a->ints * (size_t)a->n) == 0);
+	case ATTR_FLOATS: return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, sizeof *a->floats * (size_t)a->n) == 0);
+	default: return false;
+	}
+}
+
+static bool attr_equals_default(const IrAttr *a, const OpAttrDef *d)
+{
+	if (!d || !d->has_default || a->type != d->type)
+		return false;
+	switch (a->type) {
+	case ATTR_FLOAT: return a->f == (float)d->f;
+	case ATTR_INT: return a->i == d->i;
+	case ATTR_STRING: return a->s.len == strlen(d->s ? d->s : "") && memcmp(a->s.data, d->s, a->s.len) == 0;
+	case ATTR_INTS: return (int)a->n == d->n && (!a->n || memcmp(a->ints, d->ints, sizeof *a->ints * a->n) == 0);
+	default: return false;
+	}
+}
+
+/* An omitted attribute keeps its meaning: where the default differs on the
+ * other side, write the old default out. */
+static void keep_defaults(Conv *c, NodeId n, const OpSchema *cur, const OpSchema *tgt)
+{
+	for (int i = 0; i < cur->nattrs; i++) {
+		const OpAttrDef *d = &cur->attrs[i], *t = op_schema_attr(tgt, d->name);
+		if (!d->has_default || ir_attr(c->m, n, d->name) || !t || same_default(d, t))
+			continue;
+		switch (d->type) {
+		case ATTR_FLOAT: ir_attr_set_float(c->m, n, d->name, (float)d->f); break;
+		case ATTR_INT: ir_attr_set_int(c->m, n, d->name, d->i); break;
+		case ATTR_STRING: ir_attr_set_string(c->m, n, d->name, d->s, strlen(d->s)); break;
+		case ATTR_INTS: ir_attr_set_ints(c->m, n, d->name, d->ints, (size_t)d->n); break;
+		case ATTR_FLOATS: ir_attr_set_floats(c->m, n, d->name, d->floats, (size_t)d->n); break;
+		default: break;
+		}
+	}
+}
+
+static bool type_allowed(const OpSchema *s, const OpFormal *f, int dtype)
+{
+	if (!f->type_str || dtype == DT_UNDEFINED)
+		return true;
+	if (strncmp(f->type_str, "tensor(", 7) == 0) {
+		size_t len = strlen(dtype_name(dtype));
+		return strncmp(f->type_str + 7, dtype_name(dtype), len) == 0 && strcmp(f->type_str + 7 + len, ")") == 0;
+	}
+	for (int i = 0; i < s->nconstraints; i++)
+		if (strcmp(s->constraints[i].param, f->type_str) == 0)
+			return (s->constraints[i].tensor_types >> dtype) & 1;
+	return true;
+}
+
+/* Does node n fit definition s (attributes, inputs, outputs, types)? */
+static bool fits(Conv *c, NodeId n, const OpSchema *s)
+{
+	IrModel *m = c->m;
+	IrNode *node = ir_node(m, n);
+	for (uint32_t i = 0; i < node->nattrs; i++) {
+		const IrAttr *a = &node->attrs[i];
+		const OpAttrDef *d = op_schema_attr(s, a->name);
+		if (!d)
+			return fail(c, n, "attribute '%s' does not exist in %s-%d", a->name, s->name, s->since_version);
+		if (d->type != a->type)
+			return fail(c, n, "attribute '%s' is a %s in %s-%d", a->name, attr_type_name(d->type), s->name,
+			            s->since_version);
+	}
+	for (int i = 0; i < s->nattrs; i++)
+		if (s->attrs[i].required && !ir_attr(m, n, s->attrs[i].name))
+			return fail(c, n, "%s-%d requires attribute '%s'", s->name, s->since_version, s->attrs[i].name);
+	uint32_t nin = node->ninputs, nout = node->noutputs;
+	while (nin && !node->inputs[nin - 1])
+		nin--;
+	while (nout && !node->outputs[nout - 1])
+		nout--;
+	if ((int)nin > s->max_inputs || (int)nin < s->min_inputs)
+		return fail(c, n, "it has %u inputs; %s-%d takes %d to %d", nin, s->name, s->since_version, s->min_inputs,
+		            s->max_inputs);
+	if ((int)nout > s->max_outputs)
+		return fail(c, n, "it has %u outputs; %s-%d gives at most %d", nout, s->name, s->since_version, s->max_outputs);
+	for (uint32_t i = 0; i < nin && s->ninputs; i++) {
+		const OpFormal *f = &s->inputs[i < (uint32_t)s->ninputs ? i : (uint32_t)s->ninputs - 1];
+		if (!node->inputs[i] && f->option == OPT_SINGLE)
+			return fail(c, n, "input %u ('%s') is omitted but %s-%d requires it", i, f->name, s->name, s->since_version);
+		if (node->inputs[i] && !type_allowed(s, f, ir_value(m, node->inputs[i])->dtype))
+			return fail(c, n, "input %u is %s, which %s-%d does not take", i,
+			            dtype_name(ir_value(m, node->inputs[i])->dtype), s->name, s->since_version);
+	}
+	return true;
+}
+
+/* The generic step for an op whose definition changed: inputs must keep
+ * their names, attributes their meaning. */
+static bool generic(Conv *c, NodeId n, const OpSchema *cur, const OpSchema *tgt)
+{
+	IrNode *node = ir_node(c->m, n);
+	uint32_t nin = node->ninputs;
+	for (uint32_t i = 0; i < nin && (int)i < cur->ninputs && (int)i < tgt->ninputs; i++)
+		if (strcmp(cur->inputs[i].name, tgt->inputs[i].name) != 0)
+			return fail(c, n, "input %u is '%s' in %s-%d but '%s' in %s-%d, and graft has no conversion for it", i,
+			            cur->inputs[i].name, cur->name, cur->since_version, tgt->inputs[i].name, tgt->name,
+			            tgt->since_version);
+	/* going down, an attribute the older op lacks may go if it says the default */
+	for (uint32_t i = 0; i < node->nattrs;) {
+		const IrAttr *a = &node->attrs[i];
+		if (!op_schema_attr(tgt, a->name) && attr_equals_default(a, op_schema_attr(cur, a->name)))
+			ir_attr_remove(c->m, n, a->name);
+		else
+			i++;
+	}
+	keep_defaults(c, n, cur, tgt);
+	return fits(c, n, tgt);
+}
+
+/* ---- driver ---------------------------------------------------------------------------- */
+
+int64_t convert_min_ir_version(int opset)
+{
+	static const int8_t ir[] = {
+		/* 0..6 */ 3, 3, 3, 3, 3, 3, 3,
+		/* 7 */ 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10, 10, 11,
+	};
+	if (opset < 0)
+		return 3;
+	if (opset >= (int)sizeof ir)
+		return 11;
+	return ir[opset];
+}
+
+static bool is_default_domain(const char *d) { return !*d || strcmp(d, "ai.onnx") == 0; }
+
+static bool convert_step(Conv *c)
+{
+	IrModel *m = c->m;
+	int fromv = from_version(c), tov = to_version(c);
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		NodeId next;
+		for (NodeId n = ir_first(m, g); n; n = next) {
+			next = ir_next(m, n);
+			IrNode *node = ir_node(m, n);
+			if (!is_default_domain(node->domain))
+				continue;
+			const OpSchema *cur = op_schema_lookup("", node->op_type, fromv);
+			const OpSchema *tgt = op_schema_lookup("", node->op_type, tov);
+			if (!cur)
+				return fail(c, n, "%s is not an ONNX op at opset %d", node->op_type, fromv);
+			if (cur == tgt)
+				continue;
+			AdaptFn reduce;
+			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
+			AdaptFn fn = ad ? ad->fn : reduce;
+			if (ad && !fn)
+				return fail(c, n, "no exact conversion: %s", ad->why);
+			if (fn) {
+				if (!fn(c, n))
+					return false;
+				c->st->adapted++;
+				const OpSchema *now = op_schema_lookup("", ir_node(m, n)->op_type, tov);
+				if (!now)
+					return fail(c, n, "%s does not exist at opset %d", ir_node(m, n)->op_type, tov);
+				if (!fits(c, n, now))
+					return false;
+				continue;
+			}
+			if (!tgt)
+				return fail(c, n, c->up ? "%s was removed at opset %d and graft has no conversion for it"
+				                        : "%s does not exist before opset %d", node->op_type, c->step);
+			if (c->up && (tgt->flags & OPF_DEPRECATED))
+				return fail(c, n, "%s is deprecated at opset %d and graft has no conversion for it", node->op_type,
+				            c->step);
+			if (!generic(c, n, cur, tgt))
+				return false;
+		}
+	}
+	return true;
+}
+
+bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
+{
+	memset(st, 0, sizeof *st);
+	int from = (int)ir_opset(m, "");
+	st->from = st->to = from;
+	st->ir_from = st->ir_to = m->ir_version;
+	if (!from) {
+		diag_error(d, m->path, "the model does not import the default ONNX domain; nothing to convert");
+		return false;
+	}
+	if (target < CONVERT_MIN_OPSET || target > OPSCHEMA_MAX_OPSET) {
+		diag_error(d, m->path, "--opset %d: graft converts between opsets %d and %d", target, CONVERT_MIN_OPSET,
+		           OPSCHEMA_MAX_OPSET);
+		return false;
+	}
+	if (from < CONVERT_MIN_OPSET || from > OPSCHEMA_MAX_OPSET) {
+		diag_error(d, m->path, "the model is at opset %d; graft converts between opsets %d and %d", from,
+		           CONVERT_MIN_OPSET, OPSCHEMA_MAX_OPSET);
+		return false;
+	}
+	Conv c = {.m = m, .d = d, .st = st};
+	bool ok = true;
+	while (ok && (int)ir_opset(m, "") != target) {
+		int cur = (int)ir_opset(m, "");
+		c.up = target > cur;
+		c.step = c.up ? cur + 1 : cur;
+		/* shapes, types and constant values as the model stands at `cur` */
+		Diag quiet;
+		diag_init(&quiet, NULL);
+		c.inf = infer_new(m);
+		infer_model(c.inf, &quiet);
+		ok = convert_step(&c);
+		infer_free(c.inf);
+		if (ok)
+			ir_set_opset(m, "", c.up ? cur + 1 : cur - 1);
+	}
+	st->to = (int)ir_opset(m, "");
+	if (ok && m->ir_version < convert_min_ir_version(st->to))
+		m->ir_version = convert_min_ir_version(st->to);
+	st->ir_to = m->ir_version;
+	return ok;
+}

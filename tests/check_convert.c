@@ -1,0 +1,317 @@
+/* check_convert.c - opset conversion (runtime/convert): each adapter on a
+ * small model at the old opset, checked by the ops and attributes it leaves
+ * and by running the model before and after on the evaluator (same inputs,
+ * same bits); round trips up and down; the errors, naming the node.  The
+ * whole-model check over the conformance models and the corpus, with ONNX
+ * Runtime, is tests/convert_gate.sh. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+#include "eval.h"
+#include "run.h"
+#include "text.h"
+
+static IrModel *parse(const char *text)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	return m;
+}
+
+/* The ops of the main graph, space-separated, in list order. */
+static const char *ops(IrModel *m)
+{
+	static char buf[512];
+	buf[0] = 0;
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? " " : "", ir_node(m, n)->op_type);
+	return buf;
+}
+
+/* Output 0 of m on generated inputs (seed 0). */
+static EvValue *run0(IrModel *m)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	RunOptions ro = {.int_hi = 100};
+	EvValue **in = calloc(g->ninputs + 1, sizeof *in), **out = calloc(g->noutputs + 1, sizeof *out);
+	ck_assert(run_prepare_inputs(m, &ro, in, &d));
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d), "%s", d.first);
+	EvValue *r = out[0];
+	for (uint32_t i = 0; i < g->ninputs; i++)
+		ev_unref(in[i]);
+	for (uint32_t i = 1; i < g->noutputs; i++)
+		ev_unref(out[i]);
+	free(in);
+	free(out);
+	return r;
+}
+
+/* Convert `text` to `target`; the result must validate, be at `target`, run
+ * to the same bits as the original and (when given) have these ops. */
+static IrModel *convert_ok(const char *text, int target, const char *want_ops)
+{
+	IrModel *m = parse(text);
+	EvValue *before = run0(m);
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert_msg(convert_opset(m, target, &st, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_int_eq(ir_opset(m, ""), target);
+	ck_assert_int_eq(st.to, target);
+	ck_assert_int_ge(m->ir_version, convert_min_ir_version(target));
+	if (want_ops)
+		ck_assert_str_eq(ops(m), want_ops);
+	/* the saved bytes load back */
+	uint8_t *bytes;
+	size_t len;
+	ck_assert_msg(ir_save_bytes(m, &bytes, &len, &d), "%s", d.first);
+	free(bytes);
+	EvValue *after = run0(m);
+	RunDiff diff;
+	run_compare_exact(before, after, &diff);
+	ck_assert_msg(diff.agree, "outputs differ after converting to %d", target);
+	ev_unref(before);
+	ev_unref(after);
+	return m;
+}
+
+static const char *convert_err(const char *text, int target)
+{
+	static char msg[1024];
+	IrModel *m = parse(text);
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert(!convert_opset(m, target, &st, &d));
+	snprintf(msg, sizeof msg, "%s", d.first);
+	ir_model_free(m);
+	return msg;
+}
+
+static int64_t attr_int(IrModel *m, const char *op, const char *name)
+{
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (strcmp(ir_node(m, n)->op_type, op) == 0) {
+			const IrAttr *a = ir_attr(m, n, name);
+			ck_assert_msg(a != NULL, "%s has no %s", op, name);
+			return a->i;
+		}
+	ck_abort_msg("no %s", op);
+	return 0;
+}
+
+static uint32_t ninputs_of(IrModel *m, const char *op)
+{
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (strcmp(ir_node(m, n)->op_type, op) == 0)
+			return ir_node(m, n)->ninputs;
+	ck_abort_msg("no %s", op);
+	return 0;
+}
+
+/* Softmax-11 at axis 1 of a rank-3 input normalizes over the last two axes
+ * together: at 13 that is Flatten, Softmax(-1), Reshape back.  At the last
+ * axis it is just axis=-1.  Back down, the last axis is exact. */
+START_TEST(test_softmax)
+{
+	const char *mid = "<ir_version: 6, opset_import: [\"\" : 11]>\n"
+	                  "g (float[2,3,4] x) => (float[2,3,4] y) {\n"
+	                  "  y = Softmax <axis = 1> (x)\n"
+	                  "}\n";
+	IrModel *m = convert_ok(mid, 13, "Shape Flatten Softmax Reshape");
+	ck_assert_str_eq(ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[0])->name, "y");
+	ir_model_free(m);
+	const char *last = "<ir_version: 6, opset_import: [\"\" : 11]>\n"
+	                   "g (float[2,3,4] x) => (float[2,3,4] y) {\n"
+	                   "  y = LogSoftmax <axis = 2> (x)\n"
+	                   "}\n";
+	m = convert_ok(last, 13, "LogSoftmax");
+	ck_assert_int_eq(attr_int(m, "LogSoftmax", "axis"), -1);
+	ir_model_free(m);
+	const char *at13 = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2,3,4] x) => (float[2,3,4] y) {\n"
+	                   "  y = Softmax (x)\n"
+	                   "}\n";
+	m = convert_ok(at13, 12, "Softmax");
+	ck_assert_int_eq(attr_int(m, "Softmax", "axis"), 2);
+	ir_model_free(m);
+	const char *axis0 = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                    "g (float[2,3,4] x) => (float[2,3,4] y) {\n"
+	                    "  [sm] y = Softmax <axis = 0> (x)\n"
+	                    "}\n";
+	ck_assert_str_eq(convert_err(axis0, 12),
+	                 "t.onnx: node sm (Softmax), opset 13 -> 12: axis 0 of a rank-3 input has no equivalent before opset 13");
+}
+END_TEST
+
+/* Attributes that became inputs: Squeeze/Unsqueeze/ReduceSum axes and Split's
+ * split at 13, ReduceMean's axes at 18, Slice at 10, Pad and Clip at 11,
+ * TopK's k at 10; and back down, where the inputs are constants. */
+START_TEST(test_attributes_to_inputs)
+{
+	const char *v9 = "<ir_version: 4, opset_import: [\"\" : 9]>\n"
+	                 "g (float[2,6] x) => (float[1,2] y, float[4,10] p, float[1,2] k) {\n"
+	                 "  u = Unsqueeze <axes = [0]> (x)\n"
+	                 "  r = ReduceSum <axes = [2], keepdims = 0> (u)\n"
+	                 "  s = Squeeze <axes = [0]> (r)\n"
+	                 "  a, b = Split <axis = 0, split = [1, 1]> (s)\n"
+	                 "  m = ReduceMean <axes = [1], keepdims = 1> (x)\n"
+	                 "  sl = Slice <starts = [0], ends = [1], axes = [0]> (m)\n"
+	                 "  y = Clip <min = -0.5, max = 0.5> (sl)\n"
+	                 "  p = Pad <pads = [1, 2, 1, 2], value = 1.5> (x)\n"
+	                 "  kv, ki = TopK <k = 2> (x)\n"
+	                 "  k = Slice <starts = [0], ends = [1], axes = [0]> (kv)\n"
+	                 "}\n";
+	IrModel *m = convert_ok(v9, 18, "Unsqueeze ReduceSum Squeeze Split ReduceMean Slice Clip Pad TopK Slice");
+	ck_assert_uint_eq(ninputs_of(m, "Unsqueeze"), 2);
+	ck_assert_uint_eq(ninputs_of(m, "ReduceSum"), 2);
+	ck_assert_uint_eq(ninputs_of(m, "Split"), 2);
+	ck_assert_uint_eq(ninputs_of(m, "ReduceMean"), 2);
+	ck_assert_uint_eq(ninputs_of(m, "Slice"), 4);
+	ck_assert_uint_eq(ninputs_of(m, "Clip"), 3);
+	ck_assert_uint_eq(ninputs_of(m, "Pad"), 3);
+	ck_assert_uint_eq(ninputs_of(m, "TopK"), 2);
+	/* and back to 9: every input a constant, so every one an attribute again */
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert_msg(convert_opset(m, 9, &st, &d), "%s", d.first);
+	ck_assert_uint_eq(ninputs_of(m, "Unsqueeze"), 1);
+	ck_assert_uint_eq(ninputs_of(m, "Slice"), 1);
+	ck_assert_uint_eq(ninputs_of(m, "Clip"), 1);
+	ck_assert_uint_eq(ninputs_of(m, "Pad"), 1);
+	ck_assert_int_eq(attr_int(m, "TopK", "k"), 2);
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+	/* an input that is not a constant cannot go back */
+	const char *dyn = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                  "g (float[2,6] x, int64[1] ax) => (float[2,1,6] y) {\n"
+	                  "  [u] y = Unsqueeze (x, ax)\n"
+	                  "}\n";
+	ck_assert_str_eq(convert_err(dyn, 12), "t.onnx: node u (Unsqueeze), opset 13 -> 12: input 'axes' is not a "
+	                                      "constant, so it cannot become an attribute");
+}
+END_TEST
+
+/* Upsample-7 (scales attribute) -> Upsample-9 (input) -> Resize-10 ->
+ * Resize-11 with roi and the coordinates Resize-10 meant. */
+START_TEST(test_upsample_to_resize)
+{
+	const char *v7 = "<ir_version: 3, opset_import: [\"\" : 7]>\n"
+	                 "g (float[1,1,2,3] x) => (float[1,1,6,9] y) {\n"
+	                 "  y = Upsample <mode = \"nearest\", scales = [1.0, 1.0, 3.0, 3.0]> (x)\n"
+	                 "}\n";
+	IrModel *m = convert_ok(v7, 11, "Resize");
+	ck_assert_uint_eq(ninputs_of(m, "Resize"), 3);
+	ir_model_free(m);
+	m = convert_ok(v7, 23, "Resize");
+	ir_model_free(m);
+	const char *lin = "<ir_version: 4, opset_import: [\"\" : 9]>\n"
+	                  "g (float[1,1,2,3] x) => (float[1,1,4,6] y) <float[4] s = {1, 1, 2, 2}> {\n"
+	                  "  y = Upsample <mode = \"linear\"> (x, s)\n"
+	                  "}\n";
+	m = convert_ok(lin, 13, "Resize");
+	/* and back to 9: Resize-11 asymmetric, roi dropped, Upsample again */
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert_msg(convert_opset(m, 9, &st, &d), "%s", d.first);
+	ck_assert_str_eq(ops(m), "Upsample");
+	ck_assert_uint_eq(ninputs_of(m, "Upsample"), 2);
+	ir_model_free(m);
+}
+END_TEST
+
+/* Ops inside If and Loop bodies are converted too. */
+START_TEST(test_bodies)
+{
+	const char *sorted = "<ir_version: 6, opset_import: [\"\" : 11]>\n"
+	                     "g (bool c, float[2,3] x) => (float[3] y) <int64[1] st = {0}, int64[1] en = {1}> {\n"
+	                     "  a = Slice (x, st, en)\n"
+	                     "  y = If (c) <then_branch = t () => (float[3] o) { o = Squeeze <axes = [0]> (a) },\n"
+	                     "              else_branch = e () => (float[3] o) { o = ReduceSum <axes = [0], keepdims = 0> (x) }>\n"
+	                     "}\n";
+	IrModel *m = convert_ok(sorted, 13, "Slice If");
+	for (GraphId g = 2; g < m->ngraphs; g++)
+		for (NodeId n = ir_first(m, g); n; n = ir_next(m, n))
+			ck_assert_uint_eq(ir_node(m, n)->ninputs, 2); /* axes moved to an input in both branches */
+	ir_model_free(m);
+}
+END_TEST
+
+/* Errors name the node and the step; nothing is converted past them. */
+START_TEST(test_errors)
+{
+	const char *ln = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+	                 "g (float[2,3] x, float[3] s, float[3] b) => (float[2,3] y) {\n"
+	                 "  [norm] y = LayerNormalization (x, s, b)\n"
+	                 "}\n";
+	ck_assert_str_eq(convert_err(ln, 16),
+	                 "t.onnx: node norm (LayerNormalization), opset 17 -> 16: LayerNormalization does not exist before opset 17");
+	ck_assert_str_eq(convert_err(ln, 30), "t.onnx: --opset 30: graft converts between opsets 7 and 23");
+	const char *bn = "<ir_version: 3, opset_import: [\"\" : 8]>\n"
+	                 "g (float[1,2,3] x, float[2,3] s, float[2,3] b, float[2,3] mu, float[2,3] v) => (float[1,2,3] y) {\n"
+	                 "  [bn] y = BatchNormalization <spatial = 0> (x, s, b, mu, v)\n"
+	                 "}\n";
+	ck_assert_str_eq(convert_err(bn, 9), "t.onnx: node bn (BatchNormalization), opset 8 -> 9: spatial=0 (per-element "
+	                                     "statistics) has no equivalent from opset 9 on");
+	const char *clip = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                   "g (float[4] x) => (float[4] y) {\n"
+	                   "  [c] y = Clip (x)\n"
+	                   "}\n";
+	IrModel *m = convert_ok(clip, 10, "Clip"); /* no bounds: nothing to move */
+	ir_model_free(m);
+}
+END_TEST
+
+/* A GroupNormalization-18 scale per group becomes one per channel at 21. */
+START_TEST(test_groupnorm)
+{
+	const char *text = "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+	                   "g (float[1,4,3] x) => (float[1,4,3] y) <float[2] s = {2, 3}, float[2] b = {0.5, -1}> {\n"
+	                   "  y = GroupNormalization <num_groups = 2> (x, s, b)\n"
+	                   "}\n";
+	IrModel *m = parse(text);
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert_msg(convert_opset(m, 21, &st, &d), "%s", d.first);
+	NodeId n = ir_first(m, IR_MAIN_GRAPH);
+	IrTensor *t = ir_tensor(m, ir_value(m, ir_node(m, n)->inputs[1])->tensor);
+	ck_assert_int_eq(t->numel, 4);
+	size_t nb;
+	const float *f = (const float *)ir_tensor_bytes(m, ir_value(m, ir_node(m, n)->inputs[1])->tensor, &nb);
+	ck_assert(f[0] == 2 && f[1] == 2 && f[2] == 3 && f[3] == 3);
+	ir_model_free(m);
+	m = parse("<ir_version: 10, opset_import: [\"\" : 21]>\n"
+	          "g (float[1,4,3] x, float[4] s, float[4] b) => (float[1,4,3] y) {\n"
+	          "  [gn] y = GroupNormalization <num_groups = 2> (x, s, b)\n"
+	          "}\n");
+	ck_assert(!convert_opset(m, 20, &st, &d));
+	ck_assert_str_eq(d.first, "t.onnx: node gn (GroupNormalization), opset 21 -> 20: no exact conversion: scale and "
+	                          "bias are per channel from opset 21 on");
+	ir_model_free(m);
+}
+END_TEST
+
+Suite *suite_convert(void)
+{
+	Suite *s = suite_create("convert");
+	TCase *tc = tcase_create("adapters");
+	tcase_add_test(tc, test_softmax);
+	tcase_add_test(tc, test_attributes_to_inputs);
+	tcase_add_test(tc, test_upsample_to_resize);
+	tcase_add_test(tc, test_bodies);
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_groupnorm);
+	suite_add_tcase(s, tc);
+	return s;
+}
