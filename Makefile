@@ -17,7 +17,8 @@
 #   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language;
 #                   make fuzz-rules over graft optimize --rules and graft verify (load,
 #                   interpret, generate instances)
-#   make ort-gate   what graft writes, and graft verify's instances, in ONNX Runtime
+#   make ort-gate   what graft writes, graft verify's instances and graft convert's
+#                   conversions, in ONNX Runtime
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
@@ -215,8 +216,10 @@ ort-gate: $(BUILD)/graft
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/verify_ort.sh $(ORT_LOCAL) 20
-	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL); \
-	else echo "ort-gate: no corpus; corpus set skipped"; fi
+	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
+	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
+	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL); \
+	else echo "ort-gate: no corpus; corpus sets skipped"; fi
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

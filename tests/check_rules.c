@@ -950,6 +950,13 @@ START_TEST(test_layer_norm)
 	free(fixed);
 	free(text);
 	free(t);
+	/* the square as Mul(d, d), at opset 18 (ReduceMean's axes an input) */
+	text = fmt(HEAD(18) "g (float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, float eps = {1e-5}, %s, %s> {\n"
+	           "  mu = ReduceMean (x, ax)\n  d = Sub (x, mu)\n  p = Mul (d, d)\n"
+	           "  var = ReduceMean (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	           "  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)\n}\n", g, b);
+	run_case(text, &(Case){"layer_norm_mul", "LayerNormalization", true, 1e-4});
+	free(text);
 	free(g);
 	free(b);
 }
