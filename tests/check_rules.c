@@ -957,6 +957,15 @@ START_TEST(test_layer_norm)
 	           "  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)\n}\n", g, b);
 	run_case(text, &(Case){"layer_norm_mul", "LayerNormalization", true, 1e-4});
 	free(text);
+	/* inside an If branch, reading the outer x, scale and bias */
+	text = fmt(HEAD(18) "g (bool c, float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, float eps = {1e-5}, %s, %s> {\n"
+	           "  y = If (c) <then_branch: graph = t () => (float[2,3,8] o) {\n"
+	           "    mu = ReduceMean (x, ax)\n    d = Sub (x, mu)\n    p = Mul (d, d)\n"
+	           "    var = ReduceMean (p, ax)\n    ve = Add (var, eps)\n    sd = Sqrt (ve)\n"
+	           "    n = Div (d, sd)\n    gn = Mul (n, g)\n    o = Add (gn, b)\n  },\n"
+	           "  else_branch: graph = e () => (float[2,3,8] o) {\n    o = Neg (x)\n  }>\n}\n", g, b);
+	run_case(text, &(Case){"layer_norm_mul", "If{LayerNormalization}{Neg}", true, 1e-4});
+	free(text);
 	free(g);
 	free(b);
 }
