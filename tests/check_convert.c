@@ -12,16 +12,10 @@
 #include "convert.h"
 #include "eval.h"
 #include "run.h"
+#include "testutil.h"
 #include "text.h"
 
-static IrModel *parse(const char *text)
-{
-	Diag d;
-	diag_init(&d, stderr);
-	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
-	ck_assert_msg(m != NULL, "%s", d.first);
-	return m;
-}
+static IrModel *parse(const char *text) { return parse_text_model(text); }
 
 /* The ops of the main graph, space-separated, in list order. */
 static const char *ops(IrModel *m)
@@ -81,6 +75,16 @@ static IrModel *convert_ok(const char *text, int target, const char *want_ops)
 	ev_unref(before);
 	ev_unref(after);
 	return m;
+}
+
+/* Convert m in place to `target`, which must succeed. */
+static void convert_to(IrModel *m, int target)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	ConvertStats st;
+	ck_assert_msg(convert_opset(m, target, &st, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
 }
 
 static const char *convert_err(const char *text, int target)
@@ -180,16 +184,12 @@ START_TEST(test_attributes_to_inputs)
 	ck_assert_uint_eq(ninputs_of(m, "Pad"), 3);
 	ck_assert_uint_eq(ninputs_of(m, "TopK"), 2);
 	/* and back to 9: every input a constant, so every one an attribute again */
-	Diag d;
-	diag_init(&d, NULL);
-	ConvertStats st;
-	ck_assert_msg(convert_opset(m, 9, &st, &d), "%s", d.first);
+	convert_to(m, 9);
 	ck_assert_uint_eq(ninputs_of(m, "Unsqueeze"), 1);
 	ck_assert_uint_eq(ninputs_of(m, "Slice"), 1);
 	ck_assert_uint_eq(ninputs_of(m, "Clip"), 1);
 	ck_assert_uint_eq(ninputs_of(m, "Pad"), 1);
 	ck_assert_int_eq(attr_int(m, "TopK", "k"), 2);
-	ck_assert(ir_validate(m, &d));
 	ir_model_free(m);
 	/* an input that is not a constant cannot go back */
 	const char *dyn = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
@@ -220,10 +220,7 @@ START_TEST(test_upsample_to_resize)
 	                  "}\n";
 	m = convert_ok(lin, 13, "Resize");
 	/* and back to 9: Resize-11 asymmetric, roi dropped, Upsample again */
-	Diag d;
-	diag_init(&d, NULL);
-	ConvertStats st;
-	ck_assert_msg(convert_opset(m, 9, &st, &d), "%s", d.first);
+	convert_to(m, 9);
 	ck_assert_str_eq(ops(m), "Upsample");
 	ck_assert_uint_eq(ninputs_of(m, "Upsample"), 2);
 	ir_model_free(m);
@@ -280,10 +277,7 @@ START_TEST(test_groupnorm)
 	                   "  y = GroupNormalization <num_groups = 2> (x, s, b)\n"
 	                   "}\n";
 	IrModel *m = parse(text);
-	Diag d;
-	diag_init(&d, NULL);
-	ConvertStats st;
-	ck_assert_msg(convert_opset(m, 21, &st, &d), "%s", d.first);
+	convert_to(m, 21);
 	NodeId n = ir_first(m, IR_MAIN_GRAPH);
 	IrTensor *t = ir_tensor(m, ir_value(m, ir_node(m, n)->inputs[1])->tensor);
 	ck_assert_int_eq(t->numel, 4);
@@ -291,14 +285,12 @@ START_TEST(test_groupnorm)
 	const float *f = (const float *)ir_tensor_bytes(m, ir_value(m, ir_node(m, n)->inputs[1])->tensor, &nb);
 	ck_assert(f[0] == 2 && f[1] == 2 && f[2] == 3 && f[3] == 3);
 	ir_model_free(m);
-	m = parse("<ir_version: 10, opset_import: [\"\" : 21]>\n"
-	          "g (float[1,4,3] x, float[4] s, float[4] b) => (float[1,4,3] y) {\n"
-	          "  [gn] y = GroupNormalization <num_groups = 2> (x, s, b)\n"
-	          "}\n");
-	ck_assert(!convert_opset(m, 20, &st, &d));
-	ck_assert_str_eq(d.first, "t.onnx: node gn (GroupNormalization), opset 21 -> 20: no exact conversion: scale and "
-	                          "bias are per channel from opset 21 on");
-	ir_model_free(m);
+	ck_assert_str_eq(convert_err("<ir_version: 10, opset_import: [\"\" : 21]>\n"
+	                             "g (float[1,4,3] x, float[4] s, float[4] b) => (float[1,4,3] y) {\n"
+	                             "  [gn] y = GroupNormalization <num_groups = 2> (x, s, b)\n"
+	                             "}\n", 20),
+	                 "t.onnx: node gn (GroupNormalization), opset 21 -> 20: no exact conversion: scale and "
+	                 "bias are per channel from opset 21 on");
 }
 END_TEST
 

@@ -263,14 +263,7 @@ END_TEST
 
 /* ---- folding -------------------------------------------------------------------- */
 
-static IrModel *parse(const char *text)
-{
-	Diag d;
-	diag_init(&d, stderr);
-	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
-	ck_assert_msg(m != NULL, "%s", d.first);
-	return m;
-}
+static IrModel *parse(const char *text) { return parse_text_model(text); }
 
 static const float *init_floats(IrModel *m, const char *name, int64_t *numel)
 {

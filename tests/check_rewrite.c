@@ -62,14 +62,7 @@ static const RwRuleSet *const sets[] = {&test_set};
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-static IrModel *parse(const char *text)
-{
-	Diag d;
-	diag_init(&d, stderr);
-	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
-	ck_assert_msg(m != NULL, "%s", d.first);
-	return m;
-}
+static IrModel *parse(const char *text) { return parse_text_model(text); }
 
 static uint32_t nodes_of(IrModel *m, const char *op)
 {

@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <check.h>
+
 #include "onnx.pb-c.h"
+#include "text.h"
 
 static void collect(const char *dir, const char *suffix, char ***paths, size_t *n, size_t *cap)
 {
@@ -371,4 +374,13 @@ bool heavy_skipped(void)
 {
 	const char *s = getenv("GRAFT_SKIP_HEAVY");
 	return s && *s && strcmp(s, "0") != 0;
+}
+
+IrModel *parse_text_model(const char *text)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	return m;
 }

@@ -27,6 +27,9 @@ const char *corpus_dir(void);
 /* A fresh temporary directory (removed by the caller with rm_rf). */
 char *temp_dir(void);
 void rm_rf(const char *path);
+/* A model from ONNX's textual syntax, named "t.onnx" in messages; a parse
+ * error fails the calling test with the parser's message. */
+IrModel *parse_text_model(const char *text);
 /* Load, expecting failure: returns the first error message (static buffer). */
 const char *load_error(const char *path);
 

@@ -247,12 +247,6 @@ static bool up_upsample_scales(Conv *c, NodeId n)
 	return true;
 }
 
-static bool up_upsample_resize(Conv *c, NodeId n)
-{
-	rename_op(c, n, "Resize");
-	return true;
-}
-
 /* Clip-6's bounds are float attributes; Clip-11's are inputs of X's type.
  * Absent bounds were float's limits: they matter for double only. */
 static bool up_clip(Conv *c, NodeId n)
@@ -311,12 +305,6 @@ static bool up_resize(Conv *c, NodeId n)
 	ir_attr_set_string(c->m, n, "coordinate_transformation_mode", asym, sizeof asym - 1);
 	if (attr_is(c, n, "mode", "nearest", "nearest"))
 		ir_attr_set_string(c->m, n, "nearest_mode", floor_, sizeof floor_ - 1);
-	return true;
-}
-
-static bool up_scatter(Conv *c, NodeId n)
-{
-	rename_op(c, n, "ScatterElements");
 	return true;
 }
 
@@ -540,12 +528,6 @@ static bool down_dropout(Conv *c, NodeId n)
 	return true;
 }
 
-static bool down_scatter(Conv *c, NodeId n)
-{
-	rename_op(c, n, "Scatter");
-	return true;
-}
-
 static bool down_resize(Conv *c, NodeId n)
 {
 	if (!attr_is(c, n, "coordinate_transformation_mode", "asymmetric", "half_pixel") ||
@@ -559,12 +541,6 @@ static bool down_resize(Conv *c, NodeId n)
 	trim_inputs(c, n, 2);
 	ir_attr_remove(c->m, n, "coordinate_transformation_mode");
 	ir_attr_remove(c->m, n, "nearest_mode");
-	return true;
-}
-
-static bool down_resize_upsample(Conv *c, NodeId n)
-{
-	rename_op(c, n, "Upsample");
 	return true;
 }
 
@@ -619,60 +595,61 @@ typedef struct Adapter {
 	const char *op;
 	int step;        /* the version on the upper side */
 	bool up;
-	AdaptFn fn;      /* NULL: no exact conversion */
-	const char *why; /* for NULL: what changed */
+	AdaptFn fn;      /* NULL (and no rename): no exact conversion */
+	const char *why; /* for that case: what changed */
+	const char *rename; /* the op that replaces op, same inputs and attributes */
 } Adapter;
 
 static const char *const reduce18[] = {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
                                        "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"};
 
 static const Adapter adapters[] = {
-	{"BatchNormalization", 9, true, up_bn_spatial, NULL},
-	{"Upsample", 9, true, up_upsample_scales, NULL},
-	{"Upsample", 9, false, down_upsample_scales, NULL},
-	{"Slice", 10, true, up_slice, NULL},
-	{"Slice", 10, false, down_slice, NULL},
-	{"TopK", 10, true, up_topk, NULL},
-	{"TopK", 10, false, down_topk, NULL},
-	{"Upsample", 10, true, up_upsample_resize, NULL},
-	{"Resize", 10, false, down_resize_upsample, NULL},
-	{"Clip", 11, true, up_clip, NULL},
-	{"Clip", 11, false, down_clip, NULL},
-	{"Pad", 11, true, up_pad, NULL},
-	{"Pad", 11, false, down_pad, NULL},
-	{"Resize", 11, true, up_resize, NULL},
-	{"Resize", 11, false, down_resize, NULL},
-	{"Scatter", 11, true, up_scatter, NULL},
-	{"ScatterElements", 11, false, down_scatter, NULL},
-	{"Dropout", 12, true, up_dropout, NULL},
-	{"Dropout", 12, false, down_dropout, NULL},
-	{"ReduceSum", 13, true, up_axes, NULL},
-	{"ReduceSum", 13, false, down_axes, NULL},
-	{"Squeeze", 13, true, up_axes, NULL},
-	{"Squeeze", 13, false, down_axes, NULL},
-	{"Unsqueeze", 13, true, up_axes, NULL},
-	{"Unsqueeze", 13, false, down_axes, NULL},
-	{"Split", 13, true, up_split, NULL},
-	{"Split", 13, false, down_split, NULL},
-	{"Softmax", 13, true, up_softmax, NULL},
-	{"Softmax", 13, false, down_softmax, NULL},
-	{"LogSoftmax", 13, true, up_softmax, NULL},
-	{"LogSoftmax", 13, false, down_softmax, NULL},
-	{"Hardmax", 13, true, up_softmax, NULL},
-	{"Hardmax", 13, false, down_softmax, NULL},
-	{"BatchNormalization", 14, true, up_bn14, NULL},
-	{"BatchNormalization", 14, false, down_bn14, NULL},
-	{"RoiAlign", 16, true, up_roialign, NULL},
-	{"RoiAlign", 16, false, down_roialign, NULL},
-	{"Split", 18, true, up_split18, NULL},
-	{"Split", 18, false, down_split18, NULL},
-	{"GridSample", 20, true, up_gridsample, NULL},
-	{"GridSample", 20, false, down_gridsample, NULL},
-	{"DFT", 20, true, up_dft, NULL},
-	{"DFT", 20, false, NULL, "the axis input's meaning changed at opset 20"},
-	{"GroupNormalization", 21, true, up_groupnorm, NULL},
-	{"GroupNormalization", 21, false, NULL, "scale and bias are per channel from opset 21 on"},
-	{"Scan", 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9"},
+	{"BatchNormalization", 9, true, up_bn_spatial, NULL, NULL},
+	{"Upsample", 9, true, up_upsample_scales, NULL, NULL},
+	{"Upsample", 9, false, down_upsample_scales, NULL, NULL},
+	{"Slice", 10, true, up_slice, NULL, NULL},
+	{"Slice", 10, false, down_slice, NULL, NULL},
+	{"TopK", 10, true, up_topk, NULL, NULL},
+	{"TopK", 10, false, down_topk, NULL, NULL},
+	{"Upsample", 10, true, NULL, NULL, "Resize"},
+	{"Resize", 10, false, NULL, NULL, "Upsample"},
+	{"Clip", 11, true, up_clip, NULL, NULL},
+	{"Clip", 11, false, down_clip, NULL, NULL},
+	{"Pad", 11, true, up_pad, NULL, NULL},
+	{"Pad", 11, false, down_pad, NULL, NULL},
+	{"Resize", 11, true, up_resize, NULL, NULL},
+	{"Resize", 11, false, down_resize, NULL, NULL},
+	{"Scatter", 11, true, NULL, NULL, "ScatterElements"},
+	{"ScatterElements", 11, false, NULL, NULL, "Scatter"},
+	{"Dropout", 12, true, up_dropout, NULL, NULL},
+	{"Dropout", 12, false, down_dropout, NULL, NULL},
+	{"ReduceSum", 13, true, up_axes, NULL, NULL},
+	{"ReduceSum", 13, false, down_axes, NULL, NULL},
+	{"Squeeze", 13, true, up_axes, NULL, NULL},
+	{"Squeeze", 13, false, down_axes, NULL, NULL},
+	{"Unsqueeze", 13, true, up_axes, NULL, NULL},
+	{"Unsqueeze", 13, false, down_axes, NULL, NULL},
+	{"Split", 13, true, up_split, NULL, NULL},
+	{"Split", 13, false, down_split, NULL, NULL},
+	{"Softmax", 13, true, up_softmax, NULL, NULL},
+	{"Softmax", 13, false, down_softmax, NULL, NULL},
+	{"LogSoftmax", 13, true, up_softmax, NULL, NULL},
+	{"LogSoftmax", 13, false, down_softmax, NULL, NULL},
+	{"Hardmax", 13, true, up_softmax, NULL, NULL},
+	{"Hardmax", 13, false, down_softmax, NULL, NULL},
+	{"BatchNormalization", 14, true, up_bn14, NULL, NULL},
+	{"BatchNormalization", 14, false, down_bn14, NULL, NULL},
+	{"RoiAlign", 16, true, up_roialign, NULL, NULL},
+	{"RoiAlign", 16, false, down_roialign, NULL, NULL},
+	{"Split", 18, true, up_split18, NULL, NULL},
+	{"Split", 18, false, down_split18, NULL, NULL},
+	{"GridSample", 20, true, up_gridsample, NULL, NULL},
+	{"GridSample", 20, false, down_gridsample, NULL, NULL},
+	{"DFT", 20, true, up_dft, NULL, NULL},
+	{"DFT", 20, false, NULL, "the axis input's meaning changed at opset 20", NULL},
+	{"GroupNormalization", 21, true, up_groupnorm, NULL, NULL},
+	{"GroupNormalization", 21, false, NULL, "scale and bias are per channel from opset 21 on", NULL},
+	{"Scan", 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9", NULL},
 };
 
 static const Adapter *find_adapter(const char *op, int step, bool up, AdaptFn *reduce)
@@ -850,10 +827,12 @@ static bool convert_step(Conv *c)
 			AdaptFn reduce;
 			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
 			AdaptFn fn = ad ? ad->fn : reduce;
-			if (ad && !fn)
+			if (ad && !fn && !ad->rename)
 				return fail(c, n, "no exact conversion: %s", ad->why);
-			if (fn) {
-				if (!fn(c, n))
+			if (fn || ad) {
+				if (ad && ad->rename)
+					rename_op(c, n, ad->rename);
+				else if (!fn(c, n))
 					return false;
 				c->st->adapted++;
 				const OpSchema *now = op_schema_lookup("", ir_node(m, n)->op_type, tov);
