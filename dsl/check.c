@@ -798,6 +798,26 @@ static DslType type_op(Checker *c, Expr *e, Side side)
 	return TY_VALUE;
 }
 
+/* '[..d]' from another op (Conv into com.microsoft.FusedConv): every
+ * attribute the bound op can carry must be one of the built op's, of the
+ * same type. */
+static void check_attrs_fit(Checker *c, SrcPos cp, const char *name, const OpSchema *from,
+                            const OpSchema *to)
+{
+	for (int k = 0; k < from->nattrs; k++) {
+		const OpAttrDef *a = &from->attrs[k];
+		const OpAttrDef *b = NULL;
+		for (int j = 0; j < to->nattrs && !b; j++)
+			if (!strcmp(to->attrs[j].name, a->name))
+				b = &to->attrs[j];
+		if (!b || b->type != a->type) {
+			dsl_error(c->d, c->f, cp, "'..%s' copies the attributes of '%s' into '%s', which has no %s '%s'",
+			          name, from->name, to->name, attr_type_name((AttrType)a->type), a->name);
+			return;
+		}
+	}
+}
+
 /* The attributes of an op built on the right side: known, once, of the
  * right type, required ones present (unless copied with [..d]). */
 static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side)
@@ -815,8 +835,7 @@ static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side)
 				dsl_error(c->d, c->f, cp, "'..%s' needs a node binding (%s @ Op(...)), got %s",
 				          e->copy_attrs, e->copy_attrs, type_name(b->type));
 			else if (node->schema && strcmp(node->schema->name, s->name) != 0)
-				dsl_error(c->d, c->f, cp, "'..%s' copies the attributes of '%s' into '%s'",
-				          e->copy_attrs, node->schema->name, s->name);
+				check_attrs_fit(c, cp, e->copy_attrs, node->schema, s);
 		}
 	}
 	for (int i = 0; i < e->nattrs; i++) {

@@ -254,6 +254,19 @@ static char **value_names(Emit *e, const ValueId *ids, uint32_t n)
 	return names;
 }
 
+/* The domain a node is written with.  ONNX Runtime registers its
+ * LayerNormalization (below opset 17) and SimplifiedLayerNormalization in the
+ * ONNX domain, not in com.microsoft (ir/opschema_vendor.py); graft calls them
+ * com.microsoft.* inside, so rules and the schema table can tell them from
+ * the standard op, and writes them as ONNX Runtime reads them. */
+static const char *ort_domain(const IrNode *node)
+{
+	if (!strcmp(node->domain, "com.microsoft") &&
+	    (!strcmp(node->op_type, "LayerNormalization") || !strcmp(node->op_type, "SimplifiedLayerNormalization")))
+		return "";
+	return node->domain;
+}
+
 static Onnx__NodeProto *emit_node(Emit *e, NodeId n)
 {
 	IrNode *node = ir_node(e->m, n);
@@ -269,7 +282,7 @@ static Onnx__NodeProto *emit_node(Emit *e, NodeId n)
 	np->output = value_names(e, node->outputs, node->noutputs);
 	np->name = keep_str(o ? o->name : NULL, node->name, o != NULL);
 	np->op_type = keep_str(o ? o->op_type : NULL, node->op_type, o != NULL);
-	np->domain = keep_str(o ? o->domain : NULL, node->domain, o != NULL);
+	np->domain = keep_str(o ? o->domain : NULL, ort_domain(node), o != NULL);
 	np->n_attribute = node->nattrs;
 	np->attribute = arena_alloc(e->a, sizeof *np->attribute * (node->nattrs ? node->nattrs : 1));
 	for (uint32_t i = 0; i < node->nattrs; i++)

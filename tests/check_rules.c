@@ -980,6 +980,90 @@ START_TEST(test_div_by_const)
 }
 END_TEST
 
+/* ---- vendor rules (rules/extended/vendor.rules) ------------------------------------------ */
+
+/* The whole library on text, with --allow-vendor-ops: the node list after,
+ * the outputs on the evaluator's vendor kernels (within tol), the
+ * com.microsoft import; without the flag: want_std, and no vendor op. */
+static void vendor_case(const char *text, const char *want, const char *want_std, double tol)
+{
+	for (int k = 0; k < 2; k++) {
+		Backend be = backend(k);
+		for (int allow = 0; allow < 2; allow++) {
+			IrModel *m = parse(text);
+			EvValue **before = evaluate(m);
+			RwOptions o = {.allow_vendor_ops = allow};
+			Diag d;
+			diag_init(&d, stderr);
+			RwResult r;
+			ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+			ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+			const char *w = allow ? want : want_std;
+			ck_assert_msg(!strcmp(ops_of(m), w), "%s, vendor ops %s: after: '%s', want '%s'", be.name,
+			              allow ? "allowed" : "not allowed", ops_of(m), w);
+			ck_assert_int_eq(ir_opset(m, "com.microsoft"), allow && strcmp(want, want_std) ? 1 : 0);
+			assert_same_outputs(m, before, tol, want);
+			rw_result_free(&r);
+			ir_model_free(m);
+		}
+	}
+}
+
+START_TEST(test_vendor)
+{
+	/* Conv + Clip(0, 6) (mobilenet's Relu6), Gemm + Relu */
+	vendor_case(HEAD(13) "g (float[1,2,5,5] x, float[2,4] a) => (float[1,3,5,5] y, float[2,4] z) <float[3,2,3,3] w = {0.1, -0.2, 0.3, "
+	            "-0.1, 0.5, 0.2, 0.7, -0.4, 0.1, 0.2, 0.3, -0.5, 0.6, 0.1, -0.3, 0.2, 0.4, -0.1, 0.5, 0.3, -0.2, 0.1, 0.2, "
+	            "0.3, -0.6, 0.2, 0.1, 0.4, -0.2, 0.1, 0.3, 0.5, -0.1, 0.2, 0.3, 0.1, -0.4, 0.2, 0.6, 0.1, -0.3, 0.2, 0.5, "
+	            "0.1, -0.1, 0.2, 0.3, 0.4, -0.5, 0.1, 0.2, 0.3, 0.1, -0.2}, float lo = {0}, float hi = {6}, "
+	            "float[4,4] bw = {1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1}> {\n"
+	            "  c = Conv <pads = [1, 1, 1, 1]> (x, w)\n  y = Clip (c, lo, hi)\n"
+	            "  gm = Gemm (a, bw)\n  z = Relu (gm)\n}\n",
+	            "FusedConv FusedGemm", "Conv Clip Gemm Relu", 0);
+	/* BERT's layer end at opset 13: LayerNorm written out over x @ W + bias + residual,
+	 * first ORT's LayerNormalization, then SkipLayerNormalization with the bias */
+	char *g = tensor("float", "g", "8", 1.0, 0.1), *b = tensor("float", "b", "8", 0.0, 0.1);
+	char *bias = tensor("float", "bias", "8", 0.5, -0.1), *wt = tensor("float", "wt", "8,8", -0.3, 0.01);
+	char *text = fmt(HEAD(13) "g (float[2,3,8] x, float[2,3,8] r) => (float[2,3,8] y) <float eps = {1e-5}, %s, %s, %s, %s> {\n"
+	                 "  mm = MatMul (x, wt)\n  mb = Add (mm, bias)\n  s = Add (mb, r)\n"
+	                 "  mu = ReduceMean <axes = [-1]> (s)\n  d = Sub (s, mu)\n  p = Mul (d, d)\n"
+	                 "  var = ReduceMean <axes = [-1]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	                 "  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)\n}\n", g, b, bias, wt);
+	vendor_case(text, "MatMul SkipLayerNormalization",
+	            "MatMul Add Add ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add", 1e-4);
+	/* saved as ONNX Runtime reads it: LayerNormalization in the ONNX domain */
+	IrModel *m = parse(text);
+	RwOptions o = {.allow_vendor_ops = true, .enabled = (const char *[]){"layer_norm_mul_ort"}, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert(rw_run(m, sets, 2, &o, &r, &d));
+	ck_assert_str_eq(ops_of(m), "MatMul Add Add LayerNormalization");
+	uint8_t *bytes;
+	size_t len;
+	ck_assert(ir_save_bytes(m, &bytes, &len, &d));
+	IrModel *back = ir_load_bytes(bytes, len, "saved", NULL, NULL, &d);
+	ck_assert_msg(back, "%s", d.first);
+	NodeId ln = 0;
+	for (NodeId n = ir_first(back, IR_MAIN_GRAPH); n; n = ir_next(back, n))
+		if (!strcmp(ir_node(back, n)->op_type, "LayerNormalization"))
+			ln = n;
+	ck_assert(ln && !strcmp(ir_node(back, ln)->domain, ""));
+	ir_model_free(back);
+	free(bytes);
+	rw_result_free(&r);
+	ir_model_free(m);
+	/* a Clip whose bounds cross stays (ONNX's Clip and ORT's activation disagree there) */
+	vendor_case(HEAD(13) "g (float[1,1,3,3] x) => (float[1,1,3,3] y) <float[1,1,1,1] w = {2}, float lo = {1}, float hi = {-1}> {\n"
+	            "  c = Conv (x, w)\n  y = Clip (c, lo, hi)\n}\n", "Conv Clip", "Conv Clip", 0);
+	free(text);
+	free(g);
+	free(b);
+	free(bias);
+	free(wt);
+}
+END_TEST
+
 /* ---- --why ------------------------------------------------------------------------------ */
 
 /* Run the library on text with o, asking rule why; the answer at the
@@ -1474,6 +1558,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_graftc_output);
 	tcase_add_test(tc, test_cli_rules);
 	tcase_add_test(tc, test_cli_verify);
+	tcase_add_test(tc, test_vendor);
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);

@@ -260,7 +260,7 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		}
 		all_const = true;
 	}
-	if (!all_const || !ev_kernel_find("", node->op_type))
+	if (!all_const || !ev_kernel_find(node->domain, node->op_type))
 		return false;
 	int64_t predicted = predicted_numel(m, n);
 	if (predicted >= 0 && (uint64_t)predicted > o->max_bytes) {

@@ -1081,6 +1081,9 @@ bool rw_commit(Rewriter *rw)
 			ir_value_rename(m, rw->tx_repl[o], keep[o]);
 	for (int i = 0; i < rw->ntx_created; i++) {
 		NodeId n = rw->tx_created[i];
+		const char *dom = ir_node(m, n)->domain;
+		if (dom[0] && strcmp(dom, "ai.onnx") && !ir_opset(m, dom))
+			ir_set_opset(m, dom, 1); /* a vendor op: its domain is imported (version 1, the only one) */
 		if (!ir_node(m, n)->dead) {
 			push(rw, n);
 			if (rw->infer)

@@ -1055,6 +1055,26 @@ static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
 	return DT_UNDEFINED;
 }
 
+/* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
+ * take their output types from the standard op they stand for: FusedConv's
+ * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
+ * SkipLayerNormalization's output 0 their input's.  FusedMatMul with a
+ * transposed input, and the rest, stay unknown. */
+static InferFn vendor_rule(const IrNode *node)
+{
+	static const struct { const char *op, *as; } alias[] = {
+		{"FusedConv", "Conv"}, {"FusedGemm", "Gemm"}, {"BiasGelu", "Add"},
+		{"FastGelu", "Identity"}, {"Gelu", "Identity"}, {"QuickGelu", "Identity"},
+		{"SkipLayerNormalization", "Identity"}, {"LayerNormalization", "LayerNormalization"},
+	};
+	if (strcmp(node->domain, "com.microsoft"))
+		return NULL;
+	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+		if (!strcmp(node->op_type, alias[i].op))
+			return infer_rule_find(alias[i].as);
+	return NULL;
+}
+
 static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 {
 	ensure_cap(s);
@@ -1071,7 +1091,7 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 		outs[o].rank = -1;
 	}
 	bool std = *node->domain == 0 || !strcmp(node->domain, "ai.onnx");
-	InferFn fn = std ? infer_rule_find(node->op_type) : NULL;
+	InferFn fn = std ? infer_rule_find(node->op_type) : vendor_rule(node);
 	bool ok = true;
 	if (fn)
 		ok = fn(&c) && !c.failed;

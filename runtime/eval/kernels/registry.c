@@ -2,7 +2,7 @@
  * runtime/kernels/ exports ev_kernels_<family>[] (ending with {NULL}); the
  * Makefile lists the families in build/gen/kernel_families.h, so adding a
  * family needs no edit here.  Lookup is by OpKind through a table built on
- * first use. */
+ * first use; com.microsoft ops by name in runtime/eval/vendor.c's table. */
 #include "eval.h"
 
 #include <stdlib.h>
@@ -18,6 +18,8 @@ static const EvKernel *const families[] = {
 #undef FAMILY
 	NULL,
 };
+
+extern const EvKernel ev_kernels_vendor[];
 
 static const EvKernel *by_kind[OP_COUNT];
 static const EvKernel **all;
@@ -46,6 +48,12 @@ static void build(void)
 const EvKernel *ev_kernel_find(const char *domain, const char *op)
 {
 	build();
+	if (domain && !strcmp(domain, "com.microsoft")) {
+		for (const EvKernel *k = ev_kernels_vendor; k->op; k++)
+			if (!strcmp(k->op, op))
+				return k;
+		return NULL;
+	}
 	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
 		return NULL;
 	OpKind kind = op_kind_lookup(op);

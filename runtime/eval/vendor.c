@@ -1,0 +1,298 @@
+/* vendor.c - the evaluator's kernels for the com.microsoft (ONNX Runtime
+ * contrib) ops that graft's vendor rules emit (rules/extended/vendor.rules,
+ * `graft optimize --allow-vendor-ops`), so `graft verify`, `graft run` and
+ * the constant folder treat those rules like any other.
+ *
+ * Each kernel is the standard op it stands for, computed by the standard
+ * kernel, then the fused part computed as the standard kernels compute it
+ * (in double, rounded once to the element type).  A fusion is therefore exact
+ * on this evaluator; ONNX Runtime's kernels agree within float rounding,
+ * which tests/verify_ort.sh checks.  Semantics from onnxruntime's
+ * docs/ContribOperators.md.  registry.c looks these up by name for the
+ * com.microsoft domain; they are not a kernel family (several share a name
+ * with a standard op). */
+#include "eval.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool run_std(EvCtx *c, const char *op, EvValue **in, int nin, EvValue **out, int nout)
+{
+	const EvKernel *k = ev_kernel_find("", op);
+	return k ? k->fn(c, in, nin, out, nout) : ev_fail(c, "no kernel for %s", op);
+}
+
+static bool float_tensor(EvCtx *c, const EvValue *x, const char *op)
+{
+	if (!x || x->kind != EV_TENSOR || !ev_is_float(x->dtype))
+		return ev_fail(c, "%s: expects a float tensor", op);
+	return true;
+}
+
+/* ---- activations of FusedConv / FusedGemm ---- */
+
+typedef struct Act {
+	enum { ACT_NONE, ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_LEAKY, ACT_CLIP, ACT_HARDSIGMOID } kind;
+	double a, b;
+} Act;
+
+/* params: activation_params of FusedConv, or FusedGemm's activation_alpha/beta. */
+static bool act_parse(EvCtx *c, const char *name, const float *params, int np, Act *act)
+{
+	static const struct { const char *name; int kind, nparams; double a, b; } acts[] = {
+		{"Relu", ACT_RELU, 0, 0, 0},           {"Sigmoid", ACT_SIGMOID, 0, 0, 0},
+		{"Tanh", ACT_TANH, 0, 0, 0},           {"LeakyRelu", ACT_LEAKY, 1, 0.01f, 0},
+		{"Clip", ACT_CLIP, 2, -INFINITY, INFINITY}, {"HardSigmoid", ACT_HARDSIGMOID, 2, 0.2f, 0.5f},
+	};
+	act->kind = ACT_NONE;
+	if (!name)
+		return true;
+	for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
+		if (!strcmp(name, acts[i].name)) {
+			act->kind = acts[i].kind;
+			act->a = np > 0 ? params[0] : acts[i].a;
+			act->b = np > 1 ? params[1] : acts[i].b;
+			if (np > acts[i].nparams)
+				return ev_fail(c, "activation %s takes %d parameters, got %d", name, acts[i].nparams, np);
+			return true;
+		}
+	return ev_fail(c, "unsupported activation '%s'", name);
+}
+
+/* As unary.c's relu_f, sigmoid_f, tanh_f, leaky_f, hsig_f and binary.c's Clip. */
+static double act_apply(const Act *act, double x)
+{
+	switch (act->kind) {
+	case ACT_RELU: return x < 0 ? 0 : x;
+	case ACT_SIGMOID:
+		if (x >= 0)
+			return 1 / (1 + exp(-x));
+		return exp(x) / (1 + exp(x));
+	case ACT_TANH: return tanh(x);
+	case ACT_LEAKY: return x < 0 ? act->a * x : x;
+	case ACT_CLIP: return isnan(x) ? x : x < act->a ? act->a : x > act->b ? act->b : x;
+	case ACT_HARDSIGMOID: {
+		double v = act->a * x + act->b;
+		return v < 0 ? 0 : v > 1 ? 1 : v;
+	}
+	default: return x;
+	}
+}
+
+static void act_run(const Act *act, EvValue *y)
+{
+	if (act->kind == ACT_NONE)
+		return;
+	for (int64_t i = 0; i < y->numel; i++)
+		ev_set_f(y, i, act_apply(act, ev_get_f(y, i)));
+}
+
+/* FusedConv(X, W, B?, Z?): activation(Conv(X, W, B) + Z). */
+static bool k_FusedConv(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	char buf[32];
+	int np = 0;
+	const float *params = ev_attr_floats(c, "activation_params", &np);
+	Act act;
+	if (!float_tensor(c, in[0], "FusedConv") ||
+	    !act_parse(c, ev_attr_string(c, "activation", NULL, buf, sizeof buf), params, np < 0 ? 0 : np, &act))
+		return false;
+	if (!run_std(c, "Conv", in, nin < 3 ? nin : 3, out, 1))
+		return false;
+	EvValue *z = nin > 3 ? in[3] : NULL, *y = out[0];
+	if (z) {
+		if (z->numel != y->numel || z->dtype != y->dtype)
+			return ev_fail(c, "FusedConv: Z must have the output's shape");
+		for (int64_t i = 0; i < y->numel; i++) {
+			ev_set_f(y, i, ev_get_f(y, i) + ev_get_f(z, i));
+		}
+	}
+	act_run(&act, y);
+	(void)nout;
+	return true;
+}
+
+/* FusedGemm(A, B, C?): activation(Gemm(A, B, C)). */
+static bool k_FusedGemm(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	char buf[32];
+	float params[2];
+	int np = 0;
+	if (ev_attr(c, "activation_alpha"))
+		params[np++] = ev_attr_float(c, "activation_alpha", 0);
+	if (np && ev_attr(c, "activation_beta"))
+		params[np++] = ev_attr_float(c, "activation_beta", 0);
+	Act act;
+	if (!float_tensor(c, in[0], "FusedGemm") ||
+	    !act_parse(c, ev_attr_string(c, "activation", NULL, buf, sizeof buf), params, np, &act) ||
+	    !run_std(c, "Gemm", in, nin, out, nout))
+		return false;
+	act_run(&act, out[0]);
+	return true;
+}
+
+/* A copy of x with its last two axes swapped. */
+static EvValue *swap_last2(const EvValue *x)
+{
+	int64_t dims[EV_MAX_RANK];
+	memcpy(dims, x->dims, sizeof dims);
+	int r = x->rank;
+	int64_t m = dims[r - 2], n = dims[r - 1];
+	dims[r - 2] = n;
+	dims[r - 1] = m;
+	EvValue *t = ev_tensor_new(x->dtype, r, dims);
+	if (!t)
+		return NULL;
+	size_t es = ev_elem_size(x->dtype);
+	int64_t batch = m != 0 && n != 0 ? x->numel / (m * n) : 0;
+	for (int64_t b = 0; b < batch; b++)
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++)
+				memcpy((char *)t->data + (size_t)(b * m * n + j * m + i) * es,
+				       (const char *)x->data + (size_t)(b * m * n + i * n + j) * es, es);
+	return t;
+}
+
+/* FusedMatMul(A, B): alpha * MatMul(A or A^T, B or B^T), ^T swapping the last two axes. */
+static bool k_FusedMatMul(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 2 || !float_tensor(c, in[0], "FusedMatMul") || !float_tensor(c, in[1], "FusedMatMul"))
+		return false;
+	if (ev_attr_int(c, "transBatchA", 0) || ev_attr_int(c, "transBatchB", 0))
+		return ev_fail(c, "FusedMatMul: transBatchA/transBatchB are not supported");
+	bool ta = ev_attr_int(c, "transA", 0) != 0, tb = ev_attr_int(c, "transB", 0) != 0;
+	if ((ta && in[0]->rank < 2) || (tb && in[1]->rank < 2))
+		return ev_fail(c, "FusedMatMul: transA/transB need a rank of at least 2");
+	EvValue *a = ta ? swap_last2(in[0]) : ev_ref(in[0]);
+	EvValue *b = tb ? swap_last2(in[1]) : ev_ref(in[1]);
+	EvValue *ab[2] = {a, b};
+	bool ok = a && b && run_std(c, "MatMul", ab, 2, out, nout);
+	ev_unref(a);
+	ev_unref(b);
+	if (!ok)
+		return a && b ? false : ev_fail(c, "FusedMatMul: out of memory");
+	double alpha = ev_attr_float(c, "alpha", 1.0f);
+	if (alpha != 1.0)
+		for (int64_t i = 0; i < out[0]->numel; i++)
+			ev_set_f(out[0], i, alpha * ev_get_f(out[0], i));
+	return true;
+}
+
+/* x + bias, bias 1-D over x's last axis (BiasGelu, FastGelu, SkipLayerNormalization);
+ * each sum rounded to the element type, as Add computes it. */
+static EvValue *add_bias(EvCtx *c, const EvValue *x, const EvValue *bias, const char *op)
+{
+	int64_t cols = x->rank ? x->dims[x->rank - 1] : 1;
+	if (bias->numel != cols || bias->rank > 1 || bias->dtype != x->dtype) {
+		ev_fail(c, "%s: the bias must be 1-D over the last axis", op);
+		return NULL;
+	}
+	EvValue *s = ev_copy(x);
+	if (!s) {
+		ev_fail(c, "%s: out of memory", op);
+		return NULL;
+	}
+	for (int64_t i = 0; i < s->numel; i++)
+		ev_set_f(s, i, ev_get_f(x, i) + ev_get_f(bias, i % cols));
+	return s;
+}
+
+/* Gelu (com.microsoft): the erf form, as Gelu-20 with approximate "none". */
+static bool k_Gelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	return float_tensor(c, in[0], "Gelu") && run_std(c, "Gelu", in, nin, out, nout);
+}
+
+/* BiasGelu(A, B) = Gelu(A + B). */
+static bool k_BiasGelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 2 || !float_tensor(c, in[0], "BiasGelu"))
+		return false;
+	EvValue *s = add_bias(c, in[0], in[1], "BiasGelu");
+	bool ok = s && run_std(c, "Gelu", &s, 1, out, nout);
+	ev_unref(s);
+	return ok;
+}
+
+/* FastGelu(X, bias?): the tanh form of GELU of X + bias. */
+static bool k_FastGelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (!float_tensor(c, in[0], "FastGelu"))
+		return false;
+	EvValue *s = nin > 1 && in[1] ? add_bias(c, in[0], in[1], "FastGelu") : ev_ref(in[0]);
+	if (!s)
+		return false;
+	EvValue *y = out[0] = ev_tensor_new(s->dtype, s->rank, s->dims);
+	if (!y) {
+		ev_unref(s);
+		return ev_fail(c, "FastGelu: out of memory");
+	}
+	for (int64_t i = 0; i < s->numel; i++) { /* as unary.c's gelu_f with approximate "tanh" */
+		double x = ev_get_f(s, i);
+		ev_set_f(y, i, 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))));
+	}
+	ev_unref(s);
+	(void)nout;
+	return true;
+}
+
+/* QuickGelu(X) = X * Sigmoid(alpha * X). */
+static bool k_QuickGelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (!float_tensor(c, in[0], "QuickGelu"))
+		return false;
+	double alpha = ev_attr_float(c, "alpha", 1.702f);
+	EvValue *x = in[0], *y = out[0] = ev_tensor_new(x->dtype, x->rank, x->dims);
+	if (!y)
+		return ev_fail(c, "QuickGelu: out of memory");
+	for (int64_t i = 0; i < x->numel; i++) {
+		double v = ev_get_f(x, i), a = alpha * v;
+		double s = a >= 0 ? 1 / (1 + exp(-a)) : exp(a) / (1 + exp(a));
+		ev_set_f(y, i, v * s);
+	}
+	(void)nin;
+	(void)nout;
+	return true;
+}
+
+/* LayerNormalization as ONNX Runtime registers it below opset 17: the same as
+ * LayerNormalization-17. */
+static bool k_LayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	return run_std(c, "LayerNormalization", in, nin, out, nout);
+}
+
+/* SkipLayerNormalization(input, skip, gamma, beta?, bias?): LayerNorm over the
+ * last axis of (input + bias) + skip; output 3 is that sum. */
+static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 3 || !float_tensor(c, in[0], "SkipLayerNormalization"))
+		return false;
+	EvValue *x = in[0], *skip = in[1];
+	if (!skip || skip->numel != x->numel || skip->dtype != x->dtype)
+		return ev_fail(c, "SkipLayerNormalization: skip must have the input's shape");
+	EvValue *s = nin > 4 && in[4] ? add_bias(c, x, in[4], "SkipLayerNormalization") : ev_copy(x);
+	if (!s)
+		return false;
+	for (int64_t i = 0; i < s->numel; i++)
+		ev_set_f(s, i, ev_get_f(s, i) + ev_get_f(skip, i));
+	EvValue *ln_in[3] = {s, in[2], nin > 3 ? in[3] : NULL};
+	bool ok = run_std(c, "LayerNormalization", ln_in, 3, out, nout < 3 ? nout : 3);
+	if (ok && nout > 3)
+		out[3] = ev_ref(s);
+	ev_unref(s);
+	return ok;
+}
+
+const EvKernel ev_kernels_vendor[] = {
+	{"BiasGelu", k_BiasGelu, 0},
+	{"FastGelu", k_FastGelu, 0},
+	{"FusedConv", k_FusedConv, 0},
+	{"FusedGemm", k_FusedGemm, 0},
+	{"FusedMatMul", k_FusedMatMul, 0},
+	{"Gelu", k_Gelu, 0},
+	{"LayerNormalization", k_LayerNormalization, 0},
+	{"QuickGelu", k_QuickGelu, 0},
+	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
+	{NULL, NULL, 0},
+};
