@@ -215,9 +215,12 @@ ort-gate: $(BUILD)/graft
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL) vendor
+	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL) vendor
 	GRAFT=$(BUILD)/graft bash tests/verify_ort.sh $(ORT_LOCAL) 20
 	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
+	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
 	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL); \
 	else echo "ort-gate: no corpus; corpus sets skipped"; fi
 

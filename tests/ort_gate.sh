@@ -9,13 +9,17 @@
 # The summary is compared with tests/ort_gate.expected, so a model skipped
 # silently, or one more refused, fails the gate.
 #
-# usage: tests/ort_gate.sh SET ORT_TOOLS
+# usage: tests/ort_gate.sh SET ORT_TOOLS [vendor]
 #   SET: conformance (libonnx-testdata: node, simple, pytorch-converted,
 #        pytorch-operator), fixtures (tests/data/control) or corpus (the
 #        shared corpus, ../shared/corpus or $GRAFT_CORPUS)
+#   vendor: optimize with --allow-vendor-ops (ONNX Runtime's fusions, as
+#        com.microsoft ops); the summary's label is then SET+vendor
 set -euo pipefail
-set_name=${1:?usage: tests/ort_gate.sh conformance|fixtures|corpus ORT_TOOLS}
-ort=${2:?usage: tests/ort_gate.sh SET ORT_TOOLS}
+set_name=${1:?usage: tests/ort_gate.sh conformance|fixtures|corpus ORT_TOOLS [vendor]}
+ort=${2:?usage: tests/ort_gate.sh SET ORT_TOOLS [vendor]}
+flags=() label=$set_name
+if [ "${3:-}" = vendor ]; then flags=(--allow-vendor-ops); label=$set_name+vendor; fi
 graft=${GRAFT:-build/graft}
 corpus=${GRAFT_CORPUS:-../shared/corpus}
 testdata=/usr/include/onnx/backend/test/data
@@ -46,7 +50,7 @@ while IFS=$'\t' read -r name model; do
   out="$tmp/opt/$i.onnx"
   mkdir -p "$tmp/opt"
   rc=0
-  $graft optimize "$model" -o "$out" > /dev/null 2> "$tmp/log" || rc=$?
+  $graft optimize "$model" ${flags[@]+"${flags[@]}"} -o "$out" > /dev/null 2> "$tmp/log" || rc=$?
   if [ $rc != 0 ]; then
     echo "FAIL $name: graft optimize exited $rc: $(head -1 "$tmp/log")"; fail=1; continue
   fi
@@ -101,14 +105,14 @@ while read -r _ name; do
   runs=$((runs + 1))
   if expect_sets "${f[2]}" "$name" "${sets[@]}"; then agree=$((agree + 1)); else fail=1; fi
 done < <(grep '^REFUSED' "$tmp/gate" || true)
-summary="$set_name: $summary; graft's evaluator agrees on $evaluated of the $nofeed not feedable"
+summary="$label: $summary; graft's evaluator agrees on $evaluated of the $nofeed not feedable"
 summary="$summary, and on $agree of the $runs originals ORT refuses that it runs"
 echo "$summary"
 
-want=$(grep "^$set_name: " tests/ort_gate.expected || true)
+want=$(grep "^$label: " tests/ort_gate.expected || true)
 if [ "$summary" != "$want" ]; then
   echo "FAIL the counts changed; tests/ort_gate.expected says:"
-  echo "${want:-(nothing for $set_name)}"
+  echo "${want:-(nothing for $label)}"
   fail=1
 fi
 exit $fail
