@@ -980,6 +980,56 @@ START_TEST(test_div_by_const)
 }
 END_TEST
 
+/* ---- rules/extended/activation.rules -------------------------------------------------------- */
+
+START_TEST(test_activation_fusions)
+{
+	const char *hs = "g (float[2,3] x) => (float[2,3] y) {\n"
+	                 "  h = HardSigmoid <alpha = 0.16666667, beta = 0.5> (x)\n  y = Mul (x, h)\n}\n";
+	char *t = fmt(HEAD(14) "%s", hs);
+	run_case(t, &(Case){"hard_swish", "HardSwish", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(13) "%s", hs); /* HardSwish is opset 14 */
+	run_case(t, &(Case){"hard_swish", "HardSigmoid Mul", false, 0});
+	free(t);
+	const char *relu6 = "g (float[2,3] x) => (float[2,3] y) <float three = {3}, float zero = {0}, float six = {6}, "
+	                    "float d = {%s}> {\n  a = Add (x, three)\n  c = Clip (a, zero, six)\n  m = Mul (x, c)\n"
+	                    "  y = Div (m, d)\n}\n";
+	t = fmt(HEAD(14) "%s", relu6);
+	char *text = fmt(t, "6");
+	run_case(text, &(Case){"hard_swish_relu6", "HardSwish", true, 1e-5});
+	free(text);
+	text = fmt(t, "5");
+	run_case(text, &(Case){"hard_swish_relu6", "Add Clip Mul Div", false, 0});
+	free(text);
+	free(t);
+	const char *sm = "g (float[2,3,5] x) => (float[2,3,5] y) <int64[1] ax = {%s}> {\n"
+	                 "  mx = ReduceMax <axes = [%s], keepdims = 1> (x)\n  d = Sub (x, mx)\n  e = Exp (d)\n"
+	                 "  s = ReduceSum <keepdims = 1> (e, ax)\n  y = Div (e, s)\n}\n";
+	t = fmt(HEAD(13) "%s", sm);
+	text = fmt(t, "-1", "-1");
+	run_case(text, &(Case){"softmax_written", "Softmax", true, 1e-5});
+	free(text);
+	text = fmt(t, "1", "1"); /* over another axis */
+	run_case(text, &(Case){"softmax_written", "ReduceMax Sub Exp ReduceSum Div", false, 0});
+	free(text);
+	free(t);
+	run_case(HEAD(13) "g (float[2,5] x) => (float[2,5] y) <int64[1] ax = {-1}> {\n"
+	         "  mx = ReduceMax <axes = [-1], keepdims = 1> (x)\n  d = Sub (x, mx)\n  e = Exp (d)\n"
+	         "  s = ReduceSum <keepdims = 1> (e, ax)\n  l = Log (s)\n  y = Sub (d, l)\n}\n",
+	         &(Case){"log_softmax_written", "LogSoftmax", true, 1e-5});
+	run_case(HEAD(13) "g (float[4,3] a, float[4,5] b) => (float[3,5] y) {\n"
+	         "  t = Transpose <perm = [1, 0]> (a)\n  y = MatMul (t, b)\n}\n",
+	         &(Case){"matmul_transpose_a_gemm", "Gemm", true, 1e-5});
+	run_case(HEAD(13) "g (float[3,4] a, float[5,4] b) => (float[3,5] y) {\n"
+	         "  t = Transpose <perm = [1, 0]> (b)\n  y = MatMul (a, t)\n}\n",
+	         &(Case){"matmul_transpose_b_gemm", "Gemm", true, 1e-5});
+	run_case(HEAD(13) "g (float[2,4,3] a, float[2,4,5] b) => (float[2,3,5] y) {\n"
+	         "  t = Transpose <perm = [0, 2, 1]> (a)\n  y = MatMul (t, b)\n}\n",
+	         &(Case){"matmul_transpose_a_gemm", "Transpose MatMul", false, 0});
+}
+END_TEST
+
 /* ---- vendor rules (rules/extended/vendor.rules) ------------------------------------------ */
 
 /* The whole library on text, with --allow-vendor-ops: the node list after,
@@ -1559,6 +1609,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_cli_rules);
 	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_vendor);
+	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);
