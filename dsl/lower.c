@@ -1349,6 +1349,15 @@ static void name_slot(L *g, Slot *s)
 	}
 }
 
+/* Does the pattern constrain attribute `name` ([name = ...])? */
+static bool names_attr(const Pattern *p, const char *name)
+{
+	for (int i = 0; i < p->nattrs; i++)
+		if (!strcmp(p->attrs[i].name, name))
+			return true;
+	return false;
+}
+
 static void lower_op(L *g, const Pattern *p, int node, const char *path)
 {
 	const OpSchema *sch = p->schema;
@@ -1510,7 +1519,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		const OpsetForm *all = opset_forms_all(&n);
 		for (size_t k = 0; k < n; k++)
 			if (all[k].kind == FORM_ATTR && all[k].input >= nslots && !strcmp(all[k].op, op) &&
-			    all[k].first <= g->hi && all[k].last >= g->lo) {
+			    all[k].first <= g->hi && all[k].last >= g->lo && !names_attr(p, all[k].attr)) {
 				int r = new_reg(g, MT_ARG);
 				MInsn *a = insn(g, MI_ARG);
 				a->reg = r;

@@ -1251,6 +1251,10 @@ START_TEST(test_codegen_features)
 	test_rules_case(HEAD(6) "g (float[2,3] x) => (float[2,3] y) {\n  y = Clip <min = -0.5, max = 0.5> (x)\n}\n", "Clip",
 	                "t_clip_min_neg_neg", RW_WHY_PRODUCER,
 	                "input 1 of Clip is an attribute at this opset, not the output of Neg");
+	/* an attribute the rule names, in opsets that all have it as an attribute */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,1] y) {\n"
+	                         "  r = ReduceMean <axes = [-1], keepdims = 1> (x)\n  y = Neg (r)\n}\n",
+	                "Neg ReduceMean", NULL, 0, NULL);
 	/* an extern that builds the value: a scalar is negated in C... */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {2.5}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Add", NULL, 0, NULL);
