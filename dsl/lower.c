@@ -1408,19 +1408,22 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 			want = ex1(g, ME_TO_FLOATS, MT_FLOATS, want);
 		else if (def->type == ATTR_FLOAT)
 			want = ex1(g, ME_AS_FLOAT, MT_FLOAT, want);
-		MExpr *cond = ex2(g, ME_BIN, MT_BOOL, reg_ex(g, x->reg, t), want);
+		/* x points into g->insns, which check() may move: keep what is needed */
+		int reg = x->reg;
+		MTest test = x->test;
+		MExpr *cond = ex2(g, ME_BIN, MT_BOOL, reg_ex(g, reg, t), want);
 		cond->op = EX_EQ;
 		char *w = lit_int ? S(g, "attribute %s of %s is %%lld, not %lld", a->name, desc, (long long)e->i)
 		                  : S(g, "attribute %s of %s has another value", a->name, desc);
 		if (reads_unbound(g, want)) {
 			defer(g, cond, W_ATTR, w);
 			if (lit_int)
-				((MInsn *)g->deferred.p)[g->deferred.n - 1].why_arg = reg_ex(g, x->reg, t);
+				((MInsn *)g->deferred.p)[g->deferred.n - 1].why_arg = reg_ex(g, reg, t);
 		} else {
 			MInsn *c = check(g, cond, false, W_ATTR, w);
-			c->test = x->test;
+			c->test = test;
 			if (lit_int)
-				c->why_arg = reg_ex(g, x->reg, t);
+				c->why_arg = reg_ex(g, reg, t);
 		}
 	}
 
