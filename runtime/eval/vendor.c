@@ -12,6 +12,7 @@
  * com.microsoft domain; they are not a kernel family (several share a name
  * with a standard op). */
 #include "eval.h"
+#include "kernels/ew_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -59,15 +60,12 @@ static bool act_parse(EvCtx *c, const char *name, const float *params, int np, A
 	return ev_fail(c, "unsupported activation '%s'", name);
 }
 
-/* As unary.c's relu_f, sigmoid_f, tanh_f, leaky_f, hsig_f and binary.c's Clip. */
+/* As unary.c's relu_f, sigmoid_f, tanh_f, leaky_f, hsig_f and binary.c's Clip compute them. */
 static double act_apply(const Act *act, double x)
 {
 	switch (act->kind) {
 	case ACT_RELU: return x < 0 ? 0 : x;
-	case ACT_SIGMOID:
-		if (x >= 0)
-			return 1 / (1 + exp(-x));
-		return exp(x) / (1 + exp(x));
+	case ACT_SIGMOID: return ew_sigmoid(x);
 	case ACT_TANH: return tanh(x);
 	case ACT_LEAKY: return x < 0 ? act->a * x : x;
 	case ACT_CLIP: return isnan(x) ? x : x < act->a ? act->a : x > act->b ? act->b : x;
@@ -227,10 +225,8 @@ static bool k_FastGelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		ev_unref(s);
 		return ev_fail(c, "FastGelu: out of memory");
 	}
-	for (int64_t i = 0; i < s->numel; i++) { /* as unary.c's gelu_f with approximate "tanh" */
-		double x = ev_get_f(s, i);
-		ev_set_f(y, i, 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))));
-	}
+	for (int64_t i = 0; i < s->numel; i++)
+		ev_set_f(y, i, ew_gelu_tanh(ev_get_f(s, i)));
 	ev_unref(s);
 	(void)nout;
 	return true;
@@ -246,9 +242,8 @@ static bool k_QuickGelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 	if (!y)
 		return ev_fail(c, "QuickGelu: out of memory");
 	for (int64_t i = 0; i < x->numel; i++) {
-		double v = ev_get_f(x, i), a = alpha * v;
-		double s = a >= 0 ? 1 / (1 + exp(-a)) : exp(a) / (1 + exp(a));
-		ev_set_f(y, i, v * s);
+		double v = ev_get_f(x, i);
+		ev_set_f(y, i, v * ew_sigmoid(alpha * v));
 	}
 	(void)nin;
 	(void)nout;

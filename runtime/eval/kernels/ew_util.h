@@ -35,6 +35,23 @@ typedef struct EwArgs {
 	int err;                /* set by a row function: 1 = integer division by zero */
 } EwArgs;
 
+/* ---- activations shared by unary.c and the vendor kernels (vendor.c) ---- */
+
+/* written so neither branch overflows exp */
+static inline double ew_sigmoid(double x)
+{
+	if (x >= 0)
+		return 1 / (1 + exp(-x));
+	double e = exp(x);
+	return e / (1 + e);
+}
+
+/* GELU's tanh form (Gelu approximate = "tanh", com.microsoft.FastGelu) */
+static inline double ew_gelu_tanh(double x)
+{
+	return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
 /* ---- conversions -------------------------------------------------------- */
 
 /* double -> float rounded to odd: truncate, and set the last bit if anything

@@ -150,14 +150,7 @@ static inline double tanh_f(double x, const EwArgs *p) { return tanh(x); }
 OP_F(sin) OP_F(cos) OP_F(tan) OP_F(asin) OP_F(acos) OP_F(atan)
 OP_F(sinh) OP_F(cosh) OP_F(asinh) OP_F(acosh) OP_F(atanh) OP_F(tanh)
 
-/* written so neither branch overflows exp */
-static inline double sigmoid_f(double x, const EwArgs *p)
-{
-	if (x >= 0)
-		return 1 / (1 + exp(-x));
-	double e = exp(x);
-	return e / (1 + e);
-}
+static inline double sigmoid_f(double x, const EwArgs *p) { return ew_sigmoid(x); }
 OP_F(sigmoid)
 
 static inline double leaky_f(double x, const EwArgs *p) { return x < 0 ? p->alpha * x : x; }
@@ -185,7 +178,7 @@ static inline double softsign_f(double x, const EwArgs *p) { return x / (1 + fab
 static inline double gelu_f(double x, const EwArgs *p)
 {
 	if (p->flag) /* approximate = "tanh" */
-		return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+		return ew_gelu_tanh(x);
 	return 0.5 * x * (1 + erf(x * M_SQRT1_2));
 }
 static inline double mish_f(double x, const EwArgs *p) { return x * tanh(softplus_d(x)); }
