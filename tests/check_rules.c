@@ -1103,6 +1103,12 @@ START_TEST(test_vendor)
 	free(bytes);
 	rw_result_free(&r);
 	ir_model_free(m);
+	/* inside an If branch, reading the outer x and weight */
+	vendor_case(HEAD(13) "g (bool c, float[1,1,3,3] x) => (float[1,1,3,3] y) <float[1,1,1,1] w = {2}> {\n"
+	            "  y = If (c) <then_branch: graph = t () => (float[1,1,3,3] o) {\n"
+	            "    cv = Conv (x, w)\n    o = Relu (cv)\n  },\n"
+	            "  else_branch: graph = e () => (float[1,1,3,3] o) {\n    o = Neg (x)\n  }>\n}\n",
+	            "If{FusedConv}{Neg}", "If{Conv Relu}{Neg}", 0);
 	/* a Clip whose bounds cross stays (ONNX's Clip and ORT's activation disagree there) */
 	vendor_case(HEAD(13) "g (float[1,1,3,3] x) => (float[1,1,3,3] y) <float[1,1,1,1] w = {2}, float lo = {1}, float hi = {-1}> {\n"
 	            "  c = Conv (x, w)\n  y = Clip (c, lo, hi)\n}\n", "Conv Clip", "Conv Clip", 0);
