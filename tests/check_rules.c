@@ -1030,6 +1030,255 @@ START_TEST(test_activation_fusions)
 }
 END_TEST
 
+/* ---- the layout level: pushing Transposes (runtime/engine/layout.c) ---------------------- */
+
+/* The whole library (all levels) on text: the node list after, the
+ * outputs, and the Transposes the push-transpose firings took away. */
+static void layout_case(const char *text, RwOptions o, const char *want, int pushes)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		fired += r.firings[i].rule < 0 && !strcmp(r.firings[i].builtin, "push-transpose");
+	ck_assert_msg(!strcmp(ops_of(m), want), "after: '%s', want '%s'\n%s", ops_of(m), want, text);
+	ck_assert_msg(fired == pushes, "push-transpose fired %d times, want %d\n%s", fired, pushes, text);
+	assert_same_outputs(m, before, 1e-5, "push-transpose");
+	/* what comes out also saves and loads */
+	uint8_t *bytes;
+	size_t len;
+	ck_assert_msg(ir_save_bytes(m, &bytes, &len, &d), "%s", d.first);
+	IrModel *back = ir_load_bytes(bytes, len, "t.onnx", NULL, NULL, &d);
+	ck_assert_msg(back, "%s", d.first);
+	ir_model_free(back);
+	free(bytes);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+/* convnext's channels-first LayerNorm: NCHW -> NHWC, LayerNorm written out
+ * over the last axis, back to NCHW.  Both Transposes go; the norm runs over
+ * axis 1 with its weights transposed (at opset 13, below LayerNormalization). */
+static const char *ln2d =
+	HEAD(13) "g (float[1,4,3,3] x) => (float[1,4,3,3] y) <float[4] w = {0.5, 1, 1.5, 2}, "
+	"float[4] b = {0.1, 0.2, 0.3, 0.4}, float eps = {1e-6}, float two = {2}> {\n"
+	"  t = Transpose <perm = [0, 2, 3, 1]> (x)\n"
+	"  m = ReduceMean <axes = [-1], keepdims = 1> (t)\n  d = Sub (t, m)\n  p = Pow (d, two)\n"
+	"  v = ReduceMean <axes = [-1], keepdims = 1> (p)\n  e = Add (v, eps)\n  s = Sqrt (e)\n"
+	"  n = Div (d, s)\n  k = Mul (n, w)\n  a = Add (k, b)\n"
+	"  y = Transpose <perm = [0, 3, 1, 2]> (a)\n}\n";
+
+START_TEST(test_layout_push)
+{
+	RwOptions all = {0};
+	layout_case(ln2d, all, "ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add", 1);
+	/* off with its level, or by name */
+	const char *basic_ext = "ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add";
+	(void)basic_ext;
+	RwOptions no_layout = {.levels = (1u << RW_LEVEL_BASIC) | (1u << RW_LEVEL_EXTENDED)};
+	layout_case(ln2d, no_layout, "Transpose ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add Transpose", 0);
+	const char *off[] = {"push-transpose"};
+	layout_case(ln2d, (RwOptions){.disabled = off, .ndisabled = 1},
+	            "Transpose ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add Transpose", 0);
+	/* nothing to cancel: a Transpose is only moved when that takes some away */
+	layout_case(HEAD(13) "g (float[2,3] x, float[2,4] w) => (float[3,4] y) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  r = Relu (t)\n  y = MatMul (r, w)\n}\n",
+	            all, "Transpose Relu MatMul", 0);
+	/* a second operand that is not constant needs its own inverse Transpose:
+	 * two Transposes become one */
+	layout_case(HEAD(13) "g (float[2,3] x, float[3,2] z) => (float[2,3] y) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  a = Add (t, z)\n  r = Relu (a)\n"
+	            "  y = Transpose <perm = [1, 0]> (r)\n}\n",
+	            all, "Transpose Add Relu", 1);
+	/* ... but not where that would keep the count */
+	layout_case(HEAD(13) "g (float[2,3] x, float[3,2] z, float[3,2] u) => (float[2,3] y) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  a = Add (t, z)\n  b = Mul (a, u)\n"
+	            "  y = Transpose <perm = [1, 0]> (b)\n}\n",
+	            all, "Transpose Add Mul Transpose", 0);
+	/* a region value read outside (a graph output) gets its Transpose back;
+	 * the inverse pair on the other path still cancels */
+	layout_case(HEAD(13) "g (float[2,3] x) => (float[3,2] y1, float[2,3] y2) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  r = Relu (t)\n  y1 = Neg (r)\n"
+	            "  y2 = Transpose <perm = [1, 0]> (r)\n}\n",
+	            all, "Relu Neg Transpose", 1);
+}
+END_TEST
+
+/* Ops that drop or add axes carry another permutation below them; the axes
+ * they name are remapped. */
+START_TEST(test_layout_axes)
+{
+	RwOptions all = {0};
+	/* ReduceSum without keepdims: (0,2,3,1) loses an axis, becomes (0,2,1) */
+	layout_case(HEAD(13) "g (float[1,4,3,2] x) => (float[1,3,2] y) <int64[1] ax = {1}> {\n"
+	            "  t = Transpose <perm = [0, 2, 3, 1]> (x)\n  s = ReduceSum <keepdims = 0> (t, ax)\n"
+	            "  e = Exp (s)\n  y = Transpose <perm = [0, 2, 1]> (e)\n}\n",
+	            all, "ReduceSum Exp", 1);
+	/* Unsqueeze adds one */
+	layout_case(HEAD(13) "g (float[2,3] x) => (float[1,2,3] y) <int64[1] ax = {0}> {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  s = Sigmoid (t)\n  u = Unsqueeze (s, ax)\n"
+	            "  y = Transpose <perm = [0, 2, 1]> (u)\n}\n",
+	            all, "Sigmoid Unsqueeze", 1);
+	/* Squeeze (opset 11: axes as an attribute) */
+	layout_case(HEAD(11) "g (float[3,1,2] x) => (float[3,2] y) {\n"
+	            "  t = Transpose <perm = [2, 1, 0]> (x)\n  s = Squeeze <axes = [1]> (t)\n"
+	            "  y = Transpose <perm = [1, 0]> (s)\n}\n",
+	            all, "Squeeze", 1);
+	/* Gather with 1-D indices on axis 0 of a (1,0,2) Transpose */
+	layout_case(HEAD(13) "g (float[3,2,4] x) => (float[2,3,4] y) <int64[2] i = {1, 0}> {\n"
+	            "  t = Transpose <perm = [1, 0, 2]> (x)\n  s = Gather <axis = 0> (t, i)\n"
+	            "  y = Transpose <perm = [1, 0, 2]> (s)\n}\n",
+	            all, "Gather", 1);
+	/* Softmax, Slice, Pad, Concat with a constant, Split, ArgMax: axes remapped */
+	layout_case(HEAD(13) "g (float[2,3,4] x) => (float[2,2,4] y1, float[2,2,4] y2, int64[2,4,1] y3) "
+	            "<int64[1] st = {1}, int64[1] en = {4}, int64[1] ax = {1}, int64[6] pd = {0, 1, 0, 0, 0, 0}, "
+	            "float[2,4,1] c = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	            "  t = Transpose <perm = [0, 2, 1]> (x)\n  s = Softmax <axis = 1> (t)\n"
+	            "  l = Slice (s, st, en, ax)\n  p = Pad (l, pd)\n  k = Concat <axis = 2> (p, c)\n"
+	            "  a, b = Split <axis = 2> (k)\n"
+	            "  y1 = Transpose <perm = [0, 2, 1]> (a)\n  y2 = Transpose <perm = [0, 2, 1]> (b)\n"
+	            "  am = ArgMax <axis = 1> (k)\n  y3 = Transpose <perm = [0, 2, 1]> (am)\n}\n",
+	            all, "Softmax Slice Pad Concat Split ArgMax", 1);
+	/* Softmax before opset 13 flattens at its axis: left alone */
+	layout_case(HEAD(12) "g (float[2,3] x) => (float[2,3] y) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  s = Softmax <axis = 1> (t)\n"
+	            "  y = Transpose <perm = [1, 0]> (s)\n}\n",
+	            all, "Transpose Softmax Transpose", 0);
+}
+END_TEST
+
+/* A body that reads a region value keeps reading it, through a Transpose in the outer graph. */
+START_TEST(test_layout_subgraph)
+{
+	layout_case(HEAD(13) "g (float[2,3] x, bool c) => (float[2,3] y, float[3,2] z) {\n"
+	            "  t = Transpose <perm = [1, 0]> (x)\n  r = Relu (t)\n  y = Transpose <perm = [1, 0]> (r)\n"
+	            "  z = If (c) <then_branch = th () => (float[3,2] o) { o = Neg (r) }, "
+	            "else_branch = el () => (float[3,2] o) { o = Abs (r) }>\n}\n",
+	            (RwOptions){0}, "Relu Transpose If{Neg}{Abs}", 1);
+}
+END_TEST
+
+static int transposes(IrModel *m)
+{
+	int n = 0;
+	for (NodeId x = ir_first(m, IR_MAIN_GRAPH); x; x = ir_next(m, x))
+		n += !strcmp(ir_node(m, x)->op_type, "Transpose");
+	return n;
+}
+
+/* Random chains: x of rank 4, a random Transpose, three to six ops from
+ * those the push passes through (a constant or another input on the other
+ * side, axes anywhere), ending in a random Transpose (the inverse half of
+ * the time) and sometimes read on the way; the outputs must not change and
+ * the Transposes never grow in number. */
+START_TEST(test_layout_random)
+{
+	uint64_t rng = 12345 + (uint64_t)_i;
+#define RND(n) ((int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (n))
+	char body[4096] = "", ins[256] = "", inits[1024] = "", outs[256] = "";
+	int64_t d[4] = {2, 3, 1 + RND(3), 4};
+	int p[4] = {0, 1, 2, 3};
+	for (int i = 3; i > 0; i--) {
+		int j = RND(i + 1), t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	snprintf(ins, sizeof ins, "float[%ld,%ld,%ld,%ld] x", (long)d[0], (long)d[1], (long)d[2], (long)d[3]);
+	int64_t s[4];
+	for (int i = 0; i < 4; i++)
+		s[i] = d[p[i]];
+	char *b = body;
+	b += sprintf(b, "  v0 = Transpose <perm = [%d, %d, %d, %d]> (x)\n", p[0], p[1], p[2], p[3]);
+	int nops = 3 + RND(4);
+	for (int k = 1; k <= nops; k++) {
+		int a = RND(4);
+		switch (RND(8)) {
+		case 0:
+			b += sprintf(b, "  v%d = %s (v%d)\n", k, RND(2) ? "Relu" : "Tanh", k - 1);
+			break;
+		case 1: {   /* a constant of rank 1..4 that broadcasts */
+			int r = 1 + RND(4);
+			int64_t cd[4];
+			long n = 1;
+			for (int i = 0; i < r; i++) {
+				cd[i] = RND(2) ? s[4 - r + i] : 1;
+				n *= cd[i];
+			}
+			char dims[64] = "", vals[512] = "";
+			for (int i = 0; i < r; i++)
+				sprintf(dims + strlen(dims), "%s%ld", i ? "," : "", (long)cd[i]);
+			for (long i = 0; i < n; i++)
+				sprintf(vals + strlen(vals), "%s%ld", i ? ", " : "", (long)(i % 7) - 3);
+			sprintf(inits + strlen(inits), "%sfloat[%s] c%d = {%s}", inits[0] ? ", " : "", dims, k, vals);
+			b += sprintf(b, "  v%d = %s (v%d, c%d)\n", k, RND(2) ? "Add" : "Mul", k - 1, k);
+			break;
+		}
+		case 2:     /* another input of the full shape */
+			sprintf(ins + strlen(ins), ", float[%ld,%ld,%ld,%ld] z%d", (long)s[0], (long)s[1], (long)s[2], (long)s[3], k);
+			b += sprintf(b, "  v%d = Sub (v%d, z%d)\n", k, k - 1, k);
+			break;
+		case 3:
+			b += sprintf(b, "  v%d = Softmax <axis = %d> (v%d)\n", k, a, k - 1);
+			break;
+		case 4:
+			b += sprintf(b, "  v%d = ReduceMean <axes = [%d], keepdims = 1> (v%d)\n", k, a, k - 1);
+			s[a] = 1;
+			break;
+		case 5:
+			b += sprintf(b, "  v%d = Concat <axis = %d> (v%d, v%d)\n", k, a, k - 1, k - 1);
+			s[a] *= 2;
+			break;
+		case 6:
+			sprintf(inits + strlen(inits), "%sint64[1] st%d = {0}, int64[1] en%d = {1}, int64[1] ax%d = {%d}",
+			        inits[0] ? ", " : "", k, k, k, a);
+			b += sprintf(b, "  v%d = Slice (v%d, st%d, en%d, ax%d)\n", k, k - 1, k, k, k);
+			s[a] = 1;
+			break;
+		default:    /* read on the way: a graph output */
+			b += sprintf(b, "  v%d = Neg (v%d)\n  o%d = Identity (v%d)\n", k, k - 1, k, k);
+			sprintf(outs + strlen(outs), "float[%ld,%ld,%ld,%ld] o%d, ", (long)s[0], (long)s[1], (long)s[2], (long)s[3], k);
+			break;
+		}
+	}
+	int q[4] = {0, 1, 2, 3};
+	if (RND(2)) {
+		for (int i = 0; i < 4; i++)
+			q[p[i]] = i;    /* the inverse */
+	} else {
+		while (q[0] == 0 && q[1] == 1 && q[2] == 2 && q[3] == 3)
+			for (int i = 3; i > 0; i--) {
+				int j = RND(i + 1), t = q[i];
+				q[i] = q[j];
+				q[j] = t;
+			}
+	}
+	b += sprintf(b, "  y = Transpose <perm = [%d, %d, %d, %d]> (v%d)\n", q[0], q[1], q[2], q[3], nops);
+	char *text = fmt(HEAD(13) "g (%s) => (%sfloat[%ld,%ld,%ld,%ld] y) <%s> {\n%s}\n", ins, outs, (long)s[q[0]],
+	                 (long)s[q[1]], (long)s[q[2]], (long)s[q[3]], inits, body);
+	IrModel *m = parse(text);
+	int t0 = transposes(m);
+	EvValue **before = evaluate(m);
+	const char *only[] = {"push-transpose"};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag dg;
+	diag_init(&dg, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &dg), "%s", dg.first);
+	ck_assert_msg(ir_validate(m, &dg), "%s", dg.first);
+	ck_assert_msg(transposes(m) <= t0, "Transposes %d -> %d\n%s", t0, transposes(m), text);
+	assert_same_outputs(m, before, 1e-5, text);
+	rw_result_free(&r);
+	ir_model_free(m);
+	free(text);
+#undef RND
+}
+END_TEST
+
 /* ---- vendor rules (rules/extended/vendor.rules) ------------------------------------------ */
 
 /* The whole library on text, with --allow-vendor-ops: the node list after,
@@ -1620,6 +1869,10 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_vendor);
 	tcase_add_test(tc, test_activation_fusions);
+	tcase_add_test(tc, test_layout_push);
+	tcase_add_test(tc, test_layout_axes);
+	tcase_add_test(tc, test_layout_subgraph);
+	tcase_add_loop_test(tc, test_layout_random, 0, 300);
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);

@@ -10,6 +10,7 @@
 #include "rewrite.h"
 #include "rw_interp.h"
 #include "infer.h"
+#include "layout.h"
 #include "arena.h"
 
 #include <limits.h>
@@ -37,6 +38,7 @@ struct Rewriter {
 	RwResult *res;
 	size_t capfirings;          /* of res->firings */
 	InferState *infer;
+	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
 	bool **enabled;             /* [set][rule] */
 	/* worklist */
 	NodeId *work;
@@ -1350,6 +1352,55 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 	return true;
 }
 
+/* ---- the layout level: pushing Transposes (layout.c) ------------------------------------- */
+
+static bool try_push_transpose(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	if (!rw->layout || ir_node(m, n)->kind != OP_Transpose)
+		return false;
+	LayoutChange c;
+	if (!layout_push_transpose(rw->layout, m, n, &c))
+		return false;
+	RwFiring *f = new_firing(rw, -1, "push-transpose");
+	f->matched = c.matched;
+	f->nmatched = c.nmatched;
+	f->removed = c.removed;
+	f->nremoved = c.nremoved;
+	c.matched = c.removed = NULL;
+	c.nmatched = c.nremoved = 0;
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	for (int i = 0; i < c.ncreated; i++) {
+		NodeId k = c.created[i];
+		add_name(&f->created, &f->ncreated, label_of(m, k));
+		infer_node(rw->infer, k, &quiet);
+		push(rw, k);
+	}
+	for (int i = 0; i < c.ncreated; i++)
+		for (uint32_t o = 0; o < ir_node(m, c.created[i])->noutputs; o++)
+			if (ir_node(m, c.created[i])->outputs[o])
+				push_consumers(rw, ir_node(m, c.created[i])->outputs[o]);
+	layout_change_free(&c);
+	rw->res->rewrites++;
+	return true;
+}
+
+/* Is a built-in pass of level `level` on: its level chosen, and the pass not
+ * disabled (by its name or its level's), nor left out by --enable? */
+static bool pass_enabled(const RwOptions *o, RwLevel level, const char *name)
+{
+	if (o->levels && !(o->levels & (1u << level)))
+		return false;
+	bool named = !o->nenabled;
+	for (int k = 0; k < o->nenabled; k++)
+		named |= !strcmp(o->enabled[k], name) || !strcmp(o->enabled[k], level_name(level));
+	for (int k = 0; k < o->ndisabled; k++)
+		if (!strcmp(o->disabled[k], name) || !strcmp(o->disabled[k], level_name(level)))
+			return false;
+	return named;
+}
+
 /* ---- the driver ------------------------------------------------------------------------- */
 
 static uint32_t count_nodes(IrModel *m)
@@ -1499,6 +1550,8 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	diag_init(&quiet, NULL);
 	rw.infer = infer_new(m);
 	infer_model(rw.infer, &quiet);
+	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))
+		rw.layout = layout_new();
 	rw.o.fold.infer = rw.infer;
 	rw.prov_base = m->nnodes;
 	grow_node_tables(&rw);
@@ -1531,6 +1584,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			continue;
 		if (!o->no_cse && try_cse(&rw, n)) {
 			DEBUG_VALIDATE(&rw, "cse");
+			continue;
+		}
+		if (try_push_transpose(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "push-transpose");
 			continue;
 		}
 		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {
@@ -1594,6 +1651,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	r->nodes_after = count_nodes(m);
 	infer_free(rw.infer);
+	layout_free(rw.layout);
 	for (int s = 0; s < nsets; s++)
 		free(rw.enabled[s]);
 	free(rw.enabled);

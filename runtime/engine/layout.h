@@ -1,0 +1,31 @@
+/* layout.h - the layout level's Transpose pushing (layout.c; CATALOGUE.md
+ * J122-J124), a built-in pass of the rewrite engine. */
+#ifndef GRAFT_LAYOUT_H
+#define GRAFT_LAYOUT_H
+
+#include "ir.h"
+
+typedef struct Layout Layout;   /* scratch tables, reused across calls */
+
+Layout *layout_new(void);
+void layout_free(Layout *L);
+
+/* What one push changed, for the audit and the engine's worklist. */
+typedef struct LayoutChange {
+	char **matched; int nmatched;   /* labels: the Transpose, the nodes it moved through,
+	                                   the Transposes it met */
+	char **removed; int nremoved;
+	NodeId *created; int ncreated;  /* inputs before the nodes that read them */
+	int before, after;              /* Transposes in the region, before and after */
+} LayoutChange;
+void layout_change_free(LayoutChange *c);
+
+/* Push Transpose node t down through the ops that commute with it (unary
+ * and elementwise ops, with constants transposed instead; Reduce*,
+ * ArgMax/ArgMin, Softmax, Concat, Split, Slice, Pad, Squeeze, Unsqueeze and
+ * Gather, with their axes remapped), cancelling or merging it with the
+ * Transposes it meets.  Done only when the region ends with fewer Transposes
+ * than it had: never more.  True if the graph changed (c filled in). */
+bool layout_push_transpose(Layout *L, IrModel *m, NodeId t, LayoutChange *c);
+
+#endif
