@@ -18,7 +18,8 @@
 #                   make fuzz-rules over graft optimize --rules and graft verify (load,
 #                   interpret, generate instances)
 #   make ort-gate   what graft writes, graft verify's instances and graft convert's
-#                   conversions, in ONNX Runtime
+#                   conversions, in ONNX Runtime; the layout level's Transposes on the
+#                   corpus against ORT's transpose optimizer
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
@@ -221,7 +222,8 @@ ort-gate: $(BUILD)/graft
 	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
-	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL); \
+	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL) && \
+	  GRAFT=$(BUILD)/graft bash tests/layout_gate.sh $(ORT_LOCAL); \
 	else echo "ort-gate: no corpus; corpus sets skipped"; fi
 
 deps:

@@ -878,7 +878,8 @@ static Use *uses_of(IrModel *m, ValueId v, uint32_t *n)
 	IrValue *val = ir_value(m, v);
 	*n = val->nuses;
 	Use *u = xrealloc(NULL, sizeof *u * (val->nuses + 1));
-	memcpy(u, val->uses, sizeof *u * val->nuses);
+	if (val->nuses)
+		memcpy(u, val->uses, sizeof *u * val->nuses);
 	return u;
 }
 
