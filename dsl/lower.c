@@ -1233,11 +1233,12 @@ static void lower_operand(L *g, Slot *s)
 			Var *v = var(g, e->s);
 			if (s->binds)
 				return;
-			about(check(g, same_ex(g, s->reg, true, v->reg, v->kind == MT_ARG), false, W_SAME,
+			about(check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
 			            S(g, "%s is not the same as %s", s->what, e->s)), s);
 			return;
 		}
-		about(check(g, literal_check(g, e, s->reg, true), false, W_VALUE,
+		/* arg is false when every opset of the rule spells it as an input */
+		about(check(g, literal_check(g, e, s->reg, arg), false, W_VALUE,
 		            S(g, "%s is not the literal the rule names", s->what)), s);
 		return;
 	}

@@ -982,6 +982,41 @@ END_TEST
 
 /* ---- rules/extended/activation.rules -------------------------------------------------------- */
 
+/* RMSNorm written out: RMSNormalization at opset 23, its three spellings;
+ * not below 23.  (rms_norm's ReduceMean takes its axes as an input at every
+ * opset the rule covers: the rule compiler once passed that input where it
+ * wanted an attribute-or-input operand.) */
+START_TEST(test_rms_norm)
+{
+	const char *rms = "g (float[2,3,4] x) => (float[2,3,4] y) <float eps = {1e-6}, float two = {2}, "
+	                  "float[4] w = {0.5, 1, 1.5, 2}, int64[1] ax = {-1}> {\n%s}\n";
+	const char *pow_form = "  p = Pow (x, two)\n  m = ReduceMean <keepdims = 1> (p, ax)\n  a = Add (m, eps)\n"
+	                       "  s = Sqrt (a)\n  d = Div (x, s)\n  y = Mul (d, w)\n";
+	const char *recip_form = "  p = Mul (x, x)\n  m = ReduceMean <keepdims = 1> (p, ax)\n  a = Add (m, eps)\n"
+	                         "  s = Sqrt (a)\n  r = Reciprocal (s)\n  d = Mul (x, r)\n  y = Mul (w, d)\n";
+	char *body = fmt(rms, pow_form);
+	char *t = fmt(HEAD(23) "%s", body);
+	run_case(t, &(Case){"rms_norm", "RMSNormalization", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(22) "%s", body);
+	run_case(t, &(Case){"rms_norm", "Pow ReduceMean Add Sqrt Div Mul", false, 0});
+	free(t);
+	free(body);
+	body = fmt(rms, recip_form);
+	t = fmt(HEAD(23) "%s", body);
+	run_case(t, &(Case){"rms_norm_reciprocal", "RMSNormalization", true, 1e-5});
+	free(t);
+	free(body);
+	/* a scale per row is not RMSNormalization's */
+	const char *per_row = "g (float[2,3,4] x) => (float[2,3,4] y) <float eps = {1e-6}, float[3,1] w = {1, 2, 3}, "
+	                      "int64[1] ax = {-1}> {\n  p = Mul (x, x)\n  m = ReduceMean <keepdims = 1> (p, ax)\n"
+	                      "  a = Add (m, eps)\n  s = Sqrt (a)\n  d = Div (x, s)\n  y = Mul (d, w)\n}\n";
+	t = fmt(HEAD(23) "%s", per_row);
+	run_case(t, &(Case){"rms_norm_mul", "Mul ReduceMean Add Sqrt Div Mul", false, 0});
+	free(t);
+}
+END_TEST
+
 START_TEST(test_activation_fusions)
 {
 	const char *hs = "g (float[2,3] x) => (float[2,3] y) {\n"
@@ -1869,6 +1904,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_vendor);
 	tcase_add_test(tc, test_activation_fusions);
+	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_layout_push);
 	tcase_add_test(tc, test_layout_axes);
 	tcase_add_test(tc, test_layout_subgraph);

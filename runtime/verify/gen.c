@@ -514,7 +514,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 		dims[1] = rng_range(g->rng, 1, 4);
 		return 2;
 	}
-	if (x && strcmp(op, "LayerNormalization") == 0 && k >= 1 && x->rank >= 1) {
+	if (x && (strcmp(op, "LayerNormalization") == 0 || strcmp(op, "RMSNormalization") == 0) && k >= 1 && x->rank >= 1) {
 		dims[0] = x->dims[x->rank - 1];
 		return 1;
 	}

@@ -1,6 +1,6 @@
 /* norm.c - normalization kernels: BatchNormalization (inference, and
  * training_mode's batch statistics), InstanceNormalization,
- * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+ * LayerNormalization, RMSNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
  * and Dropout (an identity outside training).
  *
  * Each kernel follows the arithmetic of ONNX's reference formula step by
@@ -319,6 +319,46 @@ static bool run_layernorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	return true;
 }
 
+/* ---- RMSNormalization (opset 23) ------------------------------------------------------- */
+
+static bool run_rmsnorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	const EvValue *x = in[0], *sc = nin > 1 ? in[1] : NULL;
+	if (!float_input(c, x, "X") || !float_input(c, sc, "scale"))
+		return false;
+	int axis;
+	if (!ev_axis(c, ev_attr_int(c, "axis", -1), x->rank, &axis))
+		return false;
+	int64_t rows = nn_prod(x->dims, axis), cols = nn_prod(x->dims + axis, x->rank - axis);
+	int64_t *sidx = nn_alloc(sizeof(int64_t) * (size_t)cols);
+	if (!param_index(sc, x, axis, cols, sidx)) {
+		free(sidx);
+		return ev_fail(c, "scale must broadcast to the normalized dims of X");
+	}
+	int64_t stash = ev_attr_int(c, "stash_type", DT_FLOAT);
+	if (!nn_is_float_type((int)stash)) {
+		free(sidx);
+		return ev_fail(c, "unsupported stash_type %lld", (long long)stash);
+	}
+	EvValue *y = nn_new(c, x->dtype, x->rank, x->dims);
+	if (!y) {
+		free(sidx);
+		return false;
+	}
+	out[0] = y;
+	Work w = {.f64 = x->dtype == DT_DOUBLE || stash == DT_DOUBLE};
+	const void *xv = work_in(&w, 0, x), *sv = work_in(&w, 1, sc);
+	void *yv = work_out(&w, 0, y);
+	float eps = ev_attr_float(c, "epsilon", 1e-5f);
+	if (w.f64)
+		rms_norm_f64(xv, rows, cols, sv, sidx, eps, yv);
+	else
+		rms_norm_f32(xv, rows, cols, sv, sidx, eps, yv);
+	work_done(&w);
+	free(sidx);
+	return true;
+}
+
 /* ---- LRN ------------------------------------------------------------------------ */
 
 static bool run_lrn(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
@@ -451,6 +491,7 @@ const EvKernel ev_kernels_norm[] = {
 	{"BatchNormalization", run_batchnorm, NN_FLOATS},
 	{"InstanceNormalization", run_instancenorm, NN_FLOATS},
 	{"LayerNormalization", run_layernorm, NN_FLOATS},
+	{"RMSNormalization", run_rmsnorm, NN_FLOATS},
 	{"GroupNormalization", run_groupnorm, NN_FLOATS},
 	{"LRN", run_lrn, NN_FLOATS},
 	{"MeanVarianceNormalization", run_mvn, NN_FLOATS},
@@ -579,6 +620,23 @@ static void F(layer_norm)(const NN_T *x, int64_t rows, int64_t cols, const NN_T 
 			mean_out[r] = m;
 		if (inv_out)
 			inv_out[r] = inv;
+	}
+}
+
+/* RMSNormalization per row, as ONNX's reference: ms = sum(x * x) / cols,
+ * inv = 1 / sqrt(ms + eps), y = x * inv * scale. */
+static void F(rms_norm)(const NN_T *x, int64_t rows, int64_t cols, const NN_T *sc,
+                        const int64_t *sidx, float eps, NN_T *y)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const NN_T *xr = x + r * cols;
+		NN_T *yr = y + r * cols;
+		NN_T sq = 0;
+		for (int64_t j = 0; j < cols; j++)
+			sq = sq + xr[j] * xr[j];
+		NN_T inv = (NN_T)1 / sqrt(sq / (NN_T)cols + (NN_T)eps);
+		for (int64_t j = 0; j < cols; j++)
+			yr[j] = xr[j] * inv * sc[sidx[j]];
 	}
 }
 
