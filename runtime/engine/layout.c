@@ -607,10 +607,19 @@ static bool inverse_operand(IrModel *m, ValueId v, const Perm *q, ValueId *src, 
 	return true;
 }
 
-/* A reader of region value w that is not pushed through: it needs T_q(u) back. */
-static bool boundary_use(Layout *L, IrModel *m, Use use, GraphId g)
+/* A Transpose of g that reads a region value of rank n and composes with
+ * it (*r: its permutation). */
+static bool meets(Layout *L, IrModel *m, NodeId t, GraphId g, int n, Perm *r)
 {
-	return !region_node(L, use.node) && !(is_transpose(m, use.node) && ir_node(m, use.node)->graph == g);
+	return !region_node(L, t) && is_transpose(m, t) && ir_node(m, t)->graph == g && transpose_perm(m, t, r) &&
+	       r->n == n;
+}
+
+/* A reader of region value w that is not pushed through: it needs T_q(u) back. */
+static bool boundary_use(Layout *L, IrModel *m, Use use, GraphId g, int n)
+{
+	Perm r;
+	return !region_node(L, use.node) && !meets(L, m, use.node, g, n, &r);
 }
 
 static bool has_boundary(Layout *L, IrModel *m, ValueId w, GraphId g)
@@ -619,7 +628,7 @@ static bool has_boundary(Layout *L, IrModel *m, ValueId w, GraphId g)
 	if (val->is_output)
 		return true;
 	for (uint32_t u = 0; u < val->nuses; u++)
-		if (boundary_use(L, m, val->uses[u], g))
+		if (boundary_use(L, m, val->uses[u], g, vperm(L, w)->n))
 			return true;
 	return false;
 }
@@ -644,13 +653,9 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 		for (uint32_t u = 0; u < val->nuses; u++) {
 			NodeId t = val->uses[u].node;
 			Perm r;
-			if (region_node(L, t) || !is_transpose(m, t) || ir_node(m, t)->graph != g)
+			if (!meets(L, m, t, g, q->n, &r))
 				continue;
 			(*before)++;
-			if (!transpose_perm(m, t, &r) || r.n != q->n) {
-				(*after)++;
-				continue;
-			}
 			Perm c = perm_then(q, &r);
 			*after += !perm_identity(&c);
 		}
@@ -986,15 +991,13 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		for (uint32_t u = 0; u < nu; u++) {
 			NodeId t = uses[u].node;
 			Perm r;
-			if (region_node(L, t) || !is_transpose(m, t) || ir_node(m, t)->graph != g || L->absorbed[t] == L->epoch)
+			if (!meets(L, m, t, g, q->n, &r) || L->absorbed[t] == L->epoch)
 				continue;
 			L->absorbed[t] = L->epoch;
 			add_label(&c->matched, &c->nmatched, label(m, t));
 			met = xrealloc(met, sizeof *met * (size_t)(nmet + 1));
 			met[nmet++] = t;
 			ValueId out = ir_node(m, t)->outputs[0], nv;
-			if (!transpose_perm(m, t, &r) || r.n != q->n)
-				continue;   /* cannot happen in a valid model; left reading w */
 			Perm cp = perm_then(q, &r);
 			/* a graph output can take the name of a moved node's output, not of x */
 			if (perm_identity(&cp) && (!needs_node(m, out) || (w != y && !ir_value(m, L->under[w])->is_output))) {
@@ -1036,7 +1039,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		uint32_t nu;
 		Use *uses = uses_of(m, w, &nu);
 		for (uint32_t u = 0; u < nu; u++)
-			if (boundary_use(L, m, uses[u], g))
+			if (boundary_use(L, m, uses[u], g, q->n))
 				ir_set_input(m, uses[u].node, uses[u].slot, nv);
 		free(uses);
 		take_outputs(m, g, w, nv, renames, names, &nrenames);
