@@ -818,3 +818,15 @@ void ir_attr_set_graphs(IrModel *m, NodeId n, const char *name, const GraphId *b
 	for (size_t i = 0; i < count; i++)
 		adopt_body(m, n, bodies[i]);
 }
+
+void ir_copy_attrs(IrModel *m, NodeId to, NodeId from)
+{
+	for (uint32_t i = 0; i < ir_node(m, from)->nattrs; i++) {
+		IrAttr a = ir_node(m, from)->attrs[i];
+		IrAttr *t = ir_attr_set(m, to, a.name, (AttrType)a.type);
+		const char *name = t->name;
+		*t = a;
+		t->name = name;
+		t->orig = NULL;
+	}
+}

@@ -283,6 +283,9 @@ void ir_attr_set_tensors(IrModel *m, NodeId n, const char *name, const TensorId 
 void ir_attr_set_graph(IrModel *m, NodeId n, const char *name, GraphId body);
 void ir_attr_set_graphs(IrModel *m, NodeId n, const char *name, const GraphId *bodies, size_t count);
 bool ir_attr_remove(IrModel *m, NodeId n, const char *name);
+/* Every attribute of `from` set on `to` (values shared, not copied; bodies
+ * are shared too: the caller moves or drops them). */
+void ir_copy_attrs(IrModel *m, NodeId to, NodeId from);
 
 /* tensor.c: constants */
 /* A new tensor owning a copy of `data` (nbytes must match dtype and dims). */

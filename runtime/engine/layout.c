@@ -232,62 +232,42 @@ typedef enum Kind {
 	K_SQUEEZE, K_UNSQUEEZE, K_GATHER,
 } Kind;
 
-static const char *const unary_ops[] = {
-	"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast", "CastLike",
-	"Ceil", "Celu", "Clip", "Cos", "Cosh", "DequantizeLinear", "Elu", "Erf", "Exp", "Floor",
-	"Gelu", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Log", "Mish",
-	"Neg", "Not", "QuantizeLinear", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid",
-	"Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+/* The ops a Transpose passes through, by kind. */
+static const struct { const char *op; Kind kind; } kinds[] = {
+	{"Abs", K_UNARY}, {"Acos", K_UNARY}, {"Acosh", K_UNARY}, {"Asin", K_UNARY}, {"Asinh", K_UNARY},
+	{"Atan", K_UNARY}, {"Atanh", K_UNARY}, {"BitwiseNot", K_UNARY}, {"Cast", K_UNARY},
+	{"CastLike", K_UNARY}, {"Ceil", K_UNARY}, {"Celu", K_UNARY}, {"Clip", K_UNARY}, {"Cos", K_UNARY},
+	{"Cosh", K_UNARY}, {"DequantizeLinear", K_UNARY}, {"Elu", K_UNARY}, {"Erf", K_UNARY},
+	{"Exp", K_UNARY}, {"Floor", K_UNARY}, {"Gelu", K_UNARY}, {"HardSigmoid", K_UNARY},
+	{"HardSwish", K_UNARY}, {"Identity", K_UNARY}, {"IsInf", K_UNARY}, {"IsNaN", K_UNARY},
+	{"LeakyRelu", K_UNARY}, {"Log", K_UNARY}, {"Mish", K_UNARY}, {"Neg", K_UNARY}, {"Not", K_UNARY},
+	{"QuantizeLinear", K_UNARY}, {"Reciprocal", K_UNARY}, {"Relu", K_UNARY}, {"Round", K_UNARY},
+	{"Selu", K_UNARY}, {"Shrink", K_UNARY}, {"Sigmoid", K_UNARY}, {"Sign", K_UNARY}, {"Sin", K_UNARY},
+	{"Sinh", K_UNARY}, {"Softplus", K_UNARY}, {"Softsign", K_UNARY}, {"Sqrt", K_UNARY},
+	{"Tan", K_UNARY}, {"Tanh", K_UNARY}, {"ThresholdedRelu", K_UNARY},
+	{"Add", K_EW}, {"And", K_EW}, {"BitShift", K_EW}, {"BitwiseAnd", K_EW}, {"BitwiseOr", K_EW},
+	{"BitwiseXor", K_EW}, {"Div", K_EW}, {"Equal", K_EW}, {"Greater", K_EW}, {"GreaterOrEqual", K_EW},
+	{"Less", K_EW}, {"LessOrEqual", K_EW}, {"Max", K_EW}, {"Mean", K_EW}, {"Min", K_EW}, {"Mod", K_EW},
+	{"Mul", K_EW}, {"Or", K_EW}, {"PRelu", K_EW}, {"Pow", K_EW}, {"Sub", K_EW}, {"Sum", K_EW},
+	{"Where", K_EW}, {"Xor", K_EW},
+	{"ReduceL1", K_REDUCE}, {"ReduceL2", K_REDUCE}, {"ReduceLogSum", K_REDUCE},
+	{"ReduceLogSumExp", K_REDUCE}, {"ReduceMax", K_REDUCE}, {"ReduceMean", K_REDUCE},
+	{"ReduceMin", K_REDUCE}, {"ReduceProd", K_REDUCE}, {"ReduceSum", K_REDUCE},
+	{"ReduceSumSquare", K_REDUCE},
+	{"ArgMax", K_ARG}, {"ArgMin", K_ARG},
+	{"Softmax", K_SOFTMAX}, {"LogSoftmax", K_SOFTMAX}, {"Hardmax", K_SOFTMAX},
+	{"Concat", K_CONCAT}, {"Split", K_SPLIT}, {"Slice", K_SLICE}, {"Pad", K_PAD},
+	{"Squeeze", K_SQUEEZE}, {"Unsqueeze", K_UNSQUEEZE}, {"Gather", K_GATHER},
 };
-static const char *const ew_ops[] = {
-	"Add", "And", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Div", "Equal",
-	"Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul",
-	"Or", "PRelu", "Pow", "Sub", "Sum", "Where", "Xor",
-};
-static const char *const reduce_ops[] = {
-	"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-	"ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare",
-};
-
-static bool in_list(const char *op, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(op, list[i]) == 0)
-			return true;
-	return false;
-}
-#define IN(op, list) in_list(op, list, sizeof list / sizeof *list)
 
 static Kind kind_of(IrModel *m, NodeId n)
 {
 	IrNode *node = ir_node(m, n);
-	const char *op = node->op_type;
 	if (node->domain[0])
 		return K_NONE;
-	if (IN(op, unary_ops))
-		return K_UNARY;
-	if (IN(op, ew_ops))
-		return K_EW;
-	if (IN(op, reduce_ops))
-		return K_REDUCE;
-	if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin"))
-		return K_ARG;
-	if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax") || !strcmp(op, "Hardmax"))
-		return K_SOFTMAX;
-	if (!strcmp(op, "Concat"))
-		return K_CONCAT;
-	if (!strcmp(op, "Split"))
-		return K_SPLIT;
-	if (!strcmp(op, "Slice"))
-		return K_SLICE;
-	if (!strcmp(op, "Pad"))
-		return K_PAD;
-	if (!strcmp(op, "Squeeze"))
-		return K_SQUEEZE;
-	if (!strcmp(op, "Unsqueeze"))
-		return K_UNSQUEEZE;
-	if (!strcmp(op, "Gather"))
-		return K_GATHER;
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		if (!strcmp(node->op_type, kinds[i].op))
+			return kinds[i].kind;
 	return K_NONE;
 }
 
@@ -762,18 +742,6 @@ static NodeId new_transpose(IrModel *m, GraphId g, NodeId before, ValueId x, con
 	return t;
 }
 
-static void copy_attrs(IrModel *m, NodeId to, NodeId from)
-{
-	for (uint32_t i = 0; i < ir_node(m, from)->nattrs; i++) {
-		IrAttr a = ir_node(m, from)->attrs[i];
-		IrAttr *t = ir_attr_set(m, to, a.name, (AttrType)a.type);
-		const char *name = t->name;
-		*t = a;
-		t->name = name;
-		t->orig = NULL;
-	}
-}
-
 static void remap_axes(const int64_t *ax, int n, int r, const Perm *q, int64_t *out)
 {
 	for (int i = 0; i < n; i++)
@@ -869,7 +837,7 @@ static NodeId moved_node(IrModel *m, NodeId n, const Perm *q, ValueId *ins, uint
 	for (uint32_t i = 0; i < nout; i++)
 		names[i] = node->outputs[i] ? NULL : "";
 	NodeId c = ir_node_new(m, g, n, "", node->op_type, node->name, ins, nin, names, nout);
-	copy_attrs(m, c, n);
+	ir_copy_attrs(m, c, n);
 	if (attr && !strcmp(attr, "axis"))
 		ir_attr_set_int(m, c, attr, nax[0]);
 	else if (attr)
@@ -903,8 +871,6 @@ static void take_outputs(IrModel *m, GraphId g, ValueId old, ValueId nv, ValueId
 	renames[*nrenames] = nv;
 	names[(*nrenames)++] = ir_value(m, old)->name;
 }
-
-static bool needs_node(IrModel *m, ValueId v) { return ir_value(m, v)->is_output; }
 
 /* Build the region's result: the moved nodes, the Transposes it ends with;
  * remove what it replaces. */
@@ -1000,7 +966,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 			ValueId out = ir_node(m, t)->outputs[0], nv;
 			Perm cp = perm_then(q, &r);
 			/* a graph output can take the name of a moved node's output, not of x */
-			if (perm_identity(&cp) && (!needs_node(m, out) || (w != y && !ir_value(m, L->under[w])->is_output))) {
+			if (perm_identity(&cp) && (!ir_value(m, out)->is_output || (w != y && !ir_value(m, L->under[w])->is_output))) {
 				nv = L->under[w];
 			} else {
 				NodeId nt = perm_identity(&cp)
@@ -1027,7 +993,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 			continue;
 		}
 		ValueId nv = L->under[w];
-		if (!perm_identity(q) || (needs_node(m, w) && ir_value(m, L->under[w])->is_output)) {
+		if (!perm_identity(q) || (ir_value(m, w)->is_output && ir_value(m, L->under[w])->is_output)) {
 			NodeId producer = ir_value(m, w)->producer;
 			NodeId nt = perm_identity(q)
 				? ir_node_new(m, g, producer, "", "Identity", "", &L->under[w], 1, NULL, 1)

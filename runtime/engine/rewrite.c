@@ -804,19 +804,7 @@ NodeId rw_node(Rewriter *rw, const char *op, const ValueId *inputs, uint32_t nin
 
 ValueId rw_output(Rewriter *rw, NodeId n, uint32_t i) { return ir_node(rw->m, n)->outputs[i]; }
 
-void rw_copy_attrs(Rewriter *rw, NodeId to, NodeId from)
-{
-	IrModel *m = rw->m;
-	IrNode *f = ir_node(m, from);
-	for (uint32_t i = 0; i < f->nattrs; i++) {
-		IrAttr a = ir_node(m, from)->attrs[i];
-		IrAttr *t = ir_attr_set(m, to, a.name, (AttrType)a.type);
-		const char *name = t->name;
-		*t = a;
-		t->name = name;
-		t->orig = NULL;
-	}
-}
+void rw_copy_attrs(Rewriter *rw, NodeId to, NodeId from) { ir_copy_attrs(rw->m, to, from); }
 
 static ValueId tx_const(Rewriter *rw, TensorId t)
 {
