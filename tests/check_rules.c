@@ -1007,6 +1007,15 @@ START_TEST(test_rms_norm)
 	run_case(t, &(Case){"rms_norm_reciprocal", "RMSNormalization", true, 1e-5});
 	free(t);
 	free(body);
+	/* inside an If branch, reading the outer input and constants */
+	t = fmt(HEAD(23) "g (float[2,3,4] x, bool c) => (float[2,3,4] y) <float eps = {1e-6}, float two = {2}, "
+	        "float[4] w = {0.5, 1, 1.5, 2}, int64[1] ax = {-1}> {\n"
+	        "  y = If (c) <then_branch = th () => (float[2,3,4] o) {\n"
+	        "    p = Pow (x, two)\n    m = ReduceMean <keepdims = 1> (p, ax)\n    a = Add (m, eps)\n"
+	        "    s = Sqrt (a)\n    d = Div (x, s)\n    o = Mul (d, w)\n  }, "
+	        "else_branch = el () => (float[2,3,4] o) { o = Neg (x) }>\n}\n");
+	run_case(t, &(Case){"rms_norm", "If{RMSNormalization}{Neg}", true, 1e-5});
+	free(t);
 	/* a scale per row is not RMSNormalization's */
 	const char *per_row = "g (float[2,3,4] x) => (float[2,3,4] y) <float eps = {1e-6}, float[3,1] w = {1, 2, 3}, "
 	                      "int64[1] ax = {-1}> {\n  p = Mul (x, x)\n  m = ReduceMean <keepdims = 1> (p, ax)\n"
