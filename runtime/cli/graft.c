@@ -70,11 +70,47 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
+ * (what `graft print` writes and onnx.parser reads), so a fixture can be
+ * written by hand and saved as ONNX with `graft roundtrip`. */
 static IrModel *load(const char *path)
 {
 	Diag d;
 	diag_init(&d, stderr);
-	return ir_load_file(path, NULL, &d);
+	size_t n = strlen(path);
+	if (n < 8 || strcmp(path + n - 8, ".onnxtxt"))
+		return ir_load_file(path, NULL, &d);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	char *text = NULL;
+	size_t len = 0, cap = 0, got;
+	do {
+		if (len + 65536 > cap) {
+			cap = 2 * cap + 65536;
+			char *grown = realloc(text, cap);
+			if (!grown) {
+				free(text);
+				fclose(f);
+				fprintf(stderr, "%s: out of memory\n", path);
+				return NULL;
+			}
+			text = grown;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+	} while (got > 0);
+	bool bad = ferror(f);
+	fclose(f);
+	IrModel *m = NULL;
+	if (bad)
+		fprintf(stderr, "%s: read error\n", path);
+	else
+		m = ir_parse_model(text, len, path, &d);
+	free(text);
+	return m;
 }
 
 /* ---- info -------------------------------------------------------------- */

@@ -264,6 +264,58 @@ static bool r_layernorm(InferCtx *c)
 	return true;
 }
 
+/* Attention-23: Y is [B, Hq, Sq, Dv] (4-D) or [B, Sq, Hq * Dv] (3-D, heads
+ * from the attributes); present_key/value are K and V with the past in
+ * front, 4-D; qk_matmul_output [B, Hq, Sq, Skv]. */
+static bool r_attention(InferCtx *c)
+{
+	int dt = inf_dtype(c, 0), vdt = inf_dtype(c, 2);
+	int rq = inf_rank(c, 0), rk = inf_rank(c, 1), rv = inf_rank(c, 2);
+	inf_set_dtype(c, 0, dt);
+	inf_set_dtype(c, 1, dt);
+	inf_set_dtype(c, 2, vdt);
+	inf_set_dtype(c, 3, dt);
+	if (rq < 0 || rk < 0 || rv < 0)
+		return true;
+	if (rq != rk || rq != rv || (rq != 3 && rq != 4))
+		return inf_fail(c, "Q, K and V must all be 3-D or all 4-D (ranks %d, %d, %d)", rq, rk, rv);
+	const Dim *q = inf_dims(c, 0), *k = inf_dims(c, 1), *v = inf_dims(c, 2);
+	Dim batch = q[0], seq = rq == 4 ? q[2] : q[1], kvlen = rq == 4 ? k[2] : k[1];
+	Dim qh, kvh, dk, dv;
+	if (rq == 4) {
+		qh = q[1];
+		kvh = k[1];
+		dk = k[3];
+		dv = v[3];
+	} else {
+		int64_t nq = inf_attr_i(c, "q_num_heads", 0), nkv = inf_attr_i(c, "kv_num_heads", 0);
+		if (nq <= 0 || nkv <= 0)
+			return inf_fail(c, "3-D inputs need q_num_heads and kv_num_heads");
+		qh = dim_n(nq);
+		kvh = dim_n(nkv);
+		dk = dim_known(k[2]) ? dim_n(k[2].size / nkv) : dim_unknown();
+		dv = dim_known(v[2]) ? dim_n(v[2].size / nkv) : dim_unknown();
+	}
+	Dim total = kvlen;
+	if (inf_has(c, 4)) {
+		int rp = inf_rank(c, 4);
+		const Dim *pk = inf_dims(c, 4);
+		total = rp == 4 && dim_known(pk[2]) && dim_known(kvlen) ? dim_n(pk[2].size + kvlen.size) : dim_unknown();
+	}
+	if (rq == 4) {
+		Dim y[4] = {batch, qh, seq, dv};
+		inf_set(c, 0, dt, 4, y);
+	} else {
+		Dim y[3] = {batch, seq, dim_known(dv) ? dim_n(qh.size * dv.size) : dim_unknown()};
+		inf_set(c, 0, dt, 3, y);
+	}
+	Dim pk[4] = {batch, kvh, total, dk}, pv[4] = {batch, kvh, total, dv}, qk[4] = {batch, qh, seq, total};
+	inf_set(c, 1, dt, 4, pk);
+	inf_set(c, 2, vdt, 4, pv);
+	inf_set(c, 3, dt, 4, qk);
+	return true;
+}
+
 /* ---- matrix products ---------------------------------------------------------------- */
 
 static bool matmul_shape(InferCtx *c, int ia, int ib, int dtype)
@@ -1832,7 +1884,7 @@ static const RuleEntry rules[] = {
 	{"Multinomial", r_multinomial},
 	/* normalization */
 	{"BatchNormalization", r_batchnorm}, {"LayerNormalization", r_layernorm},
-	{"RMSNormalization", r_same},
+	{"RMSNormalization", r_same}, {"Attention", r_attention},
 	/* products */
 	{"MatMul", r_matmul}, {"MatMulInteger", r_matmul_int}, {"QLinearMatMul", r_qlinear_matmul},
 	{"Gemm", r_gemm}, {"Einsum", r_einsum},
