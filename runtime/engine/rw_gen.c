@@ -998,6 +998,22 @@ bool graft_all_nonzero(Rewriter *rw, ValueId t)
 	return ok;
 }
 
+bool graft_rows_any(Rewriter *rw, ValueId t)
+{
+	EvValue *c = const_of(rw, t);
+	bool ok = c && c->dtype != DT_STRING && c->rank >= 1;
+	int64_t cols = ok ? c->dims[c->rank - 1] : 0;
+	ok = ok && cols > 0;
+	for (int64_t r = 0; ok && r < c->numel / cols; r++) {
+		bool any = false;
+		for (int64_t j = 0; !any && j < cols; j++)
+			any = ev_get_f(c, r * cols + j) != 0;
+		ok = any;
+	}
+	ev_unref(c);
+	return ok;
+}
+
 bool graft_no_zeros(Rewriter *rw, RwgInts s)
 {
 	(void)rw;

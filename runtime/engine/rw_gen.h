@@ -197,6 +197,9 @@ bool graft_reciprocal_exact(Rewriter *rw, ValueId t);
 bool graft_all_greater(Rewriter *rw, ValueId t, double x);
 /* every element of the constant t is nonzero (NaN counts as nonzero) */
 bool graft_all_nonzero(Rewriter *rw, ValueId t);
+/* Every row of the constant t (along its last axis) has a nonzero element:
+ * a mask that leaves every query at least one key. */
+bool graft_rows_any(Rewriter *rw, ValueId t);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

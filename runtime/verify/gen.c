@@ -749,6 +749,10 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 	} else if (strcmp(name, "alpha") == 0 || strcmp(name, "beta") == 0) {
 		const float ab[] = {1.0f, 0.5f, 2.0f, 0.1f};
 		ir_attr_set_float(m, n, name, ab[rng_below(g->rng, 4)]);
+	} else if (strcmp(name, "scale") == 0 && def->type == ATTR_FLOAT) {
+		/* Attention's: 1, 1/sqrt(8), and powers of two */
+		const float sc[] = {1.0f, 0.5f, 0.125f, 0.35355339f};
+		ir_attr_set_float(m, n, name, sc[rng_below(g->rng, 4)]);
 	} else if (strcmp(name, "is_test") == 0) {
 		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
 	} else if (strcmp(name, "auto_pad") == 0) {
