@@ -77,7 +77,7 @@ END_TEST
 
 static const char *const golden_names[] = {
 	"basic/arith", "basic/const", "basic/dropout", "basic/squeeze", "basic/transpose", "basic/variadic",
-	"extended/gelu", "extended/helpers", "extended/norm",
+	"extended/attention", "extended/gelu", "extended/helpers", "extended/norm",
 };
 
 START_TEST(golden_dump)

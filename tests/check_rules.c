@@ -1074,6 +1074,125 @@ START_TEST(test_activation_fusions)
 }
 END_TEST
 
+/* ---- rules/extended/attention.rules --------------------------------------------------- */
+
+/* The whole library (all levels) on text: the node list after and the
+ * outputs (within tol). */
+static void library_case(const char *text, const char *want, double tol)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	Diag d;
+	diag_init(&d, stderr);
+	RwOptions o = {0};
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want), "after: '%s', want '%s'\n%s", ops_of(m), want, text);
+	assert_same_outputs(m, before, tol, "library");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+#define ATT_SIG "g (float[1,2,3,4] q, float[1,2,4,5] kt, float[1,2,5,3] v) => (float[1,2,3,3] y)"
+
+/* The 4-D core, alone: the new Transpose takes K^T back to K; not when Q
+ * and K^T disagree on heads (MatMul broadcasts, Attention does not), nor
+ * below opset 23. */
+START_TEST(test_attention_core)
+{
+	const char *core = " {\n  s = MatMul (q, kt)\n  p = Softmax <axis = -1> (s)\n  y = MatMul (p, v)\n}\n";
+	char *t = fmt(HEAD(23) ATT_SIG "%s", core);
+	run_case(t, &(Case){"attention", "Transpose Attention", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(22) ATT_SIG "%s", core);
+	run_case(t, &(Case){"attention", "MatMul Softmax MatMul", false, 0});
+	free(t);
+	t = fmt(HEAD(23) "g (float[1,2,3,4] q, float[1,1,4,5] kt, float[1,2,5,3] v) => (float[1,2,3,3] y)%s", core);
+	run_case(t, &(Case){"attention", "MatMul Softmax MatMul", false, 0});
+	free(t);
+	/* a Softmax over another axis is not attention's */
+	t = fmt(HEAD(23) ATT_SIG " {\n  s = MatMul (q, kt)\n  p = Softmax <axis = 2> (s)\n  y = MatMul (p, v)\n}\n");
+	run_case(t, &(Case){"attention", "MatMul Softmax MatMul", false, 0});
+	free(t);
+	/* 3-D: one head per batch row */
+	run_case(HEAD(23) "g (float[4,3,2] q, float[4,2,5] kt, float[4,5,3] v) => (float[4,3,3] y) {\n"
+	         "  s = MatMul (q, kt)\n  p = Softmax (s)\n  y = MatMul (p, v)\n}\n",
+	         &(Case){"attention_3d", "Transpose Attention", true, 1e-5});
+}
+END_TEST
+
+/* Masks: an additive one (expanded to [.., Sq, Skv] for ONNX Runtime; a
+ * constant mask folds), GPT-2's Where with the lowest float32 when every
+ * row keeps a key, not when a row is all masked. */
+START_TEST(test_attention_masks)
+{
+	run_case(HEAD(23) ATT_SIG " <float[1,1,1,5] m = {0, 0, -10000, 0, -10000}> {\n"
+	         "  s = MatMul (q, kt)\n  a = Add (m, s)\n  p = Softmax (a)\n  y = MatMul (p, v)\n}\n",
+	         &(Case){"attention_mask", "Transpose Attention", true, 1e-5});
+	run_case(HEAD(23) "g (float[1,2,3,4] q, float[1,2,4,5] kt, float[1,2,5,3] v, float[1,5] m) => (float[1,2,3,3] y) {\n"
+	         "  s = MatMul (q, kt)\n  a = Add (s, m)\n  p = Softmax (a)\n  y = MatMul (p, v)\n}\n",
+	         &(Case){"attention_mask", "Transpose Expand Attention", true, 1e-5});
+	const char *where = "g (float[1,2,3,4] q, float[1,2,4,3] kt, float[1,2,3,3] v) => (float[1,2,3,3] y)"
+	                    " <bool[1,1,3,3] m = {%s}, float lo = {-3.4028234e38}> {\n"
+	                    "  s = MatMul (q, kt)\n  w = Where (m, s, lo)\n  p = Softmax (w)\n  y = MatMul (p, v)\n}\n";
+	char *t = fmt(HEAD(23) "%s", where);
+	char *t2 = fmt(t, "1, 0, 0, 1, 1, 0, 1, 1, 1");
+	run_case(t2, &(Case){"attention_bool_mask", "Transpose Attention", true, 1e-5});
+	free(t2);
+	t2 = fmt(t, "1, 0, 0, 0, 0, 0, 1, 1, 1");
+	run_case(t2, &(Case){"attention_bool_mask", "MatMul Where Softmax MatMul", false, 0});
+	free(t2);
+	free(t);
+}
+END_TEST
+
+/* The whole library from the exporters' spellings to one Attention and its
+ * K's Transpose: BERT (scale after the first MatMul), torch's
+ * MultiheadAttention (query divided before it), scaled_dot_product_attention
+ * (both sides scaled); inside an If branch reading outer values. */
+START_TEST(test_attention_library)
+{
+	const char *qkv = "g (float[1,5,2,4] qs, float[1,5,2,4] ks, float[1,5,2,4] vs) => (float[1,2,5,4] y)"
+	                  " <float c = {0.35355339}, float h = {0.59460356}, float d = {2.8284271}> {\n"
+	                  "  q = Transpose <perm = [0, 2, 1, 3]> (qs)\n  kt = Transpose <perm = [0, 2, 3, 1]> (ks)\n"
+	                  "  v = Transpose <perm = [0, 2, 1, 3]> (vs)\n%s  p = Softmax (s)\n  y = MatMul (p, v)\n}\n";
+	const char *forms[] = {
+		"  r = MatMul (q, kt)\n  s = Mul (r, c)\n",
+		"  r = MatMul (q, kt)\n  s = Div (r, d)\n",
+		"  qd = Div (q, d)\n  s = MatMul (qd, kt)\n",
+		"  qm = Mul (q, h)\n  km = Mul (kt, h)\n  s = MatMul (qm, km)\n",
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		char *t = fmt(qkv, forms[i]);
+		char *t2 = fmt(HEAD(23) "%s", t);
+		library_case(t2, "Transpose Transpose Transpose Attention", 1e-5);
+		free(t2);
+		free(t);
+	}
+	library_case(HEAD(23) "g (bool b, float[1,2,3,4] q, float[1,2,4,5] kt, float[1,2,5,3] v) => (float[1,2,3,3] y)"
+	             " <float c = {0.5}> {\n"
+	             "  y = If (b) <then_branch = th () => (float[1,2,3,3] o) {\n"
+	             "    r = MatMul (q, kt)\n    s = Mul (r, c)\n    p = Softmax (s)\n    o = MatMul (p, v)\n  }, "
+	             "else_branch = el () => (float[1,2,3,3] o) { o = Neg (v) }>\n}\n",
+	             "If{Transpose Attention}{Neg}", 1e-5);
+}
+END_TEST
+
+/* At opset 23 the RMSNorm rules reach a LayerNorm's inner half first;
+ * layer_norm_of_rms and layer_norm_add_bias still end at one
+ * LayerNormalization. */
+START_TEST(test_layer_norm_at_23)
+{
+	library_case(HEAD(23) "g (float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, float eps = {1e-5}, "
+	             "float[8] g = {1, 2, 3, 4, 5, 6, 7, 8}, float[8] b = {0.5, 0, 0, 0, 0, 0, 0, -0.5}> {\n"
+	             "  mu = ReduceMean (x, ax)\n  d = Sub (x, mu)\n  p = Mul (d, d)\n"
+	             "  var = ReduceMean (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	             "  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)\n}\n",
+	             "LayerNormalization", 1e-5);
+}
+END_TEST
+
 /* ---- the layout level: pushing Transposes (runtime/engine/layout.c) ---------------------- */
 
 /* The whole library (all levels) on text: the node list after, the
@@ -1914,6 +2033,10 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_vendor);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
+	tcase_add_test(tc, test_attention_core);
+	tcase_add_test(tc, test_attention_masks);
+	tcase_add_test(tc, test_attention_library);
+	tcase_add_test(tc, test_layer_norm_at_23);
 	tcase_add_test(tc, test_layout_push);
 	tcase_add_test(tc, test_layout_axes);
 	tcase_add_test(tc, test_layout_subgraph);
