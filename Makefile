@@ -219,6 +219,7 @@ ort-gate: $(BUILD)/graft
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL) vendor
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL) vendor
 	GRAFT=$(BUILD)/graft bash tests/verify_ort.sh $(ORT_LOCAL) 20
+	GRAFT=$(BUILD)/graft bash tests/attention_ort.sh $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
@@ -279,9 +280,10 @@ fuzz-rules:
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
 BENCH_LIBRARY_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx swin_t_narrow/raw/model.onnx))
-bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/graftc $(BUILD)/graft
+bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/bench-attention $(BUILD)/graftc $(BUILD)/graft
 	$(BUILD)/bench-load
 	$(BUILD)/bench-engine
+	$(BUILD)/bench-attention
 	$(BUILD)/bench-tree $(GEN)/rules100.rules
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
 	sh tests/bench/rules_loop.sh $(BUILD)/graft $(BENCH_RULES_MODELS)
@@ -296,6 +298,8 @@ $(BUILD)/bench-tree: $(call obj,tests/bench/bench_tree.c $(GEN)/rules_bench100.c
 $(BUILD)/bench-engine: $(call obj,tests/bench/bench_engine.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/bench-attention: $(call obj,tests/bench/bench_attention.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 clean:

@@ -292,10 +292,8 @@ const EvKernel ev_kernels_attention[] = {
 
 #include <tgmath.h>
 
-/* The score of query row qi against key row kj: q . k * scale, capped,
- * plus the bias, -inf where causality masks it. */
-static inline ATT_T F(score)(const AttShape *s, const AttInputs *in, const ATT_T *qi, const ATT_T *kj,
-                             const ATT_T *bias_row, int64_t i, int64_t j)
+/* q . k * scale, capped: the qk_matmul_output of modes 0 and 1. */
+static inline ATT_T F(raw_score)(const AttShape *s, const ATT_T *qi, const ATT_T *kj)
 {
 	ATT_T acc = 0;
 	for (int64_t d = 0; d < s->head; d++)
@@ -303,12 +301,18 @@ static inline ATT_T F(score)(const AttShape *s, const AttInputs *in, const ATT_T
 	acc = acc * (ATT_T)s->scale;
 	if (s->softcap > 0)
 		acc = (ATT_T)s->softcap * tanh(acc / (ATT_T)s->softcap);
-	if (bias_row)
-		acc = acc + bias_row[j];
-	if (s->causal && j > i + s->past)
-		acc = -INFINITY;
-	(void)in;
 	return acc;
+}
+
+/* The score that goes into the softmax: the raw score plus the bias, -inf
+ * where causality masks key j for query i. */
+static inline ATT_T F(masked)(const AttShape *s, ATT_T raw, const ATT_T *bias_row, int64_t i, int64_t j)
+{
+	if (bias_row)
+		raw = raw + bias_row[j];
+	if (s->causal && j > i + s->past)
+		raw = -INFINITY;
+	return raw;
 }
 
 static inline const ATT_T *F(bias_row)(const AttShape *s, const AttInputs *in, int64_t b, int64_t h, int64_t i)
@@ -343,18 +347,11 @@ void F(att_naive)(const AttShape *s, const AttInputs *in, ATT_T *y)
 			for (int64_t i = 0; i < s->q_len; i++) {
 				const ATT_T *br = F(bias_row)(s, in, b, h, i);
 				for (int64_t j = 0; j < s->kv_len; j++) {
-					ATT_T raw = 0;
-					for (int64_t d = 0; d < s->head; d++)
-						raw = raw + qh[i * s->head + d] * kh[j * s->head + d];
-					raw = raw * (ATT_T)s->scale;
-					if (s->softcap > 0)
-						raw = (ATT_T)s->softcap * tanh(raw / (ATT_T)s->softcap);
-					ATT_T full = F(score)(s, in, qh + i * s->head, kh + j * s->head, br, i, j);
+					ATT_T raw = F(raw_score)(s, qh + i * s->head, kh + j * s->head);
+					ATT_T full = F(masked)(s, raw, br, i, j);
 					mat[i * s->kv_len + j] = full;
-					if (qk && in->qk_mode == 0)
+					if (qk && (in->qk_mode == 0 || in->qk_mode == 1))
 						qk[i * s->kv_len + j] = raw;
-					else if (qk && in->qk_mode == 1)
-						qk[i * s->kv_len + j] = raw; /* after softcap */
 					else if (qk && in->qk_mode == 2)
 						qk[i * s->kv_len + j] = full;
 				}
@@ -415,7 +412,8 @@ void F(att_flash)(const AttShape *s, const AttInputs *in, ATT_T *y)
 						const ATT_T *br = F(bias_row)(s, in, b, h, i);
 						ATT_T bmax = -INFINITY;
 						for (int64_t t = 0; t < nk; t++) {
-							sc[r][t] = F(score)(s, in, qh + i * s->head, kh + (j0 + t) * s->head, br, i, j0 + t);
+							ATT_T raw = F(raw_score)(s, qh + i * s->head, kh + (j0 + t) * s->head);
+							sc[r][t] = F(masked)(s, raw, br, i, j0 + t);
 							bmax = F(nanmax)(bmax, sc[r][t]);
 						}
 						ATT_T mnew = F(nanmax)(m[r], bmax);
