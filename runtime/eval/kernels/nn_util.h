@@ -306,9 +306,13 @@ static inline void nn_gemm_f32(int64_t m, int64_t n, int64_t kk,
 				memset(cc + i * ldc, 0, sizeof(float) * (size_t)n);
 		return;
 	}
+	/* packing buffers as large as this product needs, not a whole block
+	 * (a 1 x 2 MatMul used to take 520 KB, costly under ASan) */
 	int64_t mp = (m + NN_MR - 1) / NN_MR * NN_MR;
-	float *pa = nn_alloc(sizeof(float) * (size_t)(mp * NN_KC));
-	float *pb = nn_alloc(sizeof(float) * (size_t)(NN_KC * (NN_NC + NN_NR)));
+	int64_t kcmax = kk < NN_KC ? kk : NN_KC, ncmax = n < NN_NC ? n : NN_NC;
+	int64_t np = (ncmax + NN_NR - 1) / NN_NR * NN_NR;
+	float *pa = nn_alloc(sizeof(float) * (size_t)(mp * kcmax));
+	float *pb = nn_alloc(sizeof(float) * (size_t)(kcmax * np));
 	for (int64_t jc = 0; jc < n; jc += NN_NC) {
 		int64_t nc = n - jc < NN_NC ? n - jc : NN_NC;
 		for (int64_t pc = 0; pc < kk; pc += NN_KC) {
