@@ -186,18 +186,16 @@ static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
 			return ev_fail(c, "plan: output '%s' has %zu bytes at run time, the plan says %zu", name,
 			               out[i]->nbytes, pl->nbytes[v]);
 		uint8_t *at = e->arena + pl->offset[v];
-		if (out[i]->data == at) {
-			if (pl->how[v] == EV_PLACE_VIEW) {
-				e->stats.views++;
-			} else {
-				e->stats.direct++;
-				e->stats.inplace += pl->how[v] == EV_PLACE_INPLACE;
-			}
+		if (out[i]->data == at && pl->how[v] != EV_PLACE_VIEW) {
+			e->stats.direct++;
+			e->stats.inplace += pl->how[v] == EV_PLACE_INPLACE;
 			continue;
 		}
 		if (pl->how[v] == EV_PLACE_VIEW) {
-			/* the input's bytes are at `at`: the output must be those bytes */
-			if (memcmp(out[i]->data, at, out[i]->nbytes) != 0)
+			/* the input's bytes are at `at`: the output must be those bytes;
+			 * a new value over them even when the kernel returned its input
+			 * (Identity, Dropout), so that input's value dies with its last use */
+			if (out[i]->data != at && memcmp(out[i]->data, at, out[i]->nbytes) != 0)
 				return ev_fail(c, "plan: view '%s' does not hold its input's bytes", name);
 			EvValue *view = at_place(out[i], at);
 			ev_unref(out[i]);

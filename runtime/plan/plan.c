@@ -110,11 +110,13 @@ bool plan_unknown_inputs(IrModel *m, char *buf, size_t size)
 
 /* ---- which values are planned --------------------------------------------- */
 
-/* Ops whose output is its input's bytes under another shape. */
+/* Ops whose first output is its input's bytes, under another shape or the
+ * same (Dropout outside training, which the evaluator refuses to run in
+ * training with a nonzero ratio; Identity). */
 static bool is_view_op(const IrNode *n)
 {
 	switch (n->kind) {
-	case OP_Reshape: case OP_Squeeze: case OP_Unsqueeze: case OP_Flatten:
+	case OP_Reshape: case OP_Squeeze: case OP_Unsqueeze: case OP_Flatten: case OP_Identity: case OP_Dropout:
 		return true;
 	default:
 		return false;
@@ -458,7 +460,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 		p->naive_bytes += t->size;
 		IrNode *node = ir_node(m, p->order[t->def]);
 		ValueId in0 = node->ninputs ? node->inputs[0] : 0;
-		if (!o->no_alias && is_view_op(node) && in0 && tensor_of[in0] &&
+		if (!o->no_alias && is_view_op(node) && t->value == node->outputs[0] && in0 && tensor_of[in0] &&
 		    p->tensors[tensor_of[in0] - 1].nbytes == t->nbytes) {
 			t->how = PLAN_VIEW;
 			t->over = in0;
@@ -542,7 +544,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	}
 	size_t *cur_off = xcalloc(p->nbufs, sizeof *cur_off);
 	memcpy(cur_off, best, sizeof *best * p->nbufs);
-	for (int r = 0; r < PLAN_ROUNDS && p->peak_bytes > p->lower_bound_bytes; r++) {
+	for (int r = 0, idle = 0; r < PLAN_ROUNDS && idle < PLAN_PATIENCE && p->peak_bytes > p->lower_bound_bytes; r++) {
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nbufs; k++)
 			if (cur_off[best_idx[k]] + p->bufs[best_idx[k]].size > p->lower_bound_bytes)
@@ -552,9 +554,11 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 				idx[n++] = best_idx[k];
 		size_t peak = place(p->bufs, p->nbufs, &c, idx, &w, off);
 		p->rounds++;
+		idle++;
 		if (peak < p->peak_bytes) {
 			p->peak_bytes = peak;
 			p->improved_rounds++;
+			idle = 0;
 			memcpy(best, off, sizeof *off * p->nbufs);
 		}
 		/* the next round starts from this one even when it did not help:
