@@ -175,6 +175,72 @@ START_TEST(test_worked_example_runs_in_plan)
 }
 END_TEST
 
+/* A wrong plan does not go unnoticed: b moved onto a's buffer while a is
+ * still to be read (by c = a + b) changes c, so the outputs differ. */
+START_TEST(test_wrong_plan_is_caught)
+{
+	IrModel *m = parse(example);
+	Plan p = plan_of(m);
+	Diag d;
+	diag_init(&d, stderr);
+	int64_t dims[1] = {64};
+	EvValue *x = ev_tensor_new(DT_FLOAT, 1, dims);
+	for (int i = 0; i < 64; i++)
+		((float *)x->data)[i] = (float)(i - 20) / 7.0f;
+	EvValue *inputs[2] = {x, NULL}, *plain[1], *planned[1];
+	ck_assert(ev_run(m, (const EvValue *const *)inputs, 1, plain, NULL, &d));
+	EvPlacement pl;
+	plan_placement(&p, &pl);
+	ValueId b = tensor(&p, "b")->value;
+	int64_t *offset = malloc(sizeof *offset * m->nvalues);
+	size_t *buf_offset = malloc(sizeof *buf_offset * p.nbufs);
+	memcpy(offset, p.offset, sizeof *offset * m->nvalues);
+	memcpy(buf_offset, p.buf_offset, sizeof *buf_offset * p.nbufs);
+	offset[b] = 0;
+	buf_offset[tensor(&p, "b")->buffer] = 0;
+	pl.offset = offset;
+	pl.buf_offset = buf_offset;
+	EvOptions o = {.placement = &pl};
+	ck_assert(ev_run(m, (const EvValue *const *)inputs, 1, planned, &o, &d));
+	RunDiff r;
+	run_compare_exact(plain[0], planned[0], &r);
+	ck_assert(!r.agree);
+	ev_unref(plain[0]);
+	ev_unref(planned[0]);
+	free(offset);
+	free(buf_offset);
+	plan_free(&p);
+	ev_unref(x);
+	ir_model_free(m);
+}
+END_TEST
+
+#if defined(__SANITIZE_ADDRESS__)
+/* Under ASan a buffer is poisoned after its last step: a plan that ends a's
+ * life at step 0, while Sigmoid reads it at step 1, stops the run with an
+ * ASan report (expected below in `make sanitize`'s output). */
+START_TEST(test_asan_catches_dead_reads)
+{
+	IrModel *m = parse(example);
+	Plan p = plan_of(m);
+	Diag d;
+	diag_init(&d, stderr);
+	int64_t dims[1] = {64};
+	EvValue *x = ev_tensor_new(DT_FLOAT, 1, dims), *inputs[2] = {x, NULL}, *planned[1];
+	EvPlacement pl;
+	plan_placement(&p, &pl);
+	uint32_t *last = malloc(sizeof *last * p.nbufs);
+	memcpy(last, p.buf_last, sizeof *last * p.nbufs);
+	last[tensor(&p, "a")->buffer] = 0;
+	pl.buf_last = last;
+	EvOptions o = {.placement = &pl};
+	fprintf(stderr, "note: test_asan_catches_dead_reads: the AddressSanitizer report below is expected\n");
+	ev_run(m, (const EvValue *const *)inputs, 1, planned, &o, &d);
+	ck_abort_msg("a read of a poisoned buffer ran on");
+}
+END_TEST
+#endif
+
 /* A value read only inside If's branches lives until the If has run. */
 START_TEST(test_body_reads_extend_lifetime)
 {
@@ -438,6 +504,11 @@ Suite *suite_plan(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_worked_example);
 	tcase_add_test(tc, test_worked_example_runs_in_plan);
+	tcase_add_test(tc, test_wrong_plan_is_caught);
+#if defined(__SANITIZE_ADDRESS__)
+	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0)
+		tcase_add_exit_test(tc, test_asan_catches_dead_reads, 1);
+#endif
 	tcase_add_test(tc, test_body_reads_extend_lifetime);
 	tcase_add_test(tc, test_not_planned);
 	tcase_add_test(tc, test_symbolic_inputs);
