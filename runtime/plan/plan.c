@@ -439,8 +439,13 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 			*t = (PlanTensor){.value = v, .nbytes = nb, .size = align_up(nb), .def = s, .last = s, .how = PLAN_OWN};
 			IrValue *val = ir_value(m, v);
 			for (uint32_t u = 0; u < val->nuses; u++) {
-				/* a read from inside a body counts at the node owning the body */
+				/* Shape and Size read the dims, not the bytes: they do not keep
+				 * the bytes alive (raw exports take Shape of big activations
+				 * long after their last real use) */
 				NodeId r = val->uses[u].node;
+				if (ir_node(m, r)->kind == OP_Shape || ir_node(m, r)->kind == OP_Size)
+					continue;
+				/* a read from inside a body counts at the node owning the body */
 				while (ir_node(m, r)->graph != IR_MAIN_GRAPH)
 					r = ir_graph(m, ir_node(m, r)->graph)->owner;
 				if (step_of[r] > t->last)
@@ -711,7 +716,8 @@ void plan_print(const Plan *p, FILE *out, bool verbose)
 	fprintf(out, "planning     %.3f ms; strategies:", p->seconds * 1e3);
 	for (int s = 0; s < PLAN_NSTRATEGIES && p->tried[s].name; s++)
 		fprintf(out, " %s %zu%s", p->tried[s].name, p->tried[s].peak, s + 1 < PLAN_NSTRATEGIES && p->tried[s + 1].name ? "," : "");
-	fprintf(out, "\n");
+	fprintf(out, "; %u squeaky-wheel round%s (%u lowered the peak)\n", p->rounds, p->rounds == 1 ? "" : "s",
+	        p->improved_rounds);
 	uint32_t *live, nlive = live_at(p, p->bound_step, &live);
 	fprintf(out, "the peak     %u buffers alive at %s:", nlive, where);
 	for (uint32_t i = 0; i < nlive; i++)
@@ -754,6 +760,8 @@ void *plan_json_summary(const Plan *p)
 	json_object_set_new(o, "not_planned", json_integer(p->nskipped));
 	json_object_set_new(o, "alignment", json_integer(PLAN_ALIGN));
 	json_object_set_new(o, "planning_ms", json_real(p->seconds * 1e3));
+	json_object_set_new(o, "rounds", json_integer(p->rounds));
+	json_object_set_new(o, "rounds_lowering_peak", json_integer(p->improved_rounds));
 	return o;
 }
 

@@ -77,7 +77,7 @@ typedef struct PlanStrategy {
 
 #define PLAN_NSTRATEGIES 4   /* greedy orders: size, breadth (size x lifetime), birth, long-lived first */
 #define PLAN_ROUNDS 16       /* squeaky-wheel rounds after them, at most */
-#define PLAN_PATIENCE 4      /* ... stopping after this many rounds in a row that do not help */
+#define PLAN_PATIENCE 2      /* ... stopping after this many rounds in a row that do not help */
 
 typedef struct Plan {
 	IrModel *m;
