@@ -281,6 +281,38 @@ START_TEST(test_body_reads_extend_lifetime)
 }
 END_TEST
 
+/* Shape reads the dims, not the bytes: a's bytes die at Neg, which writes
+ * over them, though Shape (a) runs later. */
+START_TEST(test_shape_reads_no_bytes)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2,8] x) => (float[2,8] y) {\n"
+	                   "  a = Exp (x)\n"
+	                   "  b = Neg (a)\n"
+	                   "  s = Shape (a)\n"
+	                   "  y = Reshape (b, s)\n"
+	                   "}\n");
+	Plan p = plan_of(m);
+	ck_assert_uint_eq(tensor(&p, "a")->last, 1);
+	ck_assert_int_eq(tensor(&p, "b")->how, PLAN_INPLACE);
+	ck_assert_int_eq(tensor(&p, "y")->how, PLAN_VIEW);
+	ck_assert_uint_eq(p.nbufs, 2); /* {a, b, y} and s */
+	ck_assert_uint_eq(p.peak_bytes, 128);
+	plan_free(&p);
+	int64_t dims[2] = {2, 8};
+	EvValue *x = ev_tensor_new(DT_FLOAT, 2, dims);
+	for (int i = 0; i < 16; i++)
+		((float *)x->data)[i] = (float)i / 3;
+	EvValue *inputs[1] = {x};
+	EvPlaceStats st;
+	ck_run_in_plan(m, inputs, &st);
+	ck_assert_uint_eq(st.inplace, 1);
+	ck_assert_uint_eq(st.views, 1);
+	ev_unref(x);
+	ir_model_free(m);
+}
+END_TEST
+
 /* Values the plan leaves out, each with its reason, and graph outputs kept
  * to the end. */
 START_TEST(test_not_planned)
@@ -510,6 +542,7 @@ Suite *suite_plan(void)
 		tcase_add_exit_test(tc, test_asan_catches_dead_reads, 1);
 #endif
 	tcase_add_test(tc, test_body_reads_extend_lifetime);
+	tcase_add_test(tc, test_shape_reads_no_bytes);
 	tcase_add_test(tc, test_not_planned);
 	tcase_add_test(tc, test_symbolic_inputs);
 	tcase_add_test(tc, test_inplace_chains);
