@@ -89,7 +89,7 @@ DSL_SRCS := $(wildcard dsl/*.c) \
             $(if $(wildcard dsl/lexer.re),$(GEN)/dsl_lexer.c) \
             $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
 # runtime/: eval/ (the evaluator and its kernels, running whole models) <- infer/
-# (shape inference) <- engine/ (folding, the rewrite engine, the builder API
+# (shape inference) <- plan/ (the static memory plan) <- engine/ (folding, the rewrite engine, the builder API
 # of generated matchers, the audit, the rules interpreter), convert/ (opset
 # conversion) <- verify/ (graft
 # verify: rules tried on generated instances) <- cli/ (the graft command, not
