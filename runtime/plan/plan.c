@@ -419,6 +419,12 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 		step_of[p->order[s]] = s;
 	uint32_t *tensor_of = xcalloc(m->nvalues, sizeof *tensor_of); /* index + 1 */
 	int64_t *numel = xcalloc(m->nvalues, sizeof *numel);
+	bool *external = xcalloc(m->nvalues, sizeof *external); /* graph inputs, initializers, constants */
+	IrGraph *main = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < main->ninputs; i++)
+		external[main->inputs[i]] = true;
+	for (uint32_t i = 0; i < main->ninits; i++)
+		external[main->inits[i]] = true;
 	p->tensors = xcalloc(m->nvalues, sizeof *p->tensors);
 	p->skipped = xcalloc(m->nvalues, sizeof *p->skipped);
 
@@ -431,6 +437,18 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 				continue;
 			const char *why = NULL;
 			size_t nb = value_bytes(m, p->order[s], v, &numel[v], &why);
+			/* constants live with the weights, as initializers do; a view of a
+			 * constant or of a graph input lives where its input lives */
+			ValueId in0 = node->ninputs ? node->inputs[0] : 0;
+			if (node->kind == OP_Constant) {
+				external[v] = true;
+				why = "a constant (Constant node)";
+				nb = 0;
+			} else if (is_view_op(node) && i == 0 && in0 && external[in0]) {
+				external[v] = true;
+				why = "a view of a graph input or constant";
+				nb = 0;
+			}
 			if (!nb) {
 				p->skipped[p->nskipped++] = (PlanSkip){v, why};
 				continue;
@@ -615,6 +633,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	free(step_of);
 	free(tensor_of);
 	free(numel);
+	free(external);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	return true;
@@ -725,8 +744,27 @@ void plan_print(const Plan *p, FILE *out, bool verbose)
 		        p->bufs[live[i]].size);
 	fprintf(out, "\n");
 	free(live);
-	for (uint32_t i = 0; i < p->nskipped; i++)
-		fprintf(out, "not planned  %s: %s\n", ir_value(m, p->skipped[i].value)->name, p->skipped[i].why);
+	/* the values left out, by reason: a count and the first few names */
+	bool *said = xcalloc(p->nskipped, sizeof *said);
+	for (uint32_t i = 0; i < p->nskipped; i++) {
+		if (said[i])
+			continue;
+		uint32_t n = 0;
+		for (uint32_t k = i; k < p->nskipped; k++)
+			n += !said[k] && strcmp(p->skipped[k].why, p->skipped[i].why) == 0;
+		fprintf(out, "not planned  %u: %s:", n, p->skipped[i].why);
+		for (uint32_t k = i, shown = 0; k < p->nskipped; k++) {
+			if (said[k] || strcmp(p->skipped[k].why, p->skipped[i].why) != 0)
+				continue;
+			said[k] = true;
+			if (shown++ < 3 || verbose)
+				fprintf(out, "%s %s", shown > 1 ? "," : "", ir_value(m, p->skipped[k].value)->name);
+			else if (shown == 4)
+				fprintf(out, ", ...");
+		}
+		fprintf(out, "\n");
+	}
+	free(said);
 	if (!verbose)
 		return;
 	fprintf(out, "\n%5s  %-28s %-28s %12s %12s %11s  %s\n", "step", "node", "tensor", "bytes", "offset", "lifetime",

@@ -21,7 +21,8 @@
  *     lower bound to the front of the order (the "squeaky wheel") until the
  *     bound is met or PLAN_ROUNDS pass.  The smallest arena is kept.
  * Sizes are numel * element size rounded up to PLAN_ALIGN bytes.  Graph
- * inputs and initializers are not planned (they live elsewhere), nor are
+ * inputs, initializers and Constant outputs are not planned (they live
+ * elsewhere), nor views of them, nor
  * values inside bodies, sequences, strings, empty tensors and tensors whose
  * size is not known before running (each is listed with the reason).
  *
