@@ -313,6 +313,38 @@ START_TEST(test_shape_reads_no_bytes)
 }
 END_TEST
 
+/* A Cast to the input's own type is a view; to another type it is not, and
+ * a view keeps its buffer alive for the later reads of its input. */
+START_TEST(test_cast_views)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[8] x) => (float[8] y, int32[8] z) {\n"
+	                   "  a = Exp (x)\n"
+	                   "  b = Cast <to = 1> (a)\n"
+	                   "  y = Neg (b)\n"
+	                   "  z = Cast <to = 6> (a)\n"
+	                   "}\n");
+	Plan p = plan_of(m);
+	ck_assert_int_eq(tensor(&p, "b")->how, PLAN_VIEW);
+	ck_assert_int_eq(tensor(&p, "y")->how, PLAN_OWN); /* a is read again by z */
+	ck_assert_int_eq(tensor(&p, "z")->how, PLAN_OWN);
+	ck_assert_uint_eq(p.nbufs, 3);
+	ck_assert_uint_eq(p.lower_bound_bytes, 192); /* {a, b}, y and z at step 3 */
+	ck_assert_uint_eq(p.peak_bytes, 192);
+	plan_free(&p);
+	int64_t dims[1] = {8};
+	EvValue *x = ev_tensor_new(DT_FLOAT, 1, dims);
+	for (int i = 0; i < 8; i++)
+		((float *)x->data)[i] = (float)i - 2.5f;
+	EvValue *inputs[1] = {x};
+	EvPlaceStats st;
+	ck_run_in_plan(m, inputs, &st);
+	ck_assert_uint_eq(st.views, 1);
+	ev_unref(x);
+	ir_model_free(m);
+}
+END_TEST
+
 /* Values the plan leaves out, each with its reason, and graph outputs kept
  * to the end. */
 START_TEST(test_not_planned)
@@ -543,6 +575,7 @@ Suite *suite_plan(void)
 #endif
 	tcase_add_test(tc, test_body_reads_extend_lifetime);
 	tcase_add_test(tc, test_shape_reads_no_bytes);
+	tcase_add_test(tc, test_cast_views);
 	tcase_add_test(tc, test_not_planned);
 	tcase_add_test(tc, test_symbolic_inputs);
 	tcase_add_test(tc, test_inplace_chains);

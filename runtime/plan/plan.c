@@ -483,7 +483,9 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 		p->naive_bytes += t->size;
 		IrNode *node = ir_node(m, p->order[t->def]);
 		ValueId in0 = node->ninputs ? node->inputs[0] : 0;
-		if (!o->no_alias && is_view_op(node) && t->value == node->outputs[0] && in0 && tensor_of[in0] &&
+		/* a Cast to the input's own type copies the bytes: a view too */
+		bool same_cast = node->kind == OP_Cast && in0 && ir_value(m, in0)->dtype == ir_value(m, t->value)->dtype;
+		if (!o->no_alias && (is_view_op(node) || same_cast) && t->value == node->outputs[0] && in0 && tensor_of[in0] &&
 		    p->tensors[tensor_of[in0] - 1].nbytes == t->nbytes) {
 			t->how = PLAN_VIEW;
 			t->over = in0;

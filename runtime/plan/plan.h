@@ -8,8 +8,8 @@
  *     dies after the last step that reads it (a read from inside an If/Loop/
  *     Scan body counts at the step of the node owning the body; a graph
  *     output lives to the end, step nsteps);
- *   - aliasing: Reshape/Squeeze/Unsqueeze/Flatten outputs are views of their
- *     input's bytes; the output of an elementwise op whose kernel reads
+ *   - aliasing: Reshape/Squeeze/Unsqueeze/Flatten/Identity/Dropout outputs
+ *     and Casts to the input's own type are views of their input's bytes; the output of an elementwise op whose kernel reads
  *     element i before it writes element i is written over an input of the
  *     same size that dies at that op (in place).  Tensors that alias share
  *     one buffer, whose lifetime is the union of theirs;
