@@ -205,6 +205,8 @@ typedef struct Conflicts {
 	uint32_t *adj;
 } Conflicts;
 
+/* What the qsort comparators sort by (qsort passes no context; planning is
+ * single-threaded). */
 static const PlanBuffer *sort_bufs;
 
 static int by_first(const void *a, const void *b)
@@ -544,8 +546,9 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	free(minus);
 
 	/* offsets: each greedy order, then rounds that move the buffers ending
-	 * above the bound to the front of the best order so far (the "squeaky
-	 * wheel"); the smallest arena is kept */
+	 * above the bound to the front of the previous round's order, starting
+	 * from the best greedy order (the "squeaky wheel"); the smallest arena
+	 * is kept */
 	static const struct { const char *name; int order; } strategies[PLAN_NSTRATEGIES] = {
 		{"size", ORDER_SIZE}, {"breadth", ORDER_BREADTH}, {"birth", ORDER_BIRTH}, {"long-lived", ORDER_LONG},
 	};
@@ -553,7 +556,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	Conflicts c;
 	conflicts_build(p->bufs, p->nbufs, &c);
 	size_t *off = xcalloc(p->nbufs, sizeof *off), *best = xcalloc(p->nbufs, sizeof *best);
-	uint32_t *idx = xcalloc(p->nbufs, sizeof *idx), *best_idx = xcalloc(p->nbufs, sizeof *best_idx);
+	uint32_t *idx = xcalloc(p->nbufs, sizeof *idx), *cur_idx = xcalloc(p->nbufs, sizeof *cur_idx);
 	Placer w = {.placed = xcalloc(p->nbufs, sizeof *w.placed)};
 	p->peak_bytes = SIZE_MAX;
 	for (int s = 0; s < PLAN_NSTRATEGIES && p->peak_bytes > p->lower_bound_bytes; s++) {
@@ -564,7 +567,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 			p->peak_bytes = peak;
 			p->strategy = strategies[s].name;
 			memcpy(best, off, sizeof *off * p->nbufs);
-			memcpy(best_idx, idx, sizeof *idx * p->nbufs);
+			memcpy(cur_idx, idx, sizeof *idx * p->nbufs);
 		}
 	}
 	size_t *cur_off = xcalloc(p->nbufs, sizeof *cur_off);
@@ -572,11 +575,11 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	for (int r = 0, idle = 0; r < PLAN_ROUNDS && idle < PLAN_PATIENCE && p->peak_bytes > p->lower_bound_bytes; r++) {
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nbufs; k++)
-			if (cur_off[best_idx[k]] + p->bufs[best_idx[k]].size > p->lower_bound_bytes)
-				idx[n++] = best_idx[k];
+			if (cur_off[cur_idx[k]] + p->bufs[cur_idx[k]].size > p->lower_bound_bytes)
+				idx[n++] = cur_idx[k];
 		for (uint32_t k = 0; k < p->nbufs; k++)
-			if (cur_off[best_idx[k]] + p->bufs[best_idx[k]].size <= p->lower_bound_bytes)
-				idx[n++] = best_idx[k];
+			if (cur_off[cur_idx[k]] + p->bufs[cur_idx[k]].size <= p->lower_bound_bytes)
+				idx[n++] = cur_idx[k];
 		size_t peak = place(p->bufs, p->nbufs, &c, idx, &w, off);
 		p->rounds++;
 		idle++;
@@ -588,8 +591,8 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 		}
 		/* the next round starts from this one even when it did not help:
 		 * other buffers squeak then */
-		uint32_t *ti = best_idx;
-		best_idx = idx;
+		uint32_t *ti = cur_idx;
+		cur_idx = idx;
 		idx = ti;
 		size_t *to = cur_off;
 		cur_off = off;
@@ -600,7 +603,7 @@ bool plan_model(IrModel *m, const PlanOptions *o, Plan *p, Diag *d)
 	free(w.keys);
 	free(w.hi);
 	free(idx);
-	free(best_idx);
+	free(cur_idx);
 	for (uint32_t b = 0; b < p->nbufs; b++)
 		p->bufs[b].offset = best[b];
 	free(off);
