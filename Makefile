@@ -30,7 +30,7 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
+CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
 ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
 GRAFT_LIBS := -ljansson -lcrypto
@@ -89,12 +89,12 @@ DSL_SRCS := $(wildcard dsl/*.c) \
             $(if $(wildcard dsl/lexer.re),$(GEN)/dsl_lexer.c) \
             $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
 # runtime/: eval/ (the evaluator and its kernels, running whole models) <- infer/
-# (shape inference) <- engine/ (folding, the rewrite engine, the builder API
+# (shape inference) <- plan/ (the static memory plan) <- engine/ (folding, the rewrite engine, the builder API
 # of generated matchers, the audit, the rules interpreter), convert/ (opset
 # conversion) <- verify/ (graft
 # verify: rules tried on generated instances) <- cli/ (the graft command, not
 # in the library).
-RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c)
+RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/eval/kernels/registry.c,$(wildcard runtime/eval/kernels/*.c)))
 # The rule library: graftc compiles each level directory of rules/ into one
 # rule set (build/gen/rules_basic.c exports graft_rules_basic); the rule

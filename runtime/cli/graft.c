@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
 #include <sys/stat.h>
 
 #include "eval.h"
@@ -20,6 +21,7 @@
 #include "rw_interp.h"
 #include "infer.h"
 #include "ir.h"
+#include "plan.h"
 #include "run.h"
 #include "text.h"
 #include "verify.h"
@@ -53,6 +55,7 @@ static const char *const usage_text =
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
 	"  convert MODEL --opset N -o OUT   convert the model to another opset (7 to 23)\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
+	"  plan MODEL                 the static memory plan: lifetimes, in-place reuse, arena offsets\n"
 	"  verify FILE.rules...       try each rule on generated graphs; exit 0 only if all are right\n"
 	"\n"
 	"Run 'graft <command> --help' for a command's options.\n"
@@ -301,6 +304,7 @@ typedef struct RunArgs {
 	const char *out_dir, *expect_dir;
 	double rtol, atol;
 	bool exact;        /* --exact: bit for bit */
+	bool plan;         /* run: inside the static memory plan (runtime/plan) */
 	int runs;
 	int repeat;        /* run: time this many runs and print the median */
 } RunArgs;
@@ -317,6 +321,7 @@ static const struct option run_opts[] = {
 	{"exact", no_argument, NULL, 'x'},
 	{"runs", required_argument, NULL, 'n'},
 	{"repeat", required_argument, NULL, 'p'},
+	{"plan", no_argument, NULL, 'P'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -366,6 +371,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 				return usage_error("--runs expects a positive number, got '%s'", optarg);
 			break;
 		case 'x': a->exact = true; break;
+		case 'P': a->plan = true; break;
 		case 'R': case 'A':
 			*(c == 'R' ? &a->rtol : &a->atol) = strtod(optarg, &end);
 			if (*end || !*optarg)
@@ -431,6 +437,51 @@ static void free_values(EvValue **v, uint32_t n)
 		ev_unref(v[i]);
 }
 
+/* graft run --plan: plan for the inputs' shapes, run inside the plan's
+ * arena, and replace outputs[] by the planned run's outputs if every one is
+ * bit-identical to the run without the plan. */
+static bool run_planned(IrModel *m, EvValue **inputs, EvValue **outputs, Diag *d)
+{
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	Plan p;
+	if (!plan_bind_values(m, inputs, d) || !plan_model(m, NULL, &p, d))
+		return false;
+	EvPlacement pl;
+	plan_placement(&p, &pl);
+	EvPlaceStats st;
+	EvOptions eo = {.placement = &pl, .stats = &st};
+	EvValue **planned = calloc(g->noutputs + 1, sizeof *planned);
+	bool ok = ev_run(m, (const EvValue *const *)inputs, g->ninputs, planned, &eo, d);
+	if (ok) {
+		printf("plan: one arena of %zu bytes (lower bound %zu, naive %zu; planned in %.3f ms); %u tensors: "
+		       "%u written into place by their kernel (%u of them over their input), %u copied into place, "
+		       "%u views; %u not planned\n",
+		       p.peak_bytes, p.lower_bound_bytes, p.naive_bytes, p.seconds * 1e3, p.ntensors, st.direct, st.inplace,
+		       st.copied, st.views, p.nskipped);
+		for (uint32_t i = 0; i < g->noutputs; i++) {
+			RunDiff r;
+			run_compare_exact(outputs[i], planned[i], &r);
+			if (!r.agree) {
+				fprintf(stderr, "%s: output '%s': the run inside the plan differs from the run without it "
+				        "(%lld elements)\n", m->path, ir_value(m, g->outputs[i])->name, (long long)r.mismatches);
+				ok = false;
+			}
+		}
+	}
+	if (ok) {
+		printf("plan: every output is bit-identical to the run without the plan\n");
+		for (uint32_t i = 0; i < g->noutputs; i++) {
+			ev_unref(outputs[i]);
+			outputs[i] = planned[i];
+		}
+	} else {
+		free_values(planned, g->noutputs);
+	}
+	free(planned);
+	plan_free(&p);
+	return ok;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const char *usage = "usage: graft run MODEL [--inputs DIR] [-o DIR] [--expect DIR] [options]\n"
@@ -438,7 +489,11 @@ static int cmd_run(int argc, char **argv)
 		"and range.\n"
 		"  -o, --output DIR    write the inputs used (input_K.pb) and the outputs (output_K.pb)\n"
 		"  --expect DIR        compare the outputs with DIR/output_K.pb; exit 1 if they differ\n"
-		"  --repeat N          run N times and print the median inference time\n";
+		"  --repeat N          run N times and print the median inference time\n"
+		"  --plan              run again with every planned tensor placed in one arena by\n"
+		"                      the static memory plan (graft plan) and check the outputs are\n"
+		"                      bit-identical to the first run; exit 1 if not.  --expect and\n"
+		"                      -o then see the planned run's outputs\n";
 	RunArgs a;
 	int rc = parse_run_args(argc, argv, &a, usage);
 	if (rc >= 0)
@@ -455,6 +510,8 @@ static int cmd_run(int argc, char **argv)
 	EvValue **outputs = calloc(g->noutputs + 1, sizeof *outputs);
 	rc = EXIT_INPUT;
 	if (!run_prepare_inputs(m, &a.ro, inputs, &d) || !run_model(m, inputs, outputs))
+		goto done;
+	if (a.plan && !run_planned(m, inputs, outputs, &d))
 		goto done;
 	rc = EXIT_OK;
 	if (a.repeat) {
@@ -554,6 +611,8 @@ static int cmd_compare(int argc, char **argv)
 	int rc = parse_run_args(argc, argv, &a, usage);
 	if (rc >= 0)
 		return rc;
+	if (a.plan)
+		return usage_error("compare: --plan is an option of graft run%s", "");
 	if (optind != argc - 2)
 		return usage_error("compare: expected two models%s", "");
 	IrModel *ma = load(argv[optind]), *mb = ma ? load(argv[optind + 1]) : NULL;
@@ -810,6 +869,64 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
                          const char *report, const char *dot, bool list, int target_opset,
                          const RwRuleSet *const *rule_sets, int nrule_sets);
 
+/* The memory plan's figures of the model saved at path, for the audit
+ * (a json_t *, or NULL with a note on stderr): symbolic input dims are 1,
+ * as graft run generates them, and the report says which were assumed. */
+static void *plan_figures(const char *path, int target_opset)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	IrModel *m = ir_load_file(path, NULL, &d);
+	if (!m)
+		return NULL;
+	if (target_opset) {
+		ConvertStats cs;
+		if (!convert_opset(m, target_opset, &cs, &d)) {
+			ir_model_free(m);
+			return NULL;
+		}
+	}
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	char unknown[1024];
+	bool assumed = plan_unknown_inputs(m, unknown, sizeof unknown);
+	for (uint32_t i = 0; assumed && i < g->ninputs; i++) {
+		IrValue *v = ir_value(m, g->inputs[i]);
+		if (v->tensor || v->non_tensor || v->shape.rank < 0)
+			continue;
+		Dim dims[v->shape.rank + 1];
+		for (int k = 0; k < v->shape.rank; k++)
+			dims[k] = (Dim){v->shape.dims[k].size >= 0 ? v->shape.dims[k].size : 1, NULL};
+		Shape sh = {v->shape.rank, dims};
+		ir_value_set_type(m, g->inputs[i], v->dtype, &sh);
+	}
+	Plan p;
+	json_t *o = NULL;
+	if (plan_bind_inputs(m, NULL, NULL, NULL, 0, &d) && plan_model(m, NULL, &p, &d)) {
+		o = plan_json_summary(&p);
+		if (assumed)
+			json_object_set_new(o, "assumed_input_dims_1", json_string(unknown));
+		plan_free(&p);
+	} else {
+		fprintf(stderr, "graft: no memory plan for %s: %s\n", path, d.first);
+	}
+	ir_model_free(m);
+	return o;
+}
+
+static void print_memory(const AuditHist *before, const AuditHist *after)
+{
+	json_t *b = before->memory, *a = after->memory;
+	if (!b || !a)
+		return;
+	fprintf(stderr, "memory plan: peak %lld -> %lld bytes (lower bound %lld -> %lld, naive %lld -> %lld)\n",
+	        (long long)json_integer_value(json_object_get(b, "peak_bytes")),
+	        (long long)json_integer_value(json_object_get(a, "peak_bytes")),
+	        (long long)json_integer_value(json_object_get(b, "lower_bound_bytes")),
+	        (long long)json_integer_value(json_object_get(a, "lower_bound_bytes")),
+	        (long long)json_integer_value(json_object_get(b, "naive_bytes")),
+	        (long long)json_integer_value(json_object_get(a, "naive_bytes")));
+}
+
 static int cmd_optimize(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1021,12 +1138,18 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	}
 	AuditHist before, after;
 	audit_histogram(m, &before);
+	if (report)
+		before.memory = plan_figures(argv[optind], target_opset);
 	RwResult r;
 	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
 	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
 	audit_histogram(m, &after);
 	if (r.stop != RW_ERROR && !ir_save_file(m, out, so, &d))
 		rc = EXIT_INPUT;
+	if (rc != EXIT_INPUT && report) {
+		after.memory = plan_figures(out, 0);
+		print_memory(&before, &after);
+	}
 	if (rc != EXIT_INPUT) {
 		audit_print_summary(stderr, &before, &after, rule_sets, &r);
 		fprintf(stderr, "%ld rewrites in %.3f s; %u -> %u nodes; %s\n", r.rewrites, r.seconds, r.nodes_before,
@@ -1090,6 +1213,141 @@ static int cmd_shapes(int argc, char **argv)
 	infer_free(s);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"input-shape", required_argument, NULL, 'i'},
+		{"summary", no_argument, NULL, 's'},
+		{"no-alias", no_argument, NULL, 'n'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	enum { MAX_SHAPES = 64 };
+	const char *names[MAX_SHAPES];
+	int64_t dims[MAX_SHAPES][EV_MAX_RANK];
+	const int64_t *dimp[MAX_SHAPES];
+	int ranks[MAX_SHAPES], nshapes = 0, c;
+	bool json = false, summary = false;
+	int repeat = 1;
+	PlanOptions po = {0};
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 's': summary = true; break;
+		case 'n': po.no_alias = true; break;
+		case 'r': {
+			char *end;
+			repeat = (int)strtol(optarg, &end, 10);
+			if (*end || repeat < 1 || repeat > 1000)
+				return usage_error("--repeat expects a number from 1 to 1000, got '%s'", optarg);
+			break;
+		}
+		case 'i': {
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || nshapes >= MAX_SHAPES)
+				return usage_error("--input-shape expects NAME=D0,D1,..., got '%s'", optarg);
+			*eq = 0;
+			names[nshapes] = optarg;
+			int r = 0;
+			for (char *q = eq + 1; *q;) {
+				char *end;
+				long long v = strtoll(q, &end, 10);
+				if (end == q || v < 0 || r >= EV_MAX_RANK || (*end && *end != ','))
+					return usage_error("--input-shape expects non-negative sizes D0,D1,..., got '%s'", eq + 1);
+				dims[nshapes][r++] = v;
+				q = *end ? end + 1 : end;
+			}
+			dimp[nshapes] = dims[nshapes];
+			ranks[nshapes++] = r;
+			break;
+		}
+		case 'h':
+			printf("usage: graft plan MODEL [--input-shape NAME=D0,D1,...] [--json] [--summary]\n"
+			       "Plans where every intermediate tensor of the main graph lives before running:\n"
+			       "lifetimes over the saved node order, Reshape/Squeeze/Unsqueeze/Flatten outputs\n"
+			       "as views of their input, elementwise outputs written in place over an input of\n"
+			       "the same size that dies there, and offsets in one arena (several greedy\n"
+			       "strategies tried, the smallest kept).  Sizes are numel x element size rounded\n"
+			       "up to %d bytes.  Prints the arena (peak), the live-set lower bound for this\n"
+			       "schedule, one-buffer-per-tensor (naive), the buffers alive at the peak, then\n"
+			       "one line per tensor: step, node, bytes, offset, lifetime, and how it is placed.\n"
+			       "Graph inputs and initializers are not planned.  docs/memory-plan.md.\n"
+			       "  --input-shape NAME=D0,D1,...   the shape of an input with symbolic dims\n"
+			       "                                 (repeatable); without it such a model is refused,\n"
+			       "                                 naming the unknown dims\n"
+			       "  --json        the plan as JSON (peak_bytes, lower_bound_bytes, naive_bytes,\n"
+			       "                strategies, peak_tensors, schedule, tensors_planned)\n"
+			       "  --summary     the figures only, not the per-tensor table\n"
+			       "  --no-alias    no in-place reuse and no views (to see what they save)\n"
+			       "  --repeat N    plan N times; the planning time reported is the fastest\n"
+			       "                (the machine's noise aside), the median beside it\n",
+			       PLAN_ALIGN);
+			return EXIT_OK;
+		default:
+			return usage_error("plan: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("plan: expected one MODEL%s", "");
+	IrModel *m = load(argv[optind]);
+	if (!m)
+		return EXIT_INPUT;
+	Diag d;
+	diag_init(&d, stderr);
+	int rc = EXIT_INPUT;
+	Plan p;
+	char unknown[1024];
+	if (!plan_bind_inputs(m, names, dimp, ranks, nshapes, &d))
+		goto done;
+	if (plan_unknown_inputs(m, unknown, sizeof unknown)) {
+		diag_error(&d, m->path, "input dims unknown: %s; give each with --input-shape NAME=D0,D1,...", unknown);
+		goto done;
+	}
+	if (!plan_model(m, &po, &p, &d))
+		goto done;
+	if (repeat > 1) {
+		double times[repeat];
+		times[0] = p.seconds;
+		for (int r = 1; r < repeat; r++) {
+			Plan again;
+			if (!plan_model(m, &po, &again, &d)) {
+				plan_free(&p);
+				goto done;
+			}
+			times[r] = again.seconds;
+			plan_free(&again);
+		}
+		for (int i = 1; i < repeat; i++) /* insertion sort: a handful of numbers */
+			for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
+				double t = times[j];
+				times[j] = times[j - 1];
+				times[j - 1] = t;
+			}
+		p.seconds = times[0];
+		if (!json)
+			printf("planning     fastest of %d runs %.3f ms, median %.3f ms\n", repeat, times[0] * 1e3,
+			       times[repeat / 2] * 1e3);
+	}
+	if (json) {
+		char *text = plan_json(&p, !summary);
+		printf("%s\n", text);
+		free(text);
+	} else {
+		plan_print(&p, stdout, !summary);
+	}
+	plan_free(&p);
+	rc = EXIT_OK;
+done:
+	ir_model_free(m);
+	return rc;
 }
 
 /* ---- ops ------------------------------------------------------------------- */
@@ -1243,6 +1501,8 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (strcmp(cmd, "shapes") == 0)
 		return cmd_shapes(argc - 1, argv + 1);
+	if (strcmp(cmd, "plan") == 0)
+		return cmd_plan(argc - 1, argv + 1);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", cmd);

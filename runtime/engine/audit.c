@@ -64,6 +64,7 @@ void audit_hist_free(AuditHist *h)
 	for (size_t i = 0; i < h->n; i++)
 		free(h->ops[i].op);
 	free(h->ops);
+	json_decref(h->memory);
 	memset(h, 0, sizeof *h);
 }
 
@@ -230,6 +231,12 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 	json_object_set_new(cb, "before", json_integer((json_int_t)before->const_bytes));
 	json_object_set_new(cb, "after", json_integer((json_int_t)after->const_bytes));
 	json_object_set_new(root, "constant_bytes", cb);
+	if (before->memory || after->memory) {
+		json_t *mp = json_object();
+		json_object_set(mp, "before", before->memory ? (json_t *)before->memory : json_null());
+		json_object_set(mp, "after", after->memory ? (json_t *)after->memory : json_null());
+		json_object_set_new(root, "memory_plan", mp);
+	}
 	json_t *firings = json_array();
 	for (size_t i = 0; i < r->nfirings; i++) {
 		const RwFiring *f = &r->firings[i];

@@ -15,6 +15,8 @@ typedef struct AuditHist {
 	size_t n;
 	unsigned total;
 	uint64_t const_bytes;   /* initializers and Constant/tensor attributes of live graphs */
+	void *memory;           /* json_t *: the memory plan's figures (runtime/plan), or NULL;
+	                           the report's "memory_plan"; freed by audit_hist_free */
 } AuditHist;
 
 void audit_histogram(IrModel *m, AuditHist *h);

@@ -2,12 +2,37 @@
  * order, holding one EvValue per IR value, and frees each intermediate value
  * after its last use.  Bodies of If/Loop/Scan run through ev_run_body (the
  * kernels in kernels/control.c call it), sharing the value table, so a body
- * reads outer values directly. */
+ * reads outer values directly.
+ *
+ * With a memory plan (EvOptions.placement, made by runtime/plan) the main
+ * graph runs in the plan's schedule and every placed value lives at its
+ * offset in one arena: the kernel is handed its outputs' places (EvSlot) as
+ * the tensors it allocates, a Reshape-like output is checked to hold its
+ * input's bytes and becomes a view of them, an output made elsewhere is
+ * copied into its place and counted.  Under ASan the arena is poisoned
+ * except for the buffers alive at the current step, so a kernel reading or
+ * writing a buffer the plan says is dead is caught. */
 #include "eval.h"
 #include "onnx.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define EV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EV_ASAN 1
+#endif
+#endif
+#ifdef EV_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 /* Per-graph facts, computed once per evaluation. */
 typedef struct GraphPlan {
@@ -25,6 +50,12 @@ typedef struct EvEnv {
 	EvValue **vals;       /* by ValueId */
 	GraphPlan *plans;     /* by GraphId, built on first run */
 	int depth;
+	/* running inside a memory plan (opt.placement) */
+	const EvPlacement *pl;
+	uint8_t *arena;
+	uint32_t *opens, *open_at;    /* buffers by first step: opens[open_at[s] .. open_at[s+1]) */
+	uint32_t *closes, *close_at;  /* buffers by last step */
+	EvPlaceStats stats;
 } EvEnv;
 
 static bool plan_graph(EvEnv *e, GraphId g)
@@ -36,6 +67,23 @@ static bool plan_graph(EvEnv *e, GraphId g)
 	p->order = ir_topo_order(m, g, &p->norder, e->d);
 	if (!p->order)
 		return false;
+	if (g == IR_MAIN_GRAPH && e->pl) {
+		/* the plan's schedule: the same nodes, each once */
+		bool same = e->pl->norder == p->norder;
+		uint8_t *seen = calloc(m->nnodes, 1);
+		for (uint32_t i = 0; same && i < p->norder; i++) {
+			NodeId n = e->pl->order[i];
+			same = n > 0 && n < m->nnodes && !seen[n] && ir_node(m, n)->graph == g && !ir_node(m, n)->dead;
+			if (same)
+				seen[n] = 1;
+		}
+		free(seen);
+		if (!same) {
+			diag_error(e->d, m->path, "plan: the schedule does not list the main graph's nodes");
+			return false;
+		}
+		memcpy(p->order, e->pl->order, sizeof *p->order * p->norder);
+	}
 	p->uses = calloc(m->nvalues, sizeof *p->uses);
 	p->pinned = calloc(m->nvalues, sizeof *p->pinned);
 	if (!p->uses || !p->pinned)
@@ -80,11 +128,108 @@ EvKind ev_declared_kind(IrModel *m, ValueId v)
 	}
 }
 
+static bool in_arena(EvEnv *e, const void *p)
+{
+	return e->arena && (const uint8_t *)p >= e->arena && (const uint8_t *)p < e->arena + e->pl->arena_bytes;
+}
+
+/* A value the plan did not place must not point into the arena (a kernel
+ * may return its input, or put it in a sequence): give it its own copy. */
+static bool unarena(EvEnv *e, EvValue **v)
+{
+	EvValue *x = *v;
+	if (!x)
+		return true;
+	if (x->kind == EV_SEQUENCE) {
+		for (int i = 0; i < x->nitems; i++)
+			if (!unarena(e, &x->items[i]))
+				return false;
+		return true;
+	}
+	if (x->kind != EV_TENSOR || !in_arena(e, x->data))
+		return true;
+	EvValue *c = ev_copy(x);
+	if (!c)
+		return false;
+	ev_unref(x);
+	*v = c;
+	e->stats.escaped++;
+	return true;
+}
+
+/* A tensor over the arena at `at`, with t's type and shape. */
+static EvValue *at_place(const EvValue *t, uint8_t *at)
+{
+	return ev_tensor_borrow(t->dtype, t->rank, t->dims, at, t->nbytes);
+}
+
+/* After a main-graph node ran in a plan: each output at its place. */
+static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
+{
+	IrModel *m = e->m;
+	const EvPlacement *pl = e->pl;
+	bool pending[node->noutputs + 1];
+	memset(pending, 0, sizeof pending);
+	for (uint32_t i = 0; i < node->noutputs; i++) {
+		ValueId v = node->outputs[i];
+		if (!v || !out[i])
+			continue;
+		if (pl->how[v] == EV_PLACE_NONE) {
+			if (!unarena(e, &out[i]))
+				return ev_fail(c, "plan: cannot copy output '%s' out of the arena", ir_value(m, v)->name);
+			continue;
+		}
+		const char *name = ir_value(m, v)->name;
+		if (out[i]->kind != EV_TENSOR || out[i]->dtype == DT_STRING)
+			return ev_fail(c, "plan: output '%s' is not a tensor of numbers at run time, but the plan placed it", name);
+		if (out[i]->nbytes != pl->nbytes[v])
+			return ev_fail(c, "plan: output '%s' has %zu bytes at run time, the plan says %zu", name,
+			               out[i]->nbytes, pl->nbytes[v]);
+		uint8_t *at = e->arena + pl->offset[v];
+		if (out[i]->data == at && pl->how[v] != EV_PLACE_VIEW) {
+			e->stats.direct++;
+			e->stats.inplace += pl->how[v] == EV_PLACE_INPLACE;
+			continue;
+		}
+		if (pl->how[v] == EV_PLACE_VIEW) {
+			/* the input's bytes are at `at`: the output must be those bytes;
+			 * a new value over them even when the kernel returned its input
+			 * (Identity, Dropout), so that input's value dies with its last use */
+			if (out[i]->data != at && memcmp(out[i]->data, at, out[i]->nbytes) != 0)
+				return ev_fail(c, "plan: view '%s' does not hold its input's bytes", name);
+			EvValue *view = at_place(out[i], at);
+			ev_unref(out[i]);
+			out[i] = view;
+			e->stats.views++;
+			continue;
+		}
+		/* made elsewhere (maybe at another output's place): to the heap first */
+		EvValue *h = ev_copy(out[i]);
+		if (!h)
+			return ev_fail(c, "plan: cannot copy output '%s'", name);
+		ev_unref(out[i]);
+		out[i] = h;
+		pending[i] = true;
+	}
+	for (uint32_t i = 0; i < node->noutputs; i++) {
+		if (!pending[i])
+			continue;
+		uint8_t *at = e->arena + pl->offset[node->outputs[i]];
+		memcpy(at, out[i]->data, out[i]->nbytes);
+		EvValue *placed = at_place(out[i], at);
+		ev_unref(out[i]);
+		out[i] = placed;
+		e->stats.copied++;
+	}
+	return true;
+}
+
 static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 {
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
 	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
+	bool placed = e->pl && p && node->graph == IR_MAIN_GRAPH;
 	const EvKernel *k = ev_kernel_find(node->domain, node->op_type);
 	if (!k) {
 		if (*node->domain)
@@ -99,14 +244,30 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 			return ev_fail(&c, "input '%s' has no value", ir_value(m, v)->name);
 	}
 	memset(out, 0, sizeof out);
-	if (!k->fn(&c, in, (int)node->ninputs, out, (int)node->noutputs)) {
+	/* the outputs' places in the plan (views are made by the kernel, then
+	 * checked); a body's nodes, run from inside this kernel, get none */
+	EvSlot slots[node->noutputs + 1];
+	int nslots = 0, nsaved;
+	for (uint32_t i = 0; placed && i < node->noutputs; i++) {
+		ValueId v = node->outputs[i];
+		if (v && (e->pl->how[v] == EV_PLACE_OWN || e->pl->how[v] == EV_PLACE_INPLACE))
+			slots[nslots++] = (EvSlot){ir_value(m, v)->dtype, e->pl->nbytes[v], e->arena + e->pl->offset[v],
+			                           e->pl->how[v] == EV_PLACE_INPLACE, false};
+	}
+	EvSlot *saved = ev_get_slots(&nsaved);
+	ev_set_slots(nslots ? slots : NULL, nslots);
+	bool ok = k->fn(&c, in, (int)node->ninputs, out, (int)node->noutputs);
+	ev_set_slots(saved, nsaved);
+	node = ir_node(m, n);
+	if (ok && placed)
+		ok = place_outputs(e, &c, node, out);
+	if (!ok) {
 		for (uint32_t i = 0; i < node->noutputs; i++)
 			ev_unref(out[i]);
 		if (e->d->nerrors == 0)
 			ev_fail(&c, "kernel failed");
 		return false;
 	}
-	node = ir_node(m, n);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];
 		if (!v) {
@@ -120,8 +281,11 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 	/* free what this node was the last to read */
 	for (uint32_t i = 0; p && i < node->ninputs; i++) {
 		ValueId v = node->inputs[i];
-		if (v && ir_value(m, v)->graph == node->graph && !p->pinned[v] && p->uses[v] && --p->uses[v] == 0)
+		if (v && ir_value(m, v)->graph == node->graph && !p->pinned[v] && p->uses[v] && --p->uses[v] == 0) {
+			if (placed && e->pl->how[v] != EV_PLACE_NONE && e->vals[v] && e->vals[v]->refs > 1)
+				return ev_fail(&c, "plan: value '%s' is still referenced after its last use", ir_value(m, v)->name);
 			set_val(e, v, NULL);
+		}
 	}
 	return true;
 }
@@ -170,8 +334,15 @@ static bool run_graph(EvEnv *e, GraphId g, EvValue **inputs, uint32_t nin, EvVal
 		           ir_value(m, gr->sparse_inits[i])->name);
 		ok = false;
 	}
-	for (uint32_t i = 0; ok && i < run.norder; i++)
+	bool placed = g == IR_MAIN_GRAPH && e->pl;
+	for (uint32_t i = 0; ok && i < run.norder; i++) {
+		/* buffers opening at this step become addressable; closing ones not */
+		for (uint32_t k = placed ? e->open_at[i] : 0; placed && k < e->open_at[i + 1]; k++)
+			UNPOISON(e->arena + e->pl->buf_offset[e->opens[k]], e->pl->buf_nbytes[e->opens[k]]);
 		ok = run_node(e, run.order[i], &run);
+		for (uint32_t k = placed ? e->close_at[i] : 0; placed && k < e->close_at[i + 1]; k++)
+			POISON(e->arena + e->pl->buf_offset[e->closes[k]], e->pl->buf_nbytes[e->closes[k]]);
+	}
 	for (uint32_t i = 0; ok && i < gr->noutputs && i < nout; i++) {
 		outputs[i] = ev_ref(e->vals[gr->outputs[i]]);
 		if (!outputs[i]) {
@@ -194,6 +365,42 @@ static bool run_graph(EvEnv *e, GraphId g, EvValue **inputs, uint32_t nin, EvVal
 	free(run.uses);
 	e->depth--;
 	return ok;
+}
+
+/* Buffers bucketed by a step (first or last) in 0..nsteps. */
+static void bucket(const uint32_t *step, uint32_t nbufs, uint32_t nsteps, uint32_t **idx, uint32_t **at)
+{
+	*at = calloc(nsteps + 2, sizeof **at);
+	*idx = malloc(sizeof **idx * (nbufs + 1));
+	if (!*at || !*idx)
+		abort();
+	for (uint32_t b = 0; b < nbufs; b++)
+		(*at)[(step[b] > nsteps ? nsteps : step[b]) + 1]++;
+	for (uint32_t s = 0; s <= nsteps; s++)
+		(*at)[s + 1] += (*at)[s];
+	uint32_t *fill = malloc(sizeof *fill * (nsteps + 2));
+	memcpy(fill, *at, sizeof *fill * (nsteps + 2));
+	for (uint32_t b = 0; b < nbufs; b++)
+		(*idx)[fill[step[b] > nsteps ? nsteps : step[b]]++] = b;
+	free(fill);
+}
+
+/* The arena of a plan, all poisoned until buffers open. */
+static bool env_place(EvEnv *e, const EvPlacement *pl)
+{
+	e->pl = pl;
+	size_t bytes = (pl->arena_bytes + 63) / 64 * 64;
+	if (bytes) {
+		e->arena = aligned_alloc(64, bytes);
+		if (!e->arena) {
+			diag_error(e->d, e->m->path, "plan: cannot allocate an arena of %zu bytes", pl->arena_bytes);
+			return false;
+		}
+		POISON(e->arena, bytes);
+	}
+	bucket(pl->buf_first, pl->nbufs, pl->norder, &e->opens, &e->open_at);
+	bucket(pl->buf_last, pl->nbufs, pl->norder, &e->closes, &e->close_at);
+	return true;
 }
 
 static EvEnv *env_new(IrModel *m, const EvOptions *opt, Diag *d)
@@ -224,6 +431,14 @@ static void env_free(EvEnv *e)
 	}
 	free(e->vals);
 	free(e->plans);
+	if (e->arena) {
+		UNPOISON(e->arena, (e->pl->arena_bytes + 63) / 64 * 64);
+		free(e->arena);
+	}
+	free(e->opens);
+	free(e->open_at);
+	free(e->closes);
+	free(e->close_at);
 	free(e);
 }
 
@@ -233,7 +448,16 @@ bool ev_run(IrModel *m, const EvValue *const *inputs, uint32_t ninputs,
 	EvEnv *e = env_new(m, opt, d);
 	IrGraph *gr = ir_graph(m, IR_MAIN_GRAPH);
 	memset(outputs, 0, sizeof *outputs * gr->noutputs);
-	bool ok = run_graph(e, IR_MAIN_GRAPH, (EvValue **)inputs, ninputs, outputs, gr->noutputs);
+	bool ok = !opt || !opt->placement || env_place(e, opt->placement);
+	ok = ok && run_graph(e, IR_MAIN_GRAPH, (EvValue **)inputs, ninputs, outputs, gr->noutputs);
+	/* the outputs leave the arena before it goes */
+	for (uint32_t i = 0; ok && e->arena && i < gr->noutputs; i++) {
+		uint32_t escaped = e->stats.escaped;
+		ok = unarena(e, &outputs[i]);
+		e->stats.escaped = escaped;
+	}
+	if (opt && opt->stats)
+		*opt->stats = e->stats;
 	if (!ok)
 		for (uint32_t i = 0; i < gr->noutputs; i++) {
 			ev_unref(outputs[i]);

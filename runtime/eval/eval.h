@@ -139,9 +139,55 @@ const IrAttr *ev_attr(EvCtx *c, const char *name);
 /* Normalise a possibly negative axis against rank; false (and a message) if out of range. */
 bool ev_axis(EvCtx *c, int64_t axis, int rank, int *out);
 
+/* ---- running inside a memory plan (runtime/plan) --------------------------- */
+/* How a planned value gets its bytes. */
+enum { EV_PLACE_NONE = 0, EV_PLACE_OWN, EV_PLACE_INPLACE, EV_PLACE_VIEW };
+
+/* A memory plan of the main graph: every placed value's data lives at its
+ * offset in one arena (one allocation), which the interpreter hands to the
+ * kernel as the output it allocates.  A buffer is one region that values
+ * share at once (a value, its views, an output written in place over it);
+ * its bytes are addressable only from its first step to its last (under
+ * ASan the rest of the arena is poisoned). */
+typedef struct EvPlacement {
+	const NodeId *order;       /* the schedule: every main-graph node once */
+	uint32_t norder;
+	size_t arena_bytes;
+	const int64_t *offset;     /* by ValueId: byte offset in the arena, -1 if not placed */
+	const size_t *nbytes;      /* by ValueId: the bytes of a placed value */
+	const uint8_t *how;        /* by ValueId: EV_PLACE_* */
+	uint32_t nbufs;
+	const size_t *buf_offset, *buf_nbytes;
+	const uint32_t *buf_first, *buf_last;  /* steps of the schedule */
+} EvPlacement;
+
+/* What happened to the placed values in a run. */
+typedef struct EvPlaceStats {
+	uint32_t direct;    /* written by their kernel straight into their place */
+	uint32_t inplace;   /* of those, written over their dying input */
+	uint32_t copied;    /* made elsewhere by their kernel, copied into their place */
+	uint32_t views;     /* Reshape-like outputs left on their input's bytes */
+	uint32_t escaped;   /* unplaced values that pointed into the arena: copied out */
+} EvPlaceStats;
+
+/* Slots for the outputs of the node being run: while set, ev_tensor_new
+ * returns the first untaken slot of the same dtype and byte size (zeroed
+ * unless `keep`, which an in-place output over its input needs). */
+typedef struct EvSlot {
+	int dtype;
+	size_t nbytes;
+	void *data;
+	bool keep;
+	bool taken;
+} EvSlot;
+void ev_set_slots(EvSlot *slots, int n);
+EvSlot *ev_get_slots(int *n);
+
 /* ---- the interpreter (eval.c) ------------------------------------------- */
 typedef struct EvOptions {
 	uint64_t seed;
+	const EvPlacement *placement;  /* run inside this plan (NULL: malloc per value) */
+	EvPlaceStats *stats;           /* with placement: filled in */
 } EvOptions;
 
 /* Run graph g of m on values for its inputs (in graph-input order; an

@@ -31,6 +31,32 @@ static EvValue *value_alloc(EvKind kind)
 	return v;
 }
 
+/* The output slots of the node being run in a memory plan (eval.c). */
+static _Thread_local EvSlot *slots;
+static _Thread_local int nslots;
+
+void ev_set_slots(EvSlot *s, int n)
+{
+	slots = s;
+	nslots = n;
+}
+
+EvSlot *ev_get_slots(int *n)
+{
+	*n = nslots;
+	return slots;
+}
+
+static EvSlot *take_slot(int dtype, size_t nbytes)
+{
+	for (int i = 0; i < nslots; i++)
+		if (!slots[i].taken && slots[i].dtype == dtype && slots[i].nbytes == nbytes) {
+			slots[i].taken = true;
+			return &slots[i];
+		}
+	return NULL;
+}
+
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
 {
 	if (rank < 0 || rank > EV_MAX_RANK)
@@ -48,6 +74,14 @@ EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
 		memcpy(v->dims, dims, sizeof *dims * (size_t)rank);
 	v->numel = numel;
 	v->nbytes = dtype == DT_STRING ? (size_t)numel * sizeof(char *) : ((size_t)numel * (size_t)bits + 7) / 8;
+	EvSlot *s = nslots && dtype != DT_STRING ? take_slot(dtype, v->nbytes) : NULL;
+	if (s) {
+		v->data = s->data;
+		v->borrowed = true;
+		if (!s->keep)
+			memset(v->data, 0, v->nbytes);
+		return v;
+	}
 	v->data = calloc(1, v->nbytes ? v->nbytes : 1);
 	if (!v->data) {
 		free(v);

@@ -18,7 +18,10 @@
 #include <float.h>
 #include <stdlib.h>
 
-typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n, int64_t sa, int64_t sb,
+/* No restrict on the rows: o may be an input's own bytes (runtime/plan runs
+ * these ops in place over an input that dies there); each row reads element
+ * i before it writes element i, which is what makes that safe. */
+typedef void (*EwRow2)(void *o, const void *a, const void *b, int64_t n, int64_t sa, int64_t sb,
                        EwArgs *p);
 
 /* ---- row generators ------------------------------------------------------ */
@@ -38,7 +41,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 		}
 
 #define ROW_F(A, DT, T, SUF, LD, ST) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -47,7 +50,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 		LOOP2(ST(A##_f(LD(x), LD(y), p))) \
 	}
 #define ROW_S(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -56,7 +59,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 		LOOP2((T)A##_s((int64_t)x, (int64_t)y, p)) \
 	}
 #define ROW_U(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -66,7 +69,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 	}
 /* comparisons: bool out */
 #define ROW_CF(A, DT, T, SUF, LD, ST) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -75,7 +78,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 		LOOP2(A##_f(LD(x), LD(y))) \
 	}
 #define ROW_CS(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -84,7 +87,7 @@ typedef void (*EwRow2)(void *restrict o, const void *a, const void *b, int64_t n
 		LOOP2(A##_s((int64_t)x, (int64_t)y)) \
 	}
 #define ROW_CU(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
 	                      int64_t sb, EwArgs *p) \
 	{ \
 		typedef T TL; \
@@ -471,7 +474,7 @@ static uint64_t ipow_neg(int64_t base, int64_t e, bool *err)
 	return 0;
 }
 
-static void pow_f32(void *restrict o_, const void *a_, const void *b_, int64_t n, int64_t sa, int64_t sb, EwArgs *p)
+static void pow_f32(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, int64_t sb, EwArgs *p)
 {
 	float *o = o_;
 	const float *a = a_, *b = b_;
@@ -598,11 +601,11 @@ static bool k_Where(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 /* ---- Clip ---------------------------------------------------------------- */
 
-typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, const EwArgs *p);
+typedef void (*EwRow1)(void *o, const void *x, int64_t n, const EwArgs *p);
 
 /* NaN passes through, and min > max gives max everywhere, as numpy.clip */
 #define CLIP_ROW(T, SUF, VT, LD, ST, LO, HI) \
-	static void clip_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void clip_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \

@@ -20,13 +20,16 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, const EwArgs *p);
+/* No restrict on the rows: o may be an input's own bytes (runtime/plan runs
+ * these ops in place over an input that dies there); each row reads element
+ * i before it writes element i, which is what makes that safe. */
+typedef void (*EwRow1)(void *o, const void *x, int64_t n, const EwArgs *p);
 
 /* ---- row generators ------------------------------------------------------ */
 
 /* float types, through double */
 #define ROW_F(A, DT, T, SUF, LD, ST) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \
@@ -35,7 +38,7 @@ typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, cons
 	}
 /* float types to bool (predicates) */
 #define ROW_PF(A, DT, T, SUF, LD, ST) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		uint8_t *o = o_; \
 		const T *x = x_; \
@@ -44,7 +47,7 @@ typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, cons
 	}
 /* integers in their own domain (stores wrap) */
 #define ROW_S(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \
@@ -52,7 +55,7 @@ typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, cons
 			o[i] = (T)A##_s((int64_t)x[i], p); \
 	}
 #define ROW_U(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \
@@ -62,7 +65,7 @@ typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, cons
 /* integers through the double function (ops defined by real arithmetic,
  * like Shrink's float bias): truncate toward zero, then wrap */
 #define ROW_SF(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \
@@ -70,7 +73,7 @@ typedef void (*EwRow1)(void *restrict o, const void *restrict x, int64_t n, cons
 			o[i] = (T)ew_d2s(A##_f((double)x[i], p)); \
 	}
 #define ROW_UF(A, DT, T, SUF) \
-	static void A##_##SUF(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p) \
+	static void A##_##SUF(void *o_, const void *x_, int64_t n, const EwArgs *p) \
 	{ \
 		T *o = o_; \
 		const T *x = x_; \
@@ -204,7 +207,7 @@ static inline uint64_t bnot_u(uint64_t x, const EwArgs *p) { return ~x; }
 EW_SINT_TYPES(ROW_S, bnot) EW_UINT_TYPES(ROW_U, bnot)
 static const EwRow1 bnot_rows[DT_COUNT] = { EW_SINT_TYPES(ENT_I, bnot) EW_UINT_TYPES(ENT_I, bnot) };
 
-static void not_b(void *restrict o_, const void *restrict x_, int64_t n, const EwArgs *p)
+static void not_b(void *o_, const void *x_, int64_t n, const EwArgs *p)
 {
 	uint8_t *o = o_;
 	const uint8_t *x = x_;
