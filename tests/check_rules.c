@@ -1887,6 +1887,137 @@ START_TEST(test_graftc_output)
 }
 END_TEST
 
+/* ---- rules/extended/norm2.rules: LayerNorm's other spellings (issue 12) ------------------- */
+
+/* The rules named in `rules` (NULL: the whole library) on text, compiled and
+ * interpreted: the node list after, every rule in `want_fired` fired (a
+ * space-separated list), the outputs agree within tol. */
+static void rules_case(const char *text, const char *const *rules, int nrules, const char *want_ops,
+                       const char *want_fired, double tol)
+{
+	for (int k = 0; k < 2; k++) {
+		Backend be = backend(k);
+		IrModel *m = parse(text);
+		EvValue **before = evaluate(m);
+		RwOptions o = {.enabled = rules, .nenabled = rules ? nrules : 0};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+		ck_assert_msg(!strcmp(ops_of(m), want_ops), "%s: after: '%s', want '%s'", be.name, ops_of(m), want_ops);
+		char fired[512] = "";
+		for (size_t i = 0; i < r.nfirings; i++)
+			if (r.firings[i].rule >= 0) {
+				const char *name = rw_firing_name(be.sets, &r.firings[i]);
+				char word[128];
+				snprintf(word, sizeof word, " %s ", name);
+				char padded[520];
+				snprintf(padded, sizeof padded, " %s ", fired);
+				if (!strstr(padded, word))
+					snprintf(fired + strlen(fired), sizeof fired - strlen(fired), "%s%s", fired[0] ? " " : "", name);
+			}
+		ck_assert_msg(!strcmp(fired, want_fired), "%s: fired '%s', want '%s'", be.name, fired, want_fired);
+		assert_same_outputs(m, before, tol, want_ops);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+
+/* torch's LayerNorm without elementwise_affine, and with it: the plain rule
+ * fires on the Div, the scale and the bias go in after it. */
+static const char *ln_plain =
+	"g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}, int64[1] ax = {%s}%s> {\n"
+	"  mu = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	"  var = ReduceMean <keepdims = 1> (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	"  %s = Div (d, sd)\n%s}\n";
+
+START_TEST(test_layer_norm_plain)
+{
+	char *t = fmt(HEAD(18) "%s", ln_plain);
+	char *text = fmt(t, "-1", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* paddle2onnx's positive axis */
+	text = fmt(t, "2", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* over axis 1 (convnext's channels-first LayerNorm): not LayerNormalization's */
+	text = fmt(t, "1", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "ReduceMean Sub Pow ReduceMean Add Sqrt Div", false, 0});
+	free(text);
+	/* the square as Mul(d, d) (basic's pow_two), and the affine part taken in */
+	char *g = tensor("float", "g", "8", 1.0, 0.1), *b = tensor("float", "b", "8", 0.0, 0.1);
+	char *wb = fmt(", %s, %s", g, b);
+	text = fmt(t, "-1", wb, "n", "  gn = Mul (n, g)\n  y = Add (gn, b)\n");
+	const char *three[] = {"layer_norm_plain", "layer_norm_scale", "layer_norm_bias"};
+	rules_case(text, three, 3, "LayerNormalization", "layer_norm_plain layer_norm_scale layer_norm_bias", 1e-5);
+	const char *mul_three[] = {"pow_two", "layer_norm_plain_mul", "layer_norm_scale", "layer_norm_bias"};
+	rules_case(text, mul_three, 4, "LayerNormalization",
+	           "pow_two layer_norm_plain_mul layer_norm_scale layer_norm_bias", 1e-5);
+	/* the whole library ends where norm.rules' layer_norm alone ends */
+	rules_case(text, NULL, 0, "LayerNormalization",
+	           "pow_two layer_norm_plain_mul layer_norm_scale layer_norm_bias", 1e-5);
+	run_case(text, &(Case){"layer_norm", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* a per-row scale stays a Mul after the LayerNormalization */
+	text = fmt(t, "-1", ", float[3,1] g = {1, 2, 3}", "n", "  y = Mul (n, g)\n");
+	rules_case(text, three, 3, "LayerNormalization Mul", "layer_norm_plain", 1e-5);
+	free(text);
+	/* below opset 17 there is no LayerNormalization (ReduceMean's axes an attribute) */
+	text = fmt(HEAD(16) "g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}> {\n"
+	           "  mu = ReduceMean <axes = [-1]> (x)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	           "  var = ReduceMean <axes = [-1]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n  y = Div (d, sd)\n}\n");
+	run_case(text, &(Case){"layer_norm_plain", "ReduceMean Sub Pow ReduceMean Add Sqrt Div", false, 0});
+	free(text);
+	free(wb);
+	free(g);
+	free(b);
+	free(t);
+}
+END_TEST
+
+/* tf.nn.batch_normalization after tf.nn.moments, through tf2onnx:
+ * x * inv + (beta - mean * inv), inv = rsqrt(var + eps) * gamma. */
+static const char *ln_tf =
+	"g (float[2,5,6] x) => (float[2,5,6] y) <float eps = {0.001}, int64[1] ax = {%s}, %s, %s> {\n"
+	"  m = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, m)\n  sq = Mul (d, d)\n"
+	"  v = ReduceMean <keepdims = 1> (sq, ax)\n  ve = Add (v, eps)\n  s = Sqrt (ve)\n  r = Reciprocal (s)\n"
+	"%s  xs = Mul (x, inv)\n  mi = Mul (m, inv)\n  off = Sub (b, mi)\n  y = Add (xs, off)\n}\n";
+
+START_TEST(test_layer_norm_tf)
+{
+	char *g = tensor("float", "g", "6", 1.0, 0.1), *b = tensor("float", "b", "6", 0.0, 0.2);
+	char *t = fmt(HEAD(18) "%s", ln_tf);
+	char *text = fmt(t, "2", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "LayerNormalization", true, 1e-5});
+	free(text);
+	text = fmt(t, "-1", g, b, "  inv = Identity (r)\n");
+	/* Keras scale=False: inv is the reciprocal itself (the Identity is basic's) */
+	const char *two[] = {"identity", "layer_norm_tf_no_scale"};
+	rules_case(text, two, 2, "LayerNormalization", "identity layer_norm_tf_no_scale", 1e-5);
+	free(text);
+	/* over the middle axis: stays */
+	text = fmt(t, "1", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
+	                       false, 0});
+	free(text);
+	/* the mean read elsewhere too: stays */
+	char *t2 = fmt(HEAD(18) "%s", ln_tf);
+	char *q = strstr(t2, "=> (float[2,5,6] y)");
+	char *t3 = fmt("%.*s=> (float[2,5,6] y, float[2,5,1] m)%s", (int)(q - t2), t2, q + strlen("=> (float[2,5,6] y)"));
+	text = fmt(t3, "2", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
+	                       false, 0});
+	free(text);
+	free(t3);
+	free(t2);
+	free(t);
+	free(g);
+	free(b);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -1921,6 +2052,9 @@ Suite *suite_rules(void)
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);
+	/* rules/extended/norm2.rules */
+	tcase_add_test(tc, test_layer_norm_plain);
+	tcase_add_test(tc, test_layer_norm_tf);
 	suite_add_tcase(s, tc);
 	return s;
 }
