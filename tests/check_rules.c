@@ -2018,6 +2018,68 @@ START_TEST(test_layer_norm_tf)
 }
 END_TEST
 
+/* ---- rules/extended/activation2.rules: PRelu and Mish written out (issue 12) --------------- */
+
+START_TEST(test_prelu_mish)
+{
+	/* Keras's PReLU, alpha per channel (NHWC), -alpha folded into a constant */
+	const char *keras = "g (float[2,3,4] x) => (float[2,3,4] y) <float[4] n = {%s}> {\n"
+	                    "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (n, rn)\n  y = Add (r, m)\n}\n";
+	char *t = fmt(HEAD(13) "%s", keras);
+	char *text = fmt(t, "-0.25, -0.5, 0.1, -2");
+	run_case(text, &(Case){"prelu_keras", "PRelu", true, 1e-6});
+	free(text);
+	free(t);
+	/* a slope of higher rank than x would widen the output: stays */
+	run_case(HEAD(13) "g (float[4] x) => (float[2,4] y) <float[2,4] n = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	         "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (n, rn)\n  y = Add (r, m)\n}\n",
+	         &(Case){"prelu_keras", "Relu Neg Relu Mul Add", false, 0});
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[2,3,4] y) <float[3,1] a = {0.25, 0.5, 2}> {\n"
+	         "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (a, rn)\n  y = Sub (r, m)\n}\n",
+	         &(Case){"prelu_relu_sub", "PRelu", true, 1e-6});
+	const char *maxmin = "g (float[2,3,4] x) => (float[2,3,4] y) <float z = {%s}, float a = {0.2}> {\n"
+	                     "  p = Max (z, x)\n  q = Min (x, z)\n  m = Mul (q, a)\n  y = Add (m, p)\n}\n";
+	t = fmt(HEAD(13) "%s", maxmin);
+	text = fmt(t, "0");
+	run_case(text, &(Case){"prelu_max_min", "PRelu", true, 1e-6});
+	free(text);
+	text = fmt(t, "1"); /* max(x, 1): no PRelu */
+	run_case(text, &(Case){"prelu_max_min", "Max Min Mul Add", false, 0});
+	free(text);
+	free(t);
+	/* Max without broadcasting before opset 8: the rule starts at 9 */
+	run_case(HEAD(7) "g (float[2,3] x) => (float[2,3] y) <float[2,3] z = {0, 0, 0, 0, 0, 0}, "
+	         "float[2,3] a = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}> {\n"
+	         "  p = Max (x, z)\n  q = Min (x, z)\n  m = Mul (a, q)\n  y = Add (p, m)\n}\n",
+	         &(Case){"prelu_max_min", "Max Min Mul Add", false, 0});
+	const char *where = "g (float[2,3] x) => (float[2,3] y) <float z = {0}, float[3] a = {0.1, 0.2, 0.3}> {\n"
+	                    "  c = %s (x, z)\n  m = Mul (x, a)\n  y = Where (c, m, x)\n}\n";
+	t = fmt(HEAD(13) "%s", where);
+	text = fmt(t, "Less");
+	run_case(text, &(Case){"prelu_where", "PRelu", true, 0});
+	free(text);
+	text = fmt(t, "Greater"); /* the other way round is not PRelu */
+	run_case(text, &(Case){"prelu_where", "Greater Mul Where", false, 0});
+	free(text);
+	free(t);
+	/* Mish: torch's export below opset 18, fused at 18 */
+	const char *mish = "g (float[2,5] x) => (float[2,5] y) {\n  s = Softplus (x)\n  t = Tanh (s)\n  y = Mul (x, t)\n}\n";
+	t = fmt(HEAD(18) "%s", mish);
+	run_case(t, &(Case){"mish", "Mish", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(17) "%s", mish);
+	run_case(t, &(Case){"mish", "Softplus Tanh Mul", false, 0});
+	free(t);
+	run_case(HEAD(18) "g (float[2,5] x) => (float[2,5] y) <float one = {1}> {\n"
+	         "  e = Exp (x)\n  a = Add (e, one)\n  l = Log (a)\n  t = Tanh (l)\n  y = Mul (t, x)\n}\n",
+	         &(Case){"mish_log_exp", "Mish", true, 1e-5});
+	/* tanh(softplus(x)) times another value: stays */
+	run_case(HEAD(18) "g (float[2,5] x, float[2,5] w) => (float[2,5] y) {\n"
+	         "  s = Softplus (x)\n  t = Tanh (s)\n  y = Mul (w, t)\n}\n",
+	         &(Case){"mish", "Softplus Tanh Mul", false, 0});
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -2055,6 +2117,8 @@ Suite *suite_rules(void)
 	/* rules/extended/norm2.rules */
 	tcase_add_test(tc, test_layer_norm_plain);
 	tcase_add_test(tc, test_layer_norm_tf);
+	/* rules/extended/activation2.rules */
+	tcase_add_test(tc, test_prelu_mish);
 	suite_add_tcase(s, tc);
 	return s;
 }
