@@ -2018,6 +2018,62 @@ START_TEST(test_layer_norm_tf)
 }
 END_TEST
 
+/* InstanceNorm written out over H and W, then its per-channel weight and
+ * bias; torch's GroupNorm below opset 18 (Reshape, InstanceNormalization,
+ * Reshape, Mul, Add) -> GroupNormalization-21. */
+START_TEST(test_instance_group_norm)
+{
+	char *w = tensor("float", "w", "3,1,1", 1.0, 0.1), *b = tensor("float", "b", "3,1,1", 0.0, 0.2);
+	const char *in_text = HEAD(18) "g (float[2,3,4,4] x) => (float[2,3,4,4] y) <int64[%d] ax = {%s}, float eps = {1e-5}, %s, %s> {\n"
+	                      "  mu = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, mu)\n  p = Mul (d, d)\n"
+	                      "  var = ReduceMean <keepdims = 1> (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	                      "  n = Div (d, sd)\n  gn = Mul (n, w)\n  y = Add (gn, b)\n}\n";
+	char *text = fmt(in_text, 2, "2, 3", w, b);
+	const char *in3[] = {"instance_norm_plain", "instance_norm_scale", "instance_norm_bias"};
+	rules_case(text, in3, 3, "InstanceNormalization", "instance_norm_plain instance_norm_scale instance_norm_bias", 1e-5);
+	rules_case(text, NULL, 0, "InstanceNormalization",
+	           "reduce_mean_global_pool instance_norm_pool instance_norm_scale instance_norm_bias", 1e-5);
+	free(text);
+	text = fmt(in_text, 2, "-2, -1", w, b);
+	run_case(text, &(Case){"instance_norm_plain", "InstanceNormalization Mul Add", true, 1e-5});
+	free(text);
+	/* over H only: no InstanceNormalization */
+	text = fmt(in_text, 1, "2", w, b);
+	run_case(text, &(Case){"instance_norm_plain", "ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add", false, 0});
+	free(text);
+	free(w);
+	free(b);
+
+	/* torch.nn.GroupNorm(3, 6) as torch.onnx exports it at opset < 18 */
+	w = tensor("float", "w", "6,1,1", 1.0, 0.1);
+	b = tensor("float", "b", "6,1,1", 0.0, 0.2);
+	const char *gn_text = "<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                      "g (float[2,6,2,2] x) => (float[2,6,2,2] y) <int64[3] s1 = {0, %d, -1}, float[%d] one = {%s}, "
+	                      "float[%d] zero = {%s}, int64[4] s2 = {2, 6, 2, 2}, %s, %s> {\n"
+	                      "  r = Reshape (x, s1)\n  n = InstanceNormalization <epsilon = 1e-5> (r, one, zero)\n"
+	                      "  y2 = Reshape (n, s2)\n  m = Mul (y2, w)\n  y = Add (m, b)\n}\n";
+	const char *gn3[] = {"group_norm_plain", "group_norm_scale", "group_norm_bias"};
+	text = fmt(gn_text, 21, 3, 3, "1, 1, 1", 3, "0, 0, 0", w, b);
+	rules_case(text, gn3, 3, "GroupNormalization", "group_norm_plain group_norm_scale group_norm_bias", 1e-5);
+	rules_case(text, NULL, 0, "GroupNormalization", "group_norm_plain group_norm_scale group_norm_bias", 1e-5);
+	free(text);
+	/* another scale and bias per group: spread over each group's channels */
+	text = fmt(gn_text, 21, 3, 3, "0.5, 2, -1", 3, "0.25, 0, -3", w, b);
+	run_case(text, &(Case){"group_norm_plain", "GroupNormalization Mul Add", true, 1e-5});
+	free(text);
+	/* GroupNormalization-18 scales per group: not below 21 */
+	text = fmt(gn_text, 20, 3, 3, "1, 1, 1", 3, "0, 0, 0", w, b);
+	rules_case(text, gn3, 3, "Reshape InstanceNormalization Reshape Mul Add", "", 1e-5);
+	free(text);
+	/* 4 groups of 6 channels would cross channel boundaries: no GroupNorm */
+	text = fmt(gn_text, 21, 4, 4, "1, 1, 1, 1", 4, "0, 0, 0, 0", w, b);
+	run_case(text, &(Case){"group_norm_plain", "Reshape InstanceNormalization Reshape Mul Add", false, 0});
+	free(text);
+	free(w);
+	free(b);
+}
+END_TEST
+
 /* ---- rules/extended/activation2.rules: PRelu and Mish written out (issue 12) --------------- */
 
 START_TEST(test_prelu_mish)
@@ -2117,6 +2173,7 @@ Suite *suite_rules(void)
 	/* rules/extended/norm2.rules */
 	tcase_add_test(tc, test_layer_norm_plain);
 	tcase_add_test(tc, test_layer_norm_tf);
+	tcase_add_test(tc, test_instance_group_norm);
 	/* rules/extended/activation2.rules */
 	tcase_add_test(tc, test_prelu_mish);
 	suite_add_tcase(s, tc);
