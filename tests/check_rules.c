@@ -2136,6 +2136,113 @@ START_TEST(test_prelu_mish)
 }
 END_TEST
 
+/* ---- the extended level's split-slices pass (runtime/engine/split_slices.c, B21) -------------- */
+
+/* Only the split-slices pass (and fold, CSE, DCE) on text: the node list
+ * after, how many times the pass fired, and the outputs bit for bit. */
+static void split_case(const char *text, const char *want_ops, int want_firings)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	char names[256] = "", after_names[256] = "";
+	for (uint32_t i = 0; i < ir_graph(m, IR_MAIN_GRAPH)->noutputs; i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s ",
+		         ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[i])->name);
+	const char *only[] = {"split-slices"};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'\n%s", ops_of(m), want_ops, text);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		fired += r.firings[i].builtin && !strcmp(r.firings[i].builtin, "split-slices");
+	ck_assert_int_eq(fired, want_firings);
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	for (uint32_t i = 0; i < nout; i++) /* the interface keeps its names */
+		snprintf(after_names + strlen(after_names), sizeof after_names - strlen(after_names), "%s ",
+		         ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[i])->name);
+	ck_assert_str_eq(after_names, names);
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < nout; i++) {
+		RunDiff diff;
+		run_compare_exact(before[i], after[i], &diff);
+		ck_assert_msg(diff.agree, "output %u differs\n%s", i, text);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+/* Three Slices of x along axis 1, as `starts; ends; axes` triples. */
+static const char *three_slices =
+	"g (float[2,6,3] x) => (float[2,%d,3] a, float[2,%d,3] b, float[2,%d,3] c) <int64[1] s0 = {%s}, int64[1] e0 = {%s}, "
+	"int64[1] s1 = {%s}, int64[1] e1 = {%s}, int64[1] s2 = {%s}, int64[1] e2 = {%s}, int64[1] ax = {%s}> {\n"
+	"  a = Slice (x, s0, e0, ax)\n  b = Slice (x, s1, e1, ax)\n  c = Slice (x, s2, e2, ax)\n}\n";
+
+START_TEST(test_split_slices)
+{
+	char *t = fmt(HEAD(13) "%s", three_slices);
+	/* [0, 1) [1, 4) [4, 6): torch's chunk; in any order; negative and past-the-end bounds */
+	char *text = fmt(t, 1, 3, 2, "0", "1", "1", "4", "4", "6", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	text = fmt(t, 2, 1, 3, "4", "6", "0", "1", "1", "4", "-2");
+	split_case(text, "Split", 1);
+	free(text);
+	text = fmt(t, 1, 3, 2, "0", "1", "-5", "-2", "-2", "9223372036854775807", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	/* a gap, an overlap, a piece short of the end: nothing */
+	text = fmt(t, 1, 2, 2, "0", "1", "2", "4", "4", "6", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	text = fmt(t, 2, 3, 2, "0", "2", "1", "4", "4", "6", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	text = fmt(t, 1, 3, 1, "0", "1", "1", "4", "4", "5", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	free(t);
+	/* opset 11: the sizes as Split's attribute */
+	t = fmt(HEAD(11) "%s", three_slices);
+	text = fmt(t, 1, 3, 2, "0", "1", "1", "4", "4", "6", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	free(t);
+	/* a Slice along another axis, or with a step, stays beside the Split */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,2] a, float[2,4] b, float[1,6] c, float[2,3] d) <int64[1] z = {0}, "
+	           "int64[1] two = {2}, int64[1] big = {100}, int64[1] one = {1}> {\n"
+	           "  a = Slice (x, z, two, one)\n  b = Slice (x, two, big, one)\n  c = Slice (x, z, one, z)\n"
+	           "  d = Slice (x, z, big, one, two)\n}\n",
+	           "Split Slice Slice", 1);
+	/* the pieces read by a Concat (a roll), and one of them a graph output too: it keeps its name */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y) <int64[1] z = {0}, int64[1] three = {3}, int64[1] six = {6}, "
+	           "int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Split Concat", 1);
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y, float[2,3] a) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] six = {6}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Split Concat", 1);
+	/* an empty piece along the axis keeps them all */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y, float[2,0] e) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] six = {6}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  e = Slice (x, six, six, one)\n  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Slice Slice Slice Concat", 0);
+	/* an unknown dim on the axis: nothing */
+	split_case(HEAD(13) "g (float[2,N] x) => (float[2,?] y) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] big = {100}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, big, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Slice Slice Concat", 0);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -2176,6 +2283,8 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_instance_group_norm);
 	/* rules/extended/activation2.rules */
 	tcase_add_test(tc, test_prelu_mish);
+	/* runtime/engine/split_slices.c */
+	tcase_add_test(tc, test_split_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
