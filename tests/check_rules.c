@@ -1960,6 +1960,22 @@ START_TEST(test_layer_norm_plain)
 	           "pow_two layer_norm_plain_mul layer_norm_scale layer_norm_bias", 1e-5);
 	run_case(text, &(Case){"layer_norm", "LayerNormalization", true, 1e-5});
 	free(text);
+	/* paddle2onnx (layer_norm.cc, Opset7): axes [rank - 1], epsilon and 2 as Constant nodes of
+	 * shape [1], the bias Reshape'd to Slice(Shape(x)) (folded), here without a scale */
+	const char *paddle = "<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                     "g (float[2,3,8] x) => (float[2,3,8] y) <float[8] b = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	                     "  eps = Constant <value = float[1] {1e-5}> ()\n  two = Constant <value = float[1] {2}> ()\n"
+	                     "  mu = ReduceMean <axes = [2]> (x)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	                     "  var = ReduceMean <axes = [2]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n  n = Div (d, sd)\n"
+	                     "  sh = Shape (x)\n  st = Constant <value = int64[1] {2}> ()\n  en = Constant <value = int64[1] {3}> ()\n"
+	                     "  z = Constant <value = int64[1] {0}> ()\n  ws = Slice (sh, st, en, z)\n  br = Reshape (b, ws)\n"
+	                     "  y = Add (n, br)\n}\n";
+	text = fmt(paddle, 17);
+	rules_case(text, NULL, 0, "LayerNormalization", "pow_two layer_norm_plain_mul layer_norm_bias", 1e-5);
+	free(text);
+	text = fmt(paddle, 13);
+	rules_case(text, NULL, 0, "ReduceMean Sub Mul ReduceMean Add Sqrt Div Add", "pow_two", 1e-5);
+	free(text);
 	/* a per-row scale stays a Mul after the LayerNormalization */
 	text = fmt(t, "-1", ", float[3,1] g = {1, 2, 3}", "n", "  y = Mul (n, g)\n");
 	rules_case(text, three, 3, "LayerNormalization Mul", "layer_norm_plain", 1e-5);
