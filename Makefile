@@ -239,8 +239,11 @@ deps:
 # GRAFT_DEBUG: the engine checks that failed matches change nothing and
 # validates the IR after every rewrite (see docs/engine.md).
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DGRAFT_DEBUG
+# The sanitized, self-checking build runs several times slower: Check's
+# per-test timeouts are scaled to match (graft verify over the whole library
+# is the longest test).
 sanitize:
-	$(MAKE) BUILD=build/san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
+	CK_TIMEOUT_MULTIPLIER=3 $(MAKE) BUILD=build/san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
 debug:
 	$(MAKE) BUILD=build/debug CFLAGS="-O0 -g -DGRAFT_DEBUG" test
 

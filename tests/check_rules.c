@@ -1179,11 +1179,19 @@ START_TEST(test_attention_library)
 }
 END_TEST
 
-/* At opset 23 the RMSNorm rules reach a LayerNorm's inner half first;
- * layer_norm_of_rms and layer_norm_add_bias still end at one
- * LayerNormalization. */
+/* At opset 23 a LayerNorm written out still ends as one LayerNormalization
+ * (the RMSNorm rules match its inner half); layer_norm_of_rms turns an
+ * RMSNormalization of a centred x, whichever rule made it, into one. */
 START_TEST(test_layer_norm_at_23)
 {
+	run_case(HEAD(23) "g (float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, "
+	         "float[8] g = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	         "  mu = ReduceMean (x, ax)\n  d = Sub (x, mu)\n  y = RMSNormalization <epsilon = 1e-5> (d, g)\n}\n",
+	         &(Case){"layer_norm_of_rms", "LayerNormalization", true, 1e-5});
+	run_case(HEAD(23) "g (float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, "
+	         "float[8] g = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	         "  mu = ReduceMean (x, ax)\n  d = Sub (x, mu)\n  y = RMSNormalization <epsilon = 1e-5, axis = 1> (d, g)\n}\n",
+	         &(Case){"layer_norm_of_rms", "ReduceMean Sub RMSNormalization", false, 0});
 	library_case(HEAD(23) "g (float[2,3,8] x) => (float[2,3,8] y) <int64[1] ax = {-1}, float eps = {1e-5}, "
 	             "float[8] g = {1, 2, 3, 4, 5, 6, 7, 8}, float[8] b = {0.5, 0, 0, 0, 0, 0, 0, -0.5}> {\n"
 	             "  mu = ReduceMean (x, ax)\n  d = Sub (x, mu)\n  p = Mul (d, d)\n"
@@ -2006,6 +2014,378 @@ START_TEST(test_graftc_output)
 }
 END_TEST
 
+/* ---- rules/extended/norm2.rules: LayerNorm's other spellings (issue 12) ------------------- */
+
+/* The rules named in `rules` (NULL: the whole library) on text, compiled and
+ * interpreted: the node list after, every rule in `want_fired` fired (a
+ * space-separated list), the outputs agree within tol. */
+static void rules_case(const char *text, const char *const *rules, int nrules, const char *want_ops,
+                       const char *want_fired, double tol)
+{
+	for (int k = 0; k < 2; k++) {
+		Backend be = backend(k);
+		IrModel *m = parse(text);
+		EvValue **before = evaluate(m);
+		RwOptions o = {.enabled = rules, .nenabled = rules ? nrules : 0};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+		ck_assert_msg(!strcmp(ops_of(m), want_ops), "%s: after: '%s', want '%s'", be.name, ops_of(m), want_ops);
+		char fired[512] = "";
+		for (size_t i = 0; i < r.nfirings; i++)
+			if (r.firings[i].rule >= 0) {
+				const char *name = rw_firing_name(be.sets, &r.firings[i]);
+				char word[128];
+				snprintf(word, sizeof word, " %s ", name);
+				char padded[520];
+				snprintf(padded, sizeof padded, " %s ", fired);
+				if (!strstr(padded, word))
+					snprintf(fired + strlen(fired), sizeof fired - strlen(fired), "%s%s", fired[0] ? " " : "", name);
+			}
+		ck_assert_msg(!strcmp(fired, want_fired), "%s: fired '%s', want '%s'", be.name, fired, want_fired);
+		assert_same_outputs(m, before, tol, want_ops);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+
+/* torch's LayerNorm without elementwise_affine, and with it: the plain rule
+ * fires on the Div, the scale and the bias go in after it. */
+static const char *ln_plain =
+	"g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}, int64[1] ax = {%s}%s> {\n"
+	"  mu = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	"  var = ReduceMean <keepdims = 1> (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	"  %s = Div (d, sd)\n%s}\n";
+
+START_TEST(test_layer_norm_plain)
+{
+	char *t = fmt(HEAD(18) "%s", ln_plain);
+	char *text = fmt(t, "-1", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* paddle2onnx's positive axis */
+	text = fmt(t, "2", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* over axis 1 (convnext's channels-first LayerNorm): not LayerNormalization's */
+	text = fmt(t, "1", "", "y", "");
+	run_case(text, &(Case){"layer_norm_plain", "ReduceMean Sub Pow ReduceMean Add Sqrt Div", false, 0});
+	free(text);
+	/* the square as Mul(d, d) (basic's pow_two), and the affine part taken in */
+	char *g = tensor("float", "g", "8", 1.0, 0.1), *b = tensor("float", "b", "8", 0.0, 0.1);
+	char *wb = fmt(", %s, %s", g, b);
+	text = fmt(t, "-1", wb, "n", "  gn = Mul (n, g)\n  y = Add (gn, b)\n");
+	const char *three[] = {"layer_norm_plain", "layer_norm_scale", "layer_norm_bias"};
+	rules_case(text, three, 3, "LayerNormalization", "layer_norm_plain layer_norm_scale layer_norm_bias", 1e-5);
+	const char *mul_three[] = {"pow_two", "layer_norm_plain_mul", "layer_norm_scale", "layer_norm_bias"};
+	rules_case(text, mul_three, 4, "LayerNormalization",
+	           "pow_two layer_norm_plain_mul layer_norm_scale layer_norm_bias", 1e-5);
+	/* the whole library ends where norm.rules' layer_norm alone ends */
+	rules_case(text, NULL, 0, "LayerNormalization",
+	           "pow_two layer_norm_plain_mul layer_norm_scale layer_norm_bias", 1e-5);
+	run_case(text, &(Case){"layer_norm", "LayerNormalization", true, 1e-5});
+	free(text);
+	/* paddle2onnx (layer_norm.cc, Opset7): axes [rank - 1], epsilon and 2 as Constant nodes of
+	 * shape [1], the bias Reshape'd to Slice(Shape(x)) (folded), here without a scale */
+	const char *paddle = "<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                     "g (float[2,3,8] x) => (float[2,3,8] y) <float[8] b = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	                     "  eps = Constant <value = float[1] {1e-5}> ()\n  two = Constant <value = float[1] {2}> ()\n"
+	                     "  mu = ReduceMean <axes = [2]> (x)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	                     "  var = ReduceMean <axes = [2]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n  n = Div (d, sd)\n"
+	                     "  sh = Shape (x)\n  st = Constant <value = int64[1] {2}> ()\n  en = Constant <value = int64[1] {3}> ()\n"
+	                     "  z = Constant <value = int64[1] {0}> ()\n  ws = Slice (sh, st, en, z)\n  br = Reshape (b, ws)\n"
+	                     "  y = Add (n, br)\n}\n";
+	text = fmt(paddle, 17);
+	rules_case(text, NULL, 0, "LayerNormalization", "pow_two layer_norm_plain_mul layer_norm_bias", 1e-5);
+	free(text);
+	text = fmt(paddle, 13);
+	rules_case(text, NULL, 0, "ReduceMean Sub Mul ReduceMean Add Sqrt Div Add", "pow_two", 1e-5);
+	free(text);
+	/* a per-row scale stays a Mul after the LayerNormalization */
+	text = fmt(t, "-1", ", float[3,1] g = {1, 2, 3}", "n", "  y = Mul (n, g)\n");
+	rules_case(text, three, 3, "LayerNormalization Mul", "layer_norm_plain", 1e-5);
+	free(text);
+	/* below opset 17 there is no LayerNormalization (ReduceMean's axes an attribute) */
+	text = fmt(HEAD(16) "g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}> {\n"
+	           "  mu = ReduceMean <axes = [-1]> (x)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	           "  var = ReduceMean <axes = [-1]> (p)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n  y = Div (d, sd)\n}\n");
+	run_case(text, &(Case){"layer_norm_plain", "ReduceMean Sub Pow ReduceMean Add Sqrt Div", false, 0});
+	free(text);
+	free(wb);
+	free(g);
+	free(b);
+	free(t);
+}
+END_TEST
+
+/* tf.nn.batch_normalization after tf.nn.moments, through tf2onnx:
+ * x * inv + (beta - mean * inv), inv = rsqrt(var + eps) * gamma. */
+static const char *ln_tf =
+	"g (float[2,5,6] x) => (float[2,5,6] y) <float eps = {0.001}, int64[1] ax = {%s}, %s, %s> {\n"
+	"  m = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, m)\n  sq = Mul (d, d)\n"
+	"  v = ReduceMean <keepdims = 1> (sq, ax)\n  ve = Add (v, eps)\n  s = Sqrt (ve)\n  r = Reciprocal (s)\n"
+	"%s  xs = Mul (x, inv)\n  mi = Mul (m, inv)\n  off = Sub (b, mi)\n  y = Add (xs, off)\n}\n";
+
+START_TEST(test_layer_norm_tf)
+{
+	char *g = tensor("float", "g", "6", 1.0, 0.1), *b = tensor("float", "b", "6", 0.0, 0.2);
+	char *t = fmt(HEAD(18) "%s", ln_tf);
+	char *text = fmt(t, "2", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "LayerNormalization", true, 1e-5});
+	free(text);
+	text = fmt(t, "-1", g, b, "  inv = Identity (r)\n");
+	/* Keras scale=False: inv is the reciprocal itself (the Identity is basic's) */
+	const char *two[] = {"identity", "layer_norm_tf_no_scale"};
+	rules_case(text, two, 2, "LayerNormalization", "identity layer_norm_tf_no_scale", 1e-5);
+	free(text);
+	/* over the middle axis: stays */
+	text = fmt(t, "1", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
+	                       false, 0});
+	free(text);
+	/* the mean read elsewhere too: stays */
+	char *t2 = fmt(HEAD(18) "%s", ln_tf);
+	char *q = strstr(t2, "=> (float[2,5,6] y)");
+	char *t3 = fmt("%.*s=> (float[2,5,6] y, float[2,5,1] m)%s", (int)(q - t2), t2, q + strlen("=> (float[2,5,6] y)"));
+	text = fmt(t3, "2", g, b, "  inv = Mul (r, g)\n");
+	run_case(text, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
+	                       false, 0});
+	free(text);
+	free(t3);
+	free(t2);
+	free(t);
+	free(g);
+	free(b);
+}
+END_TEST
+
+/* InstanceNorm written out over H and W, then its per-channel weight and
+ * bias; torch's GroupNorm below opset 18 (Reshape, InstanceNormalization,
+ * Reshape, Mul, Add) -> GroupNormalization-21. */
+START_TEST(test_instance_group_norm)
+{
+	char *w = tensor("float", "w", "3,1,1", 1.0, 0.1), *b = tensor("float", "b", "3,1,1", 0.0, 0.2);
+	const char *in_text = HEAD(18) "g (float[2,3,4,4] x) => (float[2,3,4,4] y) <int64[%d] ax = {%s}, float eps = {1e-5}, %s, %s> {\n"
+	                      "  mu = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, mu)\n  p = Mul (d, d)\n"
+	                      "  var = ReduceMean <keepdims = 1> (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	                      "  n = Div (d, sd)\n  gn = Mul (n, w)\n  y = Add (gn, b)\n}\n";
+	char *text = fmt(in_text, 2, "2, 3", w, b);
+	const char *in3[] = {"instance_norm_plain", "instance_norm_scale", "instance_norm_bias"};
+	rules_case(text, in3, 3, "InstanceNormalization", "instance_norm_plain instance_norm_scale instance_norm_bias", 1e-5);
+	rules_case(text, NULL, 0, "InstanceNormalization",
+	           "reduce_mean_global_pool instance_norm_pool instance_norm_scale instance_norm_bias", 1e-5);
+	free(text);
+	text = fmt(in_text, 2, "-2, -1", w, b);
+	run_case(text, &(Case){"instance_norm_plain", "InstanceNormalization Mul Add", true, 1e-5});
+	free(text);
+	/* over H only: no InstanceNormalization */
+	text = fmt(in_text, 1, "2", w, b);
+	run_case(text, &(Case){"instance_norm_plain", "ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add", false, 0});
+	free(text);
+	free(w);
+	free(b);
+
+	/* torch.nn.GroupNorm(3, 6) as torch.onnx exports it at opset < 18 */
+	w = tensor("float", "w", "6,1,1", 1.0, 0.1);
+	b = tensor("float", "b", "6,1,1", 0.0, 0.2);
+	const char *gn_text = "<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                      "g (float[2,6,2,2] x) => (float[2,6,2,2] y) <int64[3] s1 = {0, %d, -1}, float[%d] one = {%s}, "
+	                      "float[%d] zero = {%s}, int64[4] s2 = {2, 6, 2, 2}, %s, %s> {\n"
+	                      "  r = Reshape (x, s1)\n  n = InstanceNormalization <epsilon = 1e-5> (r, one, zero)\n"
+	                      "  y2 = Reshape (n, s2)\n  m = Mul (y2, w)\n  y = Add (m, b)\n}\n";
+	const char *gn3[] = {"group_norm_plain", "group_norm_scale", "group_norm_bias"};
+	text = fmt(gn_text, 21, 3, 3, "1, 1, 1", 3, "0, 0, 0", w, b);
+	rules_case(text, gn3, 3, "GroupNormalization", "group_norm_plain group_norm_scale group_norm_bias", 1e-5);
+	rules_case(text, NULL, 0, "GroupNormalization", "group_norm_plain group_norm_scale group_norm_bias", 1e-5);
+	free(text);
+	/* another scale and bias per group: spread over each group's channels */
+	text = fmt(gn_text, 21, 3, 3, "0.5, 2, -1", 3, "0.25, 0, -3", w, b);
+	run_case(text, &(Case){"group_norm_plain", "GroupNormalization Mul Add", true, 1e-5});
+	free(text);
+	/* GroupNormalization-18 scales per group: not below 21 */
+	text = fmt(gn_text, 20, 3, 3, "1, 1, 1", 3, "0, 0, 0", w, b);
+	rules_case(text, gn3, 3, "Reshape InstanceNormalization Reshape Mul Add", "", 1e-5);
+	free(text);
+	/* 4 groups of 6 channels would cross channel boundaries: no GroupNorm */
+	text = fmt(gn_text, 21, 4, 4, "1, 1, 1, 1", 4, "0, 0, 0, 0", w, b);
+	run_case(text, &(Case){"group_norm_plain", "Reshape InstanceNormalization Reshape Mul Add", false, 0});
+	free(text);
+	free(w);
+	free(b);
+}
+END_TEST
+
+/* ---- rules/extended/activation2.rules: PRelu and Mish written out (issue 12) --------------- */
+
+START_TEST(test_prelu_mish)
+{
+	/* Keras's PReLU, alpha per channel (NHWC), -alpha folded into a constant */
+	const char *keras = "g (float[2,3,4] x) => (float[2,3,4] y) <float[4] n = {%s}> {\n"
+	                    "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (n, rn)\n  y = Add (r, m)\n}\n";
+	char *t = fmt(HEAD(13) "%s", keras);
+	char *text = fmt(t, "-0.25, -0.5, 0.1, -2");
+	run_case(text, &(Case){"prelu_keras", "PRelu", true, 1e-6});
+	free(text);
+	free(t);
+	/* a slope of higher rank than x would widen the output: stays */
+	run_case(HEAD(13) "g (float[4] x) => (float[2,4] y) <float[2,4] n = {1, 2, 3, 4, 5, 6, 7, 8}> {\n"
+	         "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (n, rn)\n  y = Add (r, m)\n}\n",
+	         &(Case){"prelu_keras", "Relu Neg Relu Mul Add", false, 0});
+	run_case(HEAD(13) "g (float[2,3,4] x) => (float[2,3,4] y) <float[3,1] a = {0.25, 0.5, 2}> {\n"
+	         "  r = Relu (x)\n  nx = Neg (x)\n  rn = Relu (nx)\n  m = Mul (a, rn)\n  y = Sub (r, m)\n}\n",
+	         &(Case){"prelu_relu_sub", "PRelu", true, 1e-6});
+	const char *maxmin = "g (float[2,3,4] x) => (float[2,3,4] y) <float z = {%s}, float a = {0.2}> {\n"
+	                     "  p = Max (z, x)\n  q = Min (x, z)\n  m = Mul (q, a)\n  y = Add (m, p)\n}\n";
+	t = fmt(HEAD(13) "%s", maxmin);
+	text = fmt(t, "0");
+	run_case(text, &(Case){"prelu_max_min", "PRelu", true, 1e-6});
+	free(text);
+	text = fmt(t, "1"); /* max(x, 1): no PRelu */
+	run_case(text, &(Case){"prelu_max_min", "Max Min Mul Add", false, 0});
+	free(text);
+	free(t);
+	/* Max without broadcasting before opset 8: the rule starts at 9 */
+	run_case(HEAD(7) "g (float[2,3] x) => (float[2,3] y) <float[2,3] z = {0, 0, 0, 0, 0, 0}, "
+	         "float[2,3] a = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}> {\n"
+	         "  p = Max (x, z)\n  q = Min (x, z)\n  m = Mul (a, q)\n  y = Add (p, m)\n}\n",
+	         &(Case){"prelu_max_min", "Max Min Mul Add", false, 0});
+	const char *where = "g (float[2,3] x) => (float[2,3] y) <float z = {0}, float[3] a = {0.1, 0.2, 0.3}> {\n"
+	                    "  c = %s (x, z)\n  m = Mul (x, a)\n  y = Where (c, m, x)\n}\n";
+	t = fmt(HEAD(13) "%s", where);
+	text = fmt(t, "Less");
+	run_case(text, &(Case){"prelu_where", "PRelu", true, 0});
+	free(text);
+	text = fmt(t, "Greater"); /* the other way round is not PRelu */
+	run_case(text, &(Case){"prelu_where", "Greater Mul Where", false, 0});
+	free(text);
+	free(t);
+	/* Mish: torch's export below opset 18, fused at 18 */
+	const char *mish = "g (float[2,5] x) => (float[2,5] y) {\n  s = Softplus (x)\n  t = Tanh (s)\n  y = Mul (x, t)\n}\n";
+	t = fmt(HEAD(18) "%s", mish);
+	run_case(t, &(Case){"mish", "Mish", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(17) "%s", mish);
+	run_case(t, &(Case){"mish", "Softplus Tanh Mul", false, 0});
+	free(t);
+	run_case(HEAD(18) "g (float[2,5] x) => (float[2,5] y) <float one = {1}> {\n"
+	         "  e = Exp (x)\n  a = Add (e, one)\n  l = Log (a)\n  t = Tanh (l)\n  y = Mul (t, x)\n}\n",
+	         &(Case){"mish_log_exp", "Mish", true, 1e-5});
+	/* tanh(softplus(x)) times another value: stays */
+	run_case(HEAD(18) "g (float[2,5] x, float[2,5] w) => (float[2,5] y) {\n"
+	         "  s = Softplus (x)\n  t = Tanh (s)\n  y = Mul (w, t)\n}\n",
+	         &(Case){"mish", "Softplus Tanh Mul", false, 0});
+}
+END_TEST
+
+/* ---- the extended level's split-slices pass (runtime/engine/split_slices.c, B21) -------------- */
+
+/* Only the split-slices pass (and fold, CSE, DCE) on text: the node list
+ * after, how many times the pass fired, and the outputs bit for bit. */
+static void split_case(const char *text, const char *want_ops, int want_firings)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	char names[256] = "", after_names[256] = "";
+	for (uint32_t i = 0; i < ir_graph(m, IR_MAIN_GRAPH)->noutputs; i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s ",
+		         ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[i])->name);
+	const char *only[] = {"split-slices"};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'\n%s", ops_of(m), want_ops, text);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		fired += r.firings[i].builtin && !strcmp(r.firings[i].builtin, "split-slices");
+	ck_assert_int_eq(fired, want_firings);
+	uint32_t nout = ir_graph(m, IR_MAIN_GRAPH)->noutputs;
+	for (uint32_t i = 0; i < nout; i++) /* the interface keeps its names */
+		snprintf(after_names + strlen(after_names), sizeof after_names - strlen(after_names), "%s ",
+		         ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[i])->name);
+	ck_assert_str_eq(after_names, names);
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < nout; i++) {
+		RunDiff diff;
+		run_compare_exact(before[i], after[i], &diff);
+		ck_assert_msg(diff.agree, "output %u differs\n%s", i, text);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+/* Three Slices of x along axis 1, as `starts; ends; axes` triples. */
+static const char *three_slices =
+	"g (float[2,6,3] x) => (float[2,%d,3] a, float[2,%d,3] b, float[2,%d,3] c) <int64[1] s0 = {%s}, int64[1] e0 = {%s}, "
+	"int64[1] s1 = {%s}, int64[1] e1 = {%s}, int64[1] s2 = {%s}, int64[1] e2 = {%s}, int64[1] ax = {%s}> {\n"
+	"  a = Slice (x, s0, e0, ax)\n  b = Slice (x, s1, e1, ax)\n  c = Slice (x, s2, e2, ax)\n}\n";
+
+START_TEST(test_split_slices)
+{
+	char *t = fmt(HEAD(13) "%s", three_slices);
+	/* [0, 1) [1, 4) [4, 6): torch's chunk; in any order; negative and past-the-end bounds */
+	char *text = fmt(t, 1, 3, 2, "0", "1", "1", "4", "4", "6", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	text = fmt(t, 2, 1, 3, "4", "6", "0", "1", "1", "4", "-2");
+	split_case(text, "Split", 1);
+	free(text);
+	text = fmt(t, 1, 3, 2, "0", "1", "-5", "-2", "-2", "9223372036854775807", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	/* a gap, an overlap, a piece short of the end: nothing */
+	text = fmt(t, 1, 2, 2, "0", "1", "2", "4", "4", "6", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	text = fmt(t, 2, 3, 2, "0", "2", "1", "4", "4", "6", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	text = fmt(t, 1, 3, 1, "0", "1", "1", "4", "4", "5", "1");
+	split_case(text, "Slice Slice Slice", 0);
+	free(text);
+	free(t);
+	/* opset 11: the sizes as Split's attribute */
+	t = fmt(HEAD(11) "%s", three_slices);
+	text = fmt(t, 1, 3, 2, "0", "1", "1", "4", "4", "6", "1");
+	split_case(text, "Split", 1);
+	free(text);
+	free(t);
+	/* a Slice along another axis, or with a step, stays beside the Split */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,2] a, float[2,4] b, float[1,6] c, float[2,3] d) <int64[1] z = {0}, "
+	           "int64[1] two = {2}, int64[1] big = {100}, int64[1] one = {1}> {\n"
+	           "  a = Slice (x, z, two, one)\n  b = Slice (x, two, big, one)\n  c = Slice (x, z, one, z)\n"
+	           "  d = Slice (x, z, big, one, two)\n}\n",
+	           "Split Slice Slice", 1);
+	/* the pieces read by a Concat (a roll), and one of them a graph output too: it keeps its name */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y) <int64[1] z = {0}, int64[1] three = {3}, int64[1] six = {6}, "
+	           "int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Split Concat", 1);
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y, float[2,3] a) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] six = {6}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Split Concat", 1);
+	/* an empty piece along the axis keeps them all */
+	split_case(HEAD(13) "g (float[2,6] x) => (float[2,6] y, float[2,0] e) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] six = {6}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, six, one)\n"
+	           "  e = Slice (x, six, six, one)\n  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Slice Slice Slice Concat", 0);
+	/* an unknown dim on the axis: nothing */
+	split_case(HEAD(13) "g (float[2,N] x) => (float[2,?] y) <int64[1] z = {0}, int64[1] three = {3}, "
+	           "int64[1] big = {100}, int64[1] one = {1}> {\n  a = Slice (x, z, three, one)\n  b = Slice (x, three, big, one)\n"
+	           "  y = Concat <axis = 1> (b, a)\n}\n",
+	           "Slice Slice Concat", 0);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -2044,6 +2424,14 @@ Suite *suite_rules(void)
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);
+	/* rules/extended/norm2.rules */
+	tcase_add_test(tc, test_layer_norm_plain);
+	tcase_add_test(tc, test_layer_norm_tf);
+	tcase_add_test(tc, test_instance_group_norm);
+	/* rules/extended/activation2.rules */
+	tcase_add_test(tc, test_prelu_mish);
+	/* runtime/engine/split_slices.c */
+	tcase_add_test(tc, test_split_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }

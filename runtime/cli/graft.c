@@ -1113,7 +1113,8 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 				printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
 			}
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
-		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124)\n");
+		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"
+		       "  split-slices (extended level: Slices that tile a value along one axis become one Split, B21)\n");
 		return EXIT_OK;
 	}
 	const RwRule *why_rule = NULL;

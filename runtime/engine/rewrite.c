@@ -11,6 +11,7 @@
 #include "rw_interp.h"
 #include "infer.h"
 #include "layout.h"
+#include "split_slices.h"
 #include "arena.h"
 
 #include <limits.h>
@@ -39,6 +40,7 @@ struct Rewriter {
 	size_t capfirings;          /* of res->firings */
 	InferState *infer;
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
+	bool split_slices;          /* the extended level's Slices -> Split pass is on */
 	bool **enabled;             /* [set][rule] */
 	/* worklist */
 	NodeId *work;
@@ -1374,6 +1376,65 @@ static bool try_push_transpose(Rewriter *rw, NodeId n)
 	return true;
 }
 
+/* ---- Slices that tile a value -> one Split (split_slices.c, B21) ----------------------------- */
+
+static bool try_split_slices(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	if (!rw->split_slices || ir_node(m, n)->kind != OP_Slice)
+		return false;
+	SplitPlan p;
+	if (!split_slices_find(m, n, &p))
+		return false;
+	int k = p.npieces;
+	int64_t sizes[k], nk = k;
+	const char *names[k];
+	for (int i = 0; i < k; i++) {
+		sizes[i] = p.pieces[i].end - p.pieces[i].start;
+		names[i] = ir_fresh_name(m, ir_value(m, ir_node(m, p.pieces[i].slice)->outputs[0])->name);
+	}
+	GraphId g = ir_node(m, n)->graph;
+	bool split_input = ir_opset(m, "") >= 13; /* Split-13 takes the sizes as an input */
+	ValueId ins[2] = {p.x, 0};
+	if (split_input)
+		ins[1] = ir_add_initializer(m, g, ir_fresh_name(m, "split_sizes"),
+		                            ir_tensor_new(m, DT_INT64, &nk, 1, sizes, sizeof sizes));
+	NodeId c = ir_node_new(m, g, n, "", "Split", NULL, ins, split_input ? 2 : 1, names, (uint32_t)k);
+	ir_attr_set_int(m, c, "axis", p.axis);
+	if (!split_input)
+		ir_attr_set_ints(m, c, "split", sizes, (size_t)k);
+	RwFiring *f = new_firing(rw, -1, "split-slices");
+	for (int i = 0; i < k; i++)
+		add_name(&f->matched, &f->nmatched, label_of(m, p.pieces[i].slice));
+	add_name(&f->created, &f->ncreated, label_of(m, c));
+	/* a piece that is a graph output: the Split's output takes its place and its name */
+	const char *keep[k];
+	IrGraph *gr = ir_graph(m, g);
+	for (int i = 0; i < k; i++) {
+		ValueId old = ir_node(m, p.pieces[i].slice)->outputs[0], nv = ir_node(m, c)->outputs[i];
+		ir_value_set_type(m, nv, ir_value(m, old)->dtype, &ir_value(m, old)->shape);
+		ir_replace_all_uses(m, old, nv);
+		keep[i] = ir_value(m, old)->is_output ? ir_value(m, old)->name : NULL;
+		for (uint32_t j = 0; keep[i] && j < gr->noutputs; j++)
+			if (gr->outputs[j] == old)
+				ir_set_output(m, g, j, nv);
+	}
+	for (int i = 0; i < k; i++)
+		remove_if_dead(rw, p.pieces[i].slice, f);
+	for (int i = 0; i < k; i++)
+		if (keep[i])
+			ir_value_rename(m, ir_node(m, c)->outputs[i], keep[i]);
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	infer_node(rw->infer, c, &quiet);
+	push(rw, c);
+	for (int i = 0; i < k; i++)
+		push_consumers(rw, ir_node(m, c)->outputs[i]);
+	split_plan_free(&p);
+	rw->res->rewrites++;
+	return true;
+}
+
 /* Is a built-in pass of level `level` on: its level chosen, and the pass not
  * disabled (by its name or its level's), nor left out by --enable? */
 static bool pass_enabled(const RwOptions *o, RwLevel level, const char *name)
@@ -1540,6 +1601,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	infer_model(rw.infer, &quiet);
 	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))
 		rw.layout = layout_new();
+	rw.split_slices = pass_enabled(o, RW_LEVEL_EXTENDED, "split-slices");
 	rw.o.fold.infer = rw.infer;
 	rw.prov_base = m->nnodes;
 	grow_node_tables(&rw);
@@ -1576,6 +1638,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		}
 		if (try_push_transpose(&rw, n)) {
 			DEBUG_VALIDATE(&rw, "push-transpose");
+			continue;
+		}
+		if (try_split_slices(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "split-slices");
 			continue;
 		}
 		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {

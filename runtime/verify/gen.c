@@ -447,7 +447,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 	const char *op = ng->p->name;
 	const EvValue *x = first_input(g, ng);
 	if (k == 0 && (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "BatchNormalization") == 0 ||
-	               strcmp(op, "InstanceNormalization") == 0 || strstr(op, "Pool"))) {
+	               strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0 || strstr(op, "Pool"))) {
 		int r = rng_range(g->rng, 3, 5);
 		dims[0] = rng_range(g->rng, 1, 2);
 		dims[1] = rng_range(g->rng, 1, 4);
@@ -493,7 +493,8 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 		dims[0] = x->dims[1];
 		return 1;
 	}
-	if (x && strcmp(op, "InstanceNormalization") == 0 && k >= 1 && x->rank >= 2) {
+	if (x && (strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0) && k >= 1 && x->rank >= 2) {
+		/* per channel (GroupNormalization-21's form) */
 		dims[0] = x->dims[1];
 		return 1;
 	}
@@ -777,7 +778,7 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 		for (int i = 0; i < 2 * (r - 2); i++)
 			v[i] = rng_chance(g->rng, 0.7) ? 0 : 1;
 		ir_attr_set_ints(m, n, name, v, (size_t)(2 * (r - 2)));
-	} else if (x && r >= 2 && strcmp(name, "group") == 0) {
+	} else if (x && r >= 2 && (strcmp(name, "group") == 0 || strcmp(name, "num_groups") == 0)) {
 		int64_t c = x->dims[1], gr = 1;
 		for (int64_t d = c; d >= 1; d--)
 			if (c % d == 0 && rng_chance(g->rng, 0.4)) {
