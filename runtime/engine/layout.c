@@ -892,6 +892,8 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 	ValueId inv_src[64], inv_out[64];
 	Perm inv_perm[64];
 	int ninv = 0;
+	NodeId *released = NULL;  /* Transposes an operand was read through, now bypassed */
+	int nreleased = 0;
 	while (norder < L->nregion) {
 		for (int r = 0; r < L->nregion; r++) {
 			NodeId n = L->region[r];
@@ -917,9 +919,17 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 					ins[i] = L->under[v];
 				else if (ir_is_constant(m, v))
 					ins[i] = transposed_const(m, g, v, q);
-				else if (!inverse_operand(m, v, q, &src, &perm))
+				else if (!inverse_operand(m, v, q, &src, &perm)) {
 					ins[i] = src;
-				else {
+					if (src != v) {
+						released = xrealloc(released, sizeof *released * (size_t)(nreleased + 1));
+						released[nreleased++] = ir_value(m, v)->producer;
+					}
+				} else {
+					if (src != v) {
+						released = xrealloc(released, sizeof *released * (size_t)(nreleased + 1));
+						released[nreleased++] = ir_value(m, v)->producer;
+					}
 					int s = 0;
 					while (s < ninv && !(inv_src[s] == src && perm_equal(&inv_perm[s], &perm)))
 						s++;
@@ -1033,6 +1043,16 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		}
 		ir_node_remove(m, n);
 	}
+	/* a Transpose whose readers all read around it now goes too */
+	for (int i = 0; i < nreleased; i++) {
+		NodeId t = released[i];
+		ValueId o = ir_node(m, t)->dead ? 0 : ir_node(m, t)->outputs[0];
+		if (o && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output) {
+			add_label(&c->removed, &c->nremoved, label(m, t));
+			ir_node_remove(m, t);
+		}
+	}
+	free(released);
 	for (int i = 0; i < nfreed; i++)
 		if (!ir_value(m, freed[i])->dead && !ir_value(m, freed[i])->nuses && !ir_value(m, freed[i])->is_output)
 			ir_value_remove(m, freed[i]);

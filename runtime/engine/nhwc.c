@@ -1,0 +1,142 @@
+/* nhwc.c - `graft optimize --layout nhwc` (CATALOGUE.md J125, J126): the
+ * layout-sensitive nodes of the main graph are put in channels-last form,
+ * each between two Transposes, and the engine's push-transpose pass
+ * (layout.c) then cancels the Transposes that meet between them, so the
+ * activations flow channels-last with Transposes left only at the boundary
+ * (graph inputs and outputs) and around the nodes that have no
+ * channels-last form.  rw_run calls layout_nhwc_node for each node once the
+ * other rewrites reach their fixpoint (docs/engine.md).
+ *
+ * Standard ONNX has no channels-last Conv, so a Conv becomes ONNX Runtime's
+ * com.microsoft NhwcConv (weights [M, kH, kW, C/group]): the result runs
+ * only where that op has a kernel (ONNX Runtime's CUDA provider, and graft's
+ * evaluator; not ONNX Runtime's CPU provider, which registers NhwcConv for
+ * no element type).  GlobalAveragePool becomes ReduceMean over the spatial
+ * axes, a standard op the Transposes move through.  MaxPool, AveragePool,
+ * BatchNormalization and the rest stay channels-first between Transposes:
+ * ONNX Runtime's channels-last pools (NhwcMaxPool, QLinear*) take 8-bit
+ * integers only. */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort();
+	return q;
+}
+
+static char *label(IrModel *m, NodeId n)
+{
+	char buf[300];
+	char *s = strdup(ir_node_label(m, n, buf, sizeof buf));
+	if (!s)
+		abort();
+	return s;
+}
+
+static void add_created(LayoutChange *c, NodeId n)
+{
+	c->created = xrealloc(c->created, sizeof *c->created * (size_t)(c->ncreated + 1));
+	c->created[c->ncreated++] = n;
+}
+
+static bool is_std(const IrNode *n)
+{
+	return !*n->domain || !strcmp(n->domain, "ai.onnx");
+}
+
+static NodeId transpose(IrModel *m, GraphId g, NodeId before, ValueId x, const int64_t *perm, int rank,
+                        const char *out_name)
+{
+	NodeId t = ir_node_new(m, g, before, "", "Transpose", "", &x, 1, &out_name, 1);
+	if (t)
+		ir_attr_set_ints(m, t, "perm", perm, (size_t)rank);
+	return t;
+}
+
+static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
+
+const char *layout_nhwc_kind(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	if (node->dead || !is_std(node) || node->noutputs < 1 || !node->outputs[0] || node->ninputs < 1 ||
+	    !node->inputs[0])
+		return NULL;
+	IrValue *x = ir_value(m, node->inputs[0]), *y = ir_value(m, node->outputs[0]);
+	if (x->shape.rank != 4 || y->shape.rank != 4 || x->graph != IR_MAIN_GRAPH)
+		return NULL;
+	bool fp = x->dtype == DT_FLOAT || x->dtype == DT_FLOAT16 || x->dtype == DT_DOUBLE;
+	if (node->kind == OP_Conv && fp && node->ninputs >= 2 && node->inputs[1] && node->noutputs == 1)
+		return "Conv";
+	if (node->kind == OP_GlobalAveragePool && fp && node->noutputs == 1)
+		return "GlobalAveragePool";
+	return NULL;
+}
+
+/* The node's output value gets a fresh name and `y2` takes its place:
+ * its name, its readers and its graph-output slots. */
+static void take_place(IrModel *m, ValueId y, ValueId y2)
+{
+	const char *name = ir_value(m, y)->name;
+	ir_value_rename(m, y, ir_fresh_name(m, name));
+	ir_value_rename(m, y2, name);
+	ir_replace_all_uses(m, y, y2);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] == y)
+			ir_set_output(m, IR_MAIN_GRAPH, i, y2);
+}
+
+bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
+{
+	memset(c, 0, sizeof *c);
+	const char *kind = layout_nhwc_kind(m, n);
+	if (!kind)
+		return false;
+	IrNode *node = ir_node(m, n);
+	ValueId y = node->outputs[0];
+	NodeId last;
+	if (!strcmp(kind, "Conv")) {
+		/* Conv(x, W, B) = T_nchw(NhwcConv(T_nhwc(x), T_nhwc(W), B)) */
+		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, node->inputs[0], TO_NHWC, 4, NULL);
+		NodeId tw = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, n)->inputs[1], TO_NHWC, 4, NULL);
+		node = ir_node(m, n);
+		ValueId ins[3] = {ir_node(m, tx)->outputs[0], ir_node(m, tw)->outputs[0],
+		                  node->ninputs > 2 ? node->inputs[2] : 0};
+		NodeId conv = ir_node_new(m, IR_MAIN_GRAPH, n, "com.microsoft", "NhwcConv", "", ins,
+		                          node->ninputs > 2 ? 3 : 2, NULL, 1);
+		ir_copy_attrs(m, conv, n);
+		ir_set_opset(m, "com.microsoft", 1);
+		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, conv)->outputs[0], TO_NCHW, 4, NULL);
+		add_created(c, tx);
+		add_created(c, tw);
+		add_created(c, conv);
+	} else {
+		/* GlobalAveragePool(x) = ReduceMean(x, axes [2, 3], keepdims 1) */
+		static const int64_t axes[2] = {2, 3};
+		ValueId x = node->inputs[0];
+		if (ir_opset(m, "") >= 18) {
+			int64_t two = 2;
+			TensorId t = ir_tensor_new(m, DT_INT64, &two, 1, axes, sizeof axes);
+			ValueId a = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, "spatial_axes"), t);
+			ValueId ins[2] = {x, a};
+			last = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", ins, 2, NULL, 1);
+		} else {
+			last = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", &x, 1, NULL, 1);
+			ir_attr_set_ints(m, last, "axes", axes, 2);
+		}
+		ir_attr_set_int(m, last, "keepdims", 1);
+	}
+	add_created(c, last);
+	c->matched = xrealloc(NULL, sizeof *c->matched);
+	c->matched[c->nmatched++] = label(m, n);
+	c->removed = xrealloc(NULL, sizeof *c->removed);
+	c->removed[c->nremoved++] = label(m, n);
+	take_place(m, y, ir_node(m, last)->outputs[0]);
+	ir_node_remove(m, n);
+	return true;
+}
