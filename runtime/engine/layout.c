@@ -1053,6 +1053,17 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		}
 	}
 	free(released);
+	/* a Transpose made for an operand that a met Transpose then replaced is read by nothing */
+	int kept = 0;
+	for (int i = 0; i < c->ncreated; i++) {
+		NodeId k = c->created[i];
+		ValueId o = ir_node(m, k)->outputs[0];
+		if (is_transpose(m, k) && o && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output)
+			ir_node_remove(m, k);
+		else
+			c->created[kept++] = k;
+	}
+	c->ncreated = kept;
 	for (int i = 0; i < nfreed; i++)
 		if (!ir_value(m, freed[i])->dead && !ir_value(m, freed[i])->nuses && !ir_value(m, freed[i])->is_output)
 			ir_value_remove(m, freed[i]);

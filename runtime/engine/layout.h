@@ -30,7 +30,8 @@ bool layout_push_transpose(Layout *L, IrModel *m, NodeId t, LayoutChange *c);
 
 /* --layout nhwc (nhwc.c; CATALOGUE.md J125): which channels-last form node n
  * of the main graph has ("Conv": com.microsoft NhwcConv; "GlobalAveragePool":
- * ReduceMean over the spatial axes), or NULL for none: an op without one,
+ * ReduceMean over H and W; "BatchNormalization": Mul and Add by per-channel
+ * constants), or NULL for none: an op without one,
  * another rank than 4, no floats, unknown shapes, or a node in a body. */
 const char *layout_nhwc_kind(IrModel *m, NodeId n);
 /* Replace n by its channels-last form between Transposes (the output keeps

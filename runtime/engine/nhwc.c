@@ -12,12 +12,16 @@
  * only where that op has a kernel (ONNX Runtime's CUDA provider, and graft's
  * evaluator; not ONNX Runtime's CPU provider, which registers NhwcConv for
  * no element type).  GlobalAveragePool becomes ReduceMean over the spatial
- * axes, a standard op the Transposes move through.  MaxPool, AveragePool,
- * BatchNormalization and the rest stay channels-first between Transposes:
+ * axes and an inference BatchNormalization with constant parameters a Mul
+ * and an Add by per-channel constants: standard ops the Transposes move
+ * through.  MaxPool, AveragePool and the rest stay channels-first between
+ * Transposes:
  * ONNX Runtime's channels-last pools (NhwcMaxPool, QLinear*) take 8-bit
  * integers only. */
 #include "layout.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +64,49 @@ static NodeId transpose(IrModel *m, GraphId g, NodeId before, ValueId x, const i
 
 static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
 
+/* A float constant's data (n elements), or NULL. */
+static const float *const_floats(IrModel *m, ValueId v, int64_t n)
+{
+	IrValue *val = ir_value(m, v);
+	if (!v || !ir_is_constant(m, v) || !val->tensor || ir_tensor(m, val->tensor)->dtype != DT_FLOAT ||
+	    ir_tensor(m, val->tensor)->numel != n)
+		return NULL;
+	size_t nbytes;
+	const uint8_t *b = ir_tensor_bytes(m, val->tensor, &nbytes);
+	return b && nbytes == sizeof(float) * (size_t)n ? (const float *)b : NULL;
+}
+
+/* An inference BatchNormalization of a float 4-D x with constant parameters:
+ * its per-channel scale k and shift d, as one array [k..., d...] (malloc'd;
+ * *nc channels), or NULL if it is not one. */
+static float *bn_scale_shift(IrModel *m, NodeId n, int64_t *nc)
+{
+	IrNode *node = ir_node(m, n);
+	IrValue *x = ir_value(m, node->inputs[0]);
+	const IrAttr *tm = ir_attr(m, n, "training_mode");
+	if (node->ninputs != 5 || x->dtype != DT_FLOAT || !x->shape.dims || x->shape.dims[1].size < 1 ||
+	    (tm && (tm->type != ATTR_INT || tm->i != 0)))
+		return NULL;
+	for (uint32_t o = 1; o < node->noutputs; o++)
+		if (node->outputs[o])
+			return NULL;
+	int64_t c = x->shape.dims[1].size;
+	const float *s = const_floats(m, node->inputs[1], c), *b = const_floats(m, node->inputs[2], c);
+	const float *mean = const_floats(m, node->inputs[3], c), *var = const_floats(m, node->inputs[4], c);
+	if (!s || !b || !mean || !var)
+		return NULL;
+	const IrAttr *ea = ir_attr(m, n, "epsilon");
+	double eps = ea && ea->type == ATTR_FLOAT ? ea->f : 1e-5;
+	float *k = xrealloc(NULL, sizeof *k * (size_t)(2 * c));
+	for (int64_t i = 0; i < c; i++) {
+		double kk = (double)s[i] / sqrt((double)var[i] + eps);
+		k[i] = (float)kk;
+		k[c + i] = (float)((double)b[i] - (double)mean[i] * kk);
+	}
+	*nc = c;
+	return k;
+}
+
 const char *layout_nhwc_kind(IrModel *m, NodeId n)
 {
 	IrNode *node = ir_node(m, n);
@@ -74,6 +121,13 @@ const char *layout_nhwc_kind(IrModel *m, NodeId n)
 		return "Conv";
 	if (node->kind == OP_GlobalAveragePool && fp && node->noutputs == 1)
 		return "GlobalAveragePool";
+	if (node->kind == OP_BatchNormalization) {
+		int64_t nc;
+		float *k = bn_scale_shift(m, n, &nc);
+		free(k);
+		if (k)
+			return "BatchNormalization";
+	}
 	return NULL;
 }
 
@@ -115,21 +169,55 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		add_created(c, tx);
 		add_created(c, tw);
 		add_created(c, conv);
-	} else {
-		/* GlobalAveragePool(x) = ReduceMean(x, axes [2, 3], keepdims 1) */
-		static const int64_t axes[2] = {2, 3};
-		ValueId x = node->inputs[0];
+	} else if (!strcmp(kind, "GlobalAveragePool")) {
+		/* GlobalAveragePool(x) = T_nchw(ReduceMean(T_nhwc(x), axes [1, 2], keepdims 1)):
+		 * written channels-last at once, so the rule that makes a ReduceMean over
+		 * axes [2, 3] a GlobalAveragePool again (reduce_mean_global_pool) has
+		 * nothing to match */
+		static const int64_t axes[2] = {1, 2};
+		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, node->inputs[0], TO_NHWC, 4, NULL);
+		ValueId x = ir_node(m, tx)->outputs[0];
+		NodeId rm;
 		if (ir_opset(m, "") >= 18) {
 			int64_t two = 2;
 			TensorId t = ir_tensor_new(m, DT_INT64, &two, 1, axes, sizeof axes);
-			ValueId a = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, "spatial_axes"), t);
+			ValueId a = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, "hw_axes"), t);
 			ValueId ins[2] = {x, a};
-			last = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", ins, 2, NULL, 1);
+			rm = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", ins, 2, NULL, 1);
 		} else {
-			last = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", &x, 1, NULL, 1);
-			ir_attr_set_ints(m, last, "axes", axes, 2);
+			rm = ir_node_new(m, IR_MAIN_GRAPH, n, "", "ReduceMean", "", &x, 1, NULL, 1);
+			ir_attr_set_ints(m, rm, "axes", axes, 2);
 		}
-		ir_attr_set_int(m, last, "keepdims", 1);
+		ir_attr_set_int(m, rm, "keepdims", 1);
+		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, rm)->outputs[0], TO_NCHW, 4, NULL);
+		add_created(c, tx);
+		add_created(c, rm);
+	} else {
+		/* BatchNormalization(x, s, b, mean, var) = x * k + d over the channels,
+		 * k = s / sqrt(var + epsilon), d = b - mean * k (in double, rounded once),
+		 * channels-last: T_nchw(Add(Mul(T_nhwc(x), k), d)) with k, d 1-D */
+		int64_t nc = 0;
+		float *k = bn_scale_shift(m, n, &nc);
+		if (!k)
+			return false;
+		TensorId tk = ir_tensor_new(m, DT_FLOAT, &nc, 1, k, sizeof *k * (size_t)nc);
+		TensorId td = ir_tensor_new(m, DT_FLOAT, &nc, 1, k + nc, sizeof *k * (size_t)nc);
+		free(k);
+		node = ir_node(m, n);
+		char hint[300];
+		snprintf(hint, sizeof hint, "%s_scale", ir_value(m, node->inputs[1])->name);
+		ValueId vk = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, hint), tk);
+		snprintf(hint, sizeof hint, "%s_shift", ir_value(m, ir_node(m, n)->inputs[2])->name);
+		ValueId vd = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, hint), td);
+		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, n)->inputs[0], TO_NHWC, 4, NULL);
+		ValueId mi[2] = {ir_node(m, tx)->outputs[0], vk};
+		NodeId mul = ir_node_new(m, IR_MAIN_GRAPH, n, "", "Mul", "", mi, 2, NULL, 1);
+		ValueId ai[2] = {ir_node(m, mul)->outputs[0], vd};
+		NodeId add = ir_node_new(m, IR_MAIN_GRAPH, n, "", "Add", "", ai, 2, NULL, 1);
+		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, add)->outputs[0], TO_NCHW, 4, NULL);
+		add_created(c, tx);
+		add_created(c, mul);
+		add_created(c, add);
 	}
 	add_created(c, last);
 	c->matched = xrealloc(NULL, sizeof *c->matched);
