@@ -1153,6 +1153,86 @@ START_TEST(test_layout_push)
 }
 END_TEST
 
+/* --layout nhwc (runtime/engine/nhwc.c, J125): a small CNN runs channels-last,
+ * Transposes left at the input, around the MaxPool (no channels-last form
+ * ONNX Runtime takes for floats) and before the Flatten; the residual Add,
+ * the BatchNormalization (as Mul and Add) and the Relus run on NHWC data. */
+START_TEST(test_layout_nhwc)
+{
+	char *w1 = tensor("float", "w1", "4,3,3,3", 0.1, 0.03), *b1 = tensor("float", "b1", "4", 0.0, 0.1);
+	char *w2 = tensor("float", "w2", "4,4,1,1", -0.1, 0.07), *w3 = tensor("float", "w3", "6,2,3,3", 0.05, 0.02);
+	char *sc = tensor("float", "s", "4", 1.0, 0.1), *sh = tensor("float", "sh", "4", 0.1, 0.05);
+	char *mn = tensor("float", "mn", "4", 0.0, 0.02), *vr = tensor("float", "vr", "4", 1.0, 0.05);
+	char *fw = tensor("float", "fw", "5,6", 0.0, 0.1), *fb = tensor("float", "fb", "5", 0.5, 0.1);
+	char *text = fmt(HEAD(13) "g (float[1,3,8,8] x) => (float[1,5] y) <%s, %s, %s, %s, %s, %s, %s, %s, %s, %s> {\n"
+	                 "  c1 = Conv <pads = [1, 1, 1, 1]> (x, w1, b1)\n  r1 = Relu (c1)\n"
+	                 "  p = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (r1)\n"
+	                 "  c2 = Conv (p, w2)\n  a = Add (c2, p)\n"
+	                 "  n = BatchNormalization <epsilon = 0.001> (a, s, sh, mn, vr)\n  r2 = Relu (n)\n"
+	                 "  c3 = Conv <group = 2, pads = [1, 1, 1, 1], strides = [2, 2]> (r2, w3)\n"
+	                 "  gp = GlobalAveragePool (c3)\n  f = Flatten (gp)\n"
+	                 "  y = Gemm <transB = 1> (f, fw, fb)\n}\n",
+	                 w1, b1, w2, w3, sc, sh, mn, vr, fw, fb);
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	RwOptions o = {.layout_nhwc = true, .allow_vendor_ops = true};
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	/* (the Relu before the MaxPool may read either side of its Transpose: the same count) */
+	const char *want = "Transpose NhwcConv Transpose Relu MaxPool Transpose NhwcConv Add Mul Add Relu NhwcConv "
+	                   "ReduceMean Transpose Flatten Gemm";
+	ck_assert_msg(!strcmp(ops_of(m), want), "after: '%s', want '%s'", ops_of(m), want);
+	int converted = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		converted += r.firings[i].rule < 0 && !strcmp(r.firings[i].builtin, "layout-nhwc");
+	ck_assert_int_eq(converted, 5);   /* three Convs, the BatchNormalization, the pool */
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (!strcmp(ir_node(m, n)->op_type, "NhwcConv"))
+			ck_assert_str_eq(ir_node(m, n)->domain, "com.microsoft");
+	ck_assert_int_eq(ir_opset(m, "com.microsoft"), 1);
+	/* the interface is kept: same names, NCHW input */
+	ck_assert_str_eq(ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->inputs[0])->name, "x");
+	ck_assert_str_eq(ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[0])->name, "y");
+	assert_same_outputs(m, before, 1e-5, "layout nhwc");
+	uint8_t *bytes;
+	size_t len;
+	ck_assert_msg(ir_save_bytes(m, &bytes, &len, &d), "%s", d.first);
+	IrModel *back = ir_load_bytes(bytes, len, "t.onnx", NULL, NULL, &d);
+	ck_assert_msg(back, "%s", d.first);
+	ir_model_free(back);
+	free(bytes);
+	rw_result_free(&r);
+	ir_model_free(m);
+
+	/* without the vendor ops, or without push-transpose, it is refused and nothing changes */
+	const char *off[] = {"push-transpose"};
+	RwOptions bad[2] = {{.layout_nhwc = true},
+	                    {.layout_nhwc = true, .allow_vendor_ops = true, .disabled = off, .ndisabled = 1}};
+	const char *msg[2] = {
+		"t.onnx: --layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
+		"(it becomes com.microsoft NhwcConv)",
+		"t.onnx: --layout nhwc needs the layout level's push-transpose pass, which is off"};
+	for (int k = 0; k < 2; k++) {
+		m = parse(text);
+		Diag e;
+		diag_init(&e, NULL);
+		ck_assert(!rw_run(m, sets, 2, &bad[k], &r, &e));
+		ck_assert_int_eq(r.stop, RW_ERROR);
+		ck_assert_int_eq(e.nerrors, 1);
+		ck_assert_str_eq(e.first, msg[k]);
+		ck_assert_str_eq(ops_of(m), "Conv Relu MaxPool Conv Add BatchNormalization Relu Conv GlobalAveragePool "
+		                            "Flatten Gemm");
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	free(text);
+	free(w1), free(b1), free(w2), free(w3), free(sc), free(sh), free(mn), free(vr), free(fw), free(fb);
+}
+END_TEST
+
 /* Ops that drop or add axes carry another permutation below them; the axes
  * they name are remapped. */
 START_TEST(test_layout_axes)
@@ -1915,6 +1995,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_layout_push);
+	tcase_add_test(tc, test_layout_nhwc);
 	tcase_add_test(tc, test_layout_axes);
 	tcase_add_test(tc, test_layout_subgraph);
 	tcase_add_loop_test(tc, test_layout_random, 0, 300);

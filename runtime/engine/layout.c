@@ -1057,8 +1057,10 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 	int kept = 0;
 	for (int i = 0; i < c->ncreated; i++) {
 		NodeId k = c->created[i];
-		ValueId o = ir_node(m, k)->outputs[0];
-		if (is_transpose(m, k) && o && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output)
+		ValueId o = ir_node(m, k)->dead ? 0 : ir_node(m, k)->outputs[0];
+		if (!o)
+			continue;   /* removed above: it was a released one */
+		if (is_transpose(m, k) && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output)
 			ir_node_remove(m, k);
 		else
 			c->created[kept++] = k;

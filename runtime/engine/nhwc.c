@@ -64,6 +64,25 @@ static NodeId transpose(IrModel *m, GraphId g, NodeId before, ValueId x, const i
 
 static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
 
+/* x channels-last for node n: the input of the Transpose to channels-first
+ * that made x (an earlier conversion's, met here at once rather than left to
+ * push-transpose, which could as well move the pair the other way), else a
+ * new Transpose.  *bypassed: that Transpose, or 0. */
+static ValueId nhwc_input(IrModel *m, NodeId n, ValueId x, LayoutChange *c, NodeId *bypassed)
+{
+	*bypassed = 0;
+	NodeId p = ir_value(m, x)->producer;
+	const IrAttr *a = p ? ir_attr(m, p, "perm") : NULL;
+	if (p && ir_node(m, p)->kind == OP_Transpose && is_std(ir_node(m, p)) && a && a->type == ATTR_INTS &&
+	    a->n == 4 && !memcmp(a->ints, TO_NCHW, sizeof TO_NCHW)) {
+		*bypassed = p;
+		return ir_node(m, p)->inputs[0];
+	}
+	NodeId t = transpose(m, IR_MAIN_GRAPH, n, x, TO_NHWC, 4, NULL);
+	add_created(c, t);
+	return ir_node(m, t)->outputs[0];
+}
+
 /* A float constant's data (n elements), or NULL. */
 static const float *const_floats(IrModel *m, ValueId v, int64_t n)
 {
@@ -153,20 +172,18 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		return false;
 	IrNode *node = ir_node(m, n);
 	ValueId y = node->outputs[0];
-	NodeId last;
+	NodeId last, bypassed = 0;
 	if (!strcmp(kind, "Conv")) {
 		/* Conv(x, W, B) = T_nchw(NhwcConv(T_nhwc(x), T_nhwc(W), B)) */
-		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, node->inputs[0], TO_NHWC, 4, NULL);
+		ValueId x = nhwc_input(m, n, node->inputs[0], c, &bypassed);
 		NodeId tw = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, n)->inputs[1], TO_NHWC, 4, NULL);
 		node = ir_node(m, n);
-		ValueId ins[3] = {ir_node(m, tx)->outputs[0], ir_node(m, tw)->outputs[0],
-		                  node->ninputs > 2 ? node->inputs[2] : 0};
+		ValueId ins[3] = {x, ir_node(m, tw)->outputs[0], node->ninputs > 2 ? node->inputs[2] : 0};
 		NodeId conv = ir_node_new(m, IR_MAIN_GRAPH, n, "com.microsoft", "NhwcConv", "", ins,
 		                          node->ninputs > 2 ? 3 : 2, NULL, 1);
 		ir_copy_attrs(m, conv, n);
 		ir_set_opset(m, "com.microsoft", 1);
 		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, conv)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, tx);
 		add_created(c, tw);
 		add_created(c, conv);
 	} else if (!strcmp(kind, "GlobalAveragePool")) {
@@ -175,8 +192,7 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		 * axes [2, 3] a GlobalAveragePool again (reduce_mean_global_pool) has
 		 * nothing to match */
 		static const int64_t axes[2] = {1, 2};
-		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, node->inputs[0], TO_NHWC, 4, NULL);
-		ValueId x = ir_node(m, tx)->outputs[0];
+		ValueId x = nhwc_input(m, n, node->inputs[0], c, &bypassed);
 		NodeId rm;
 		if (ir_opset(m, "") >= 18) {
 			int64_t two = 2;
@@ -190,7 +206,6 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		}
 		ir_attr_set_int(m, rm, "keepdims", 1);
 		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, rm)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, tx);
 		add_created(c, rm);
 	} else {
 		/* BatchNormalization(x, s, b, mean, var) = x * k + d over the channels,
@@ -209,13 +224,11 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		ValueId vk = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, hint), tk);
 		snprintf(hint, sizeof hint, "%s_shift", ir_value(m, ir_node(m, n)->inputs[2])->name);
 		ValueId vd = ir_add_initializer(m, IR_MAIN_GRAPH, ir_fresh_name(m, hint), td);
-		NodeId tx = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, n)->inputs[0], TO_NHWC, 4, NULL);
-		ValueId mi[2] = {ir_node(m, tx)->outputs[0], vk};
+		ValueId mi[2] = {nhwc_input(m, n, ir_node(m, n)->inputs[0], c, &bypassed), vk};
 		NodeId mul = ir_node_new(m, IR_MAIN_GRAPH, n, "", "Mul", "", mi, 2, NULL, 1);
 		ValueId ai[2] = {ir_node(m, mul)->outputs[0], vd};
 		NodeId add = ir_node_new(m, IR_MAIN_GRAPH, n, "", "Add", "", ai, 2, NULL, 1);
 		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, add)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, tx);
 		add_created(c, mul);
 		add_created(c, add);
 	}
@@ -226,5 +239,11 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 	c->removed[c->nremoved++] = label(m, n);
 	take_place(m, y, ir_node(m, last)->outputs[0]);
 	ir_node_remove(m, n);
+	ValueId b = bypassed ? ir_node(m, bypassed)->outputs[0] : 0;
+	if (b && !ir_value(m, b)->nuses && !ir_value(m, b)->is_output) {
+		c->removed = xrealloc(c->removed, sizeof *c->removed * (size_t)(c->nremoved + 1));
+		c->removed[c->nremoved++] = label(m, bypassed);
+		ir_node_remove(m, bypassed);
+	}
 	return true;
 }
