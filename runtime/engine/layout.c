@@ -640,6 +640,8 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 			*after += !perm_identity(&c);
 		}
 	}
+	NodeId released[64];
+	int nreleased = 0;
 	for (int r = 0; r < L->nregion; r++) {
 		NodeId n = L->region[r];
 		IrNode *node = ir_node(m, n);
@@ -648,8 +650,19 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 		for (uint32_t i = 0; i < node->ninputs; i++) {
 			ValueId v = node->inputs[i], src;
 			Perm perm;
-			if (!v || !layout_slot(kind, i) || region_value(L, v) || ir_is_constant(m, v) ||
-			    !inverse_operand(m, v, q, &src, &perm))
+			if (!v || !layout_slot(kind, i) || region_value(L, v) || ir_is_constant(m, v))
+				continue;
+			bool costs = inverse_operand(m, v, q, &src, &perm);
+			if (src != v && nreleased < 64) {
+				/* read around the Transpose that made v: noted, it may go */
+				NodeId t = ir_value(m, v)->producer;
+				bool dup = false;
+				for (int k = 0; k < nreleased && !dup; k++)
+					dup = released[k] == t;
+				if (!dup)
+					released[nreleased++] = t;
+			}
+			if (!costs)
 				continue;
 			bool dup = false;
 			for (int s = 0; s < nseen && !dup; s++)
@@ -664,6 +677,16 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 			*costly = xrealloc(*costly, sizeof **costly * (size_t)(*ncostly + 1));
 			(*costly)[(*ncostly)++] = n;
 		}
+	}
+	/* a Transpose read around by pushed nodes only goes with them (apply removes it);
+	 * one that reads a region value was counted as met */
+	for (int k = 0; k < nreleased; k++) {
+		IrNode *t = ir_node(m, released[k]);
+		IrValue *o = ir_value(m, t->outputs[0]);
+		bool all_pushed = !o->is_output && !region_value(L, t->inputs[0]);
+		for (uint32_t u = 0; u < o->nuses && all_pushed; u++)
+			all_pushed = region_node(L, o->uses[u].node);
+		*before += all_pushed;
 	}
 }
 

@@ -164,6 +164,61 @@ static void take_place(IrModel *m, ValueId y, ValueId y2)
 			ir_set_output(m, IR_MAIN_GRAPH, i, y2);
 }
 
+/* A single-input elementwise op (Relu, Clip with scalar bounds, Sigmoid, ...)
+ * of the main graph: one that commutes with any Transpose of its input. */
+static bool is_unary_elementwise(IrModel *m, NodeId u)
+{
+	IrNode *node = ir_node(m, u);
+	const OpSchema *sc = is_std(node) ? op_schema_lookup("", node->op_type, (int)ir_opset(m, "")) : NULL;
+	if (!sc || !(sc->flags & OPF_ELEMENTWISE) || node->graph != IR_MAIN_GRAPH || node->noutputs != 1 ||
+	    !node->outputs[0] || node->ninputs < 1)
+		return false;
+	for (uint32_t i = 1; i < node->ninputs; i++) {
+		ValueId v = node->inputs[i];
+		if (v && (!ir_is_constant(m, v) || ir_value(m, v)->shape.rank != 0))
+			return false;
+	}
+	return true;
+}
+
+/* Move the Transpose to channels-first `t` below the chain of unary
+ * elementwise ops that alone read it: U(T(x)) = T(U(x)), so the ops run
+ * channels-last and a channels-first reader further down meets the Transpose
+ * directly (a Concat of two such branches then loses both to one after it,
+ * which push-transpose, judging one Transpose at a time, does not see).
+ * The ops moved go to moved[] (at most cap); their outputs' types are left
+ * unknown for the caller to infer again. */
+int layout_nhwc_sink(IrModel *m, NodeId t, NodeId *moved, int cap, LayoutChange *c)
+{
+	int nmoved = 0;
+	while (nmoved < cap) {
+		ValueId y = ir_node(m, t)->outputs[0];
+		IrValue *yv = ir_value(m, y);
+		if (yv->nuses != 1 || yv->is_output || yv->uses[0].slot != 0 || !is_unary_elementwise(m, yv->uses[0].node))
+			break;
+		NodeId u = yv->uses[0].node;
+		ValueId x = ir_node(m, t)->inputs[0], uy = ir_node(m, u)->outputs[0];
+		ir_set_input(m, u, 0, x);
+		ir_node_move(m, t, ir_next(m, u));
+		const char *name = ir_value(m, uy)->name;
+		ir_value_rename(m, uy, ir_fresh_name(m, name));
+		ir_value_rename(m, y, name);
+		ir_replace_all_uses(m, uy, y);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		for (uint32_t i = 0; i < g->noutputs; i++)
+			if (g->outputs[i] == uy)
+				ir_set_output(m, IR_MAIN_GRAPH, i, y);
+		ir_set_input(m, t, 0, uy);
+		int dt = ir_value(m, uy)->dtype;
+		ir_value_set_type(m, uy, dt, NULL);
+		ir_value_set_type(m, y, dt, NULL);
+		c->matched = xrealloc(c->matched, sizeof *c->matched * (size_t)(c->nmatched + 1));
+		c->matched[c->nmatched++] = label(m, u);
+		moved[nmoved++] = u;
+	}
+	return nmoved;
+}
+
 bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 {
 	memset(c, 0, sizeof *c);

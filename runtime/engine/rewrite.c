@@ -1408,6 +1408,14 @@ static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 			add_name(&f->created, &f->ncreated, label_of(m, c.created[k]));
 			infer_node(rw->infer, c.created[k], &quiet);
 		}
+		NodeId t = c.created[c.ncreated - 1], moved[64];
+		int nmoved = layout_nhwc_sink(m, t, moved, 64, &c);
+		for (int k = 0; k < nmoved; k++)
+			infer_node(rw->infer, moved[k], &quiet);
+		if (nmoved)
+			infer_node(rw->infer, t, &quiet);
+		f->matched = c.matched;
+		f->nmatched = c.nmatched;
 		c.matched = c.removed = NULL;
 		c.nmatched = c.nremoved = 0;
 		layout_change_free(&c);
