@@ -39,7 +39,8 @@ const char *layout_nhwc_kind(IrModel *m, NodeId n);
  * cancels the Transposes that meet.  True if the graph changed (c filled in:
  * matched and removed name n, created lists the new nodes, inputs first). */
 bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c);
-/* Then the Transpose to channels-first that layout_nhwc_node made last (t)
+/* Then the Transpose to channels-first that layout_nhwc_node made last (t; none
+ * if the last is not a Transpose)
  * moves below the unary elementwise ops (Relu, Clip, ...) that alone read
  * it, so they run channels-last too; those ops go to moved[] (at most cap;
  * their types are left for the caller to infer again) and to c->matched.

@@ -191,6 +191,8 @@ static bool is_unary_elementwise(IrModel *m, NodeId u)
 int layout_nhwc_sink(IrModel *m, NodeId t, NodeId *moved, int cap, LayoutChange *c)
 {
 	int nmoved = 0;
+	if (ir_node(m, t)->kind != OP_Transpose)
+		return 0;   /* a GlobalAveragePool's ReduceMean read by a Flatten */
 	while (nmoved < cap) {
 		ValueId y = ir_node(m, t)->outputs[0];
 		IrValue *yv = ir_value(m, y);
@@ -242,7 +244,8 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		add_created(c, tw);
 		add_created(c, conv);
 	} else if (!strcmp(kind, "GlobalAveragePool")) {
-		/* GlobalAveragePool(x) = T_nchw(ReduceMean(T_nhwc(x), axes [1, 2], keepdims 1)):
+		/* GlobalAveragePool(x) = T_nchw(ReduceMean(T_nhwc(x), axes [1, 2], keepdims 1))
+		 * (no T_nchw before a Flatten):
 		 * written channels-last at once, so the rule that makes a ReduceMean over
 		 * axes [2, 3] a GlobalAveragePool again (reduce_mean_global_pool) has
 		 * nothing to match */
@@ -260,8 +263,18 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 			ir_attr_set_ints(m, rm, "axes", axes, 2);
 		}
 		ir_attr_set_int(m, rm, "keepdims", 1);
-		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, rm)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, rm);
+		/* [N, 1, 1, C] and [N, C, 1, 1] hold their elements in the same order:
+		 * a Flatten at axis 1, its only reader, takes either alike */
+		IrValue *yv = ir_value(m, y);
+		NodeId f = yv->nuses == 1 && !yv->is_output ? yv->uses[0].node : 0;
+		const IrAttr *axis = f ? ir_attr(m, f, "axis") : NULL;
+		if (f && ir_node(m, f)->kind == OP_Flatten && is_std(ir_node(m, f)) &&
+		    (!axis || (axis->type == ATTR_INT && axis->i == 1))) {
+			last = rm;
+		} else {
+			last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, rm)->outputs[0], TO_NCHW, 4, NULL);
+			add_created(c, rm);
+		}
 	} else {
 		/* BatchNormalization(x, s, b, mean, var) = x * k + d over the channels,
 		 * k = s / sqrt(var + epsilon), d = b - mean * k (in double, rounded once),
