@@ -129,8 +129,8 @@ static float *bn_scale_shift(IrModel *m, NodeId n, int64_t *nc)
 const char *layout_nhwc_kind(IrModel *m, NodeId n)
 {
 	IrNode *node = ir_node(m, n);
-	if (node->dead || node->graph != IR_MAIN_GRAPH || !is_std(node) || node->noutputs < 1 || !node->outputs[0] || node->ninputs < 1 ||
-	    !node->inputs[0])
+	if (node->dead || node->graph != IR_MAIN_GRAPH || !is_std(node) || node->noutputs < 1 ||
+	    !node->outputs[0] || node->ninputs < 1 || !node->inputs[0])
 		return NULL;
 	IrValue *x = ir_value(m, node->inputs[0]), *y = ir_value(m, node->outputs[0]);
 	if (x->shape.rank != 4 || y->shape.rank != 4 || x->graph != IR_MAIN_GRAPH)

@@ -1377,14 +1377,15 @@ static bool try_push_transpose(Rewriter *rw, NodeId n)
 
 /* ---- --layout nhwc: channels-last forms at the fixpoint (nhwc.c) ------------------------- */
 
-/* Once the worklist empties, the first time: every node with a channels-last
- * form takes it (one `layout-nhwc` firing each), the vendor rules held back
- * so far are switched on (a FusedConv would hide its Conv), and every node
- * is queued again; push-transpose then cancels the Transposes that meet.
- * Returns the next node to visit, or 0 when there is nothing more to do. */
 static void compute_enabled(Rewriter *rw);
 static void seed(Rewriter *rw);
 
+/* Once the worklist empties, the first time: every node with a channels-last
+ * form takes it (one `layout-nhwc` firing each, --max-rewrites counting
+ * them), the vendor rules held back so far are switched on (a FusedConv
+ * would hide its Conv), and every node is queued again; push-transpose then
+ * cancels the Transposes that meet.  Returns the next node to visit, or 0
+ * when there is nothing more to do. */
 static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 {
 	IrModel *m = rw->m;
@@ -1397,11 +1398,11 @@ static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 	diag_init(&quiet, NULL);
 	for (uint32_t i = 0; order && i < count; i++) {
 		LayoutChange c;
+		if (rw->o.max_rewrites && rw->res->rewrites >= rw->o.max_rewrites)
+			break;
 		if (ir_node(m, order[i])->dead || !layout_nhwc_node(m, order[i], &c))
 			continue;
 		RwFiring *f = new_firing(rw, -1, "layout-nhwc");
-		f->matched = c.matched;
-		f->nmatched = c.nmatched;
 		f->removed = c.removed;
 		f->nremoved = c.nremoved;
 		for (int k = 0; k < c.ncreated; k++) {
