@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "eval.h"
 #include "rewrite.h"
@@ -1784,6 +1785,52 @@ START_TEST(test_cli_rules)
 }
 END_TEST
 
+/* graft optimize --layout nhwc: refused without --allow-vendor-ops (exit 2,
+ * the reason on one line, nothing written); with it the Conv is NhwcConv. */
+START_TEST(test_cli_layout)
+{
+	const char *graft = getenv("GRAFT");
+	if (!graft) {
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+		return;
+	}
+	char *tmp = temp_dir(), *err, *cmd;
+	char *w = tensor("float", "w", "2,3,1,1", 0.1, 0.1);
+	char *text = fmt(HEAD(13) "g (float[1,3,4,4] x) => (float[1,2,4,4] y) <%s> {\n"
+	                 "  c = Conv (x, w)\n  y = Relu (c)\n}\n", w);
+	IrModel *m = parse(text);
+	char *model = fmt("%s/m.onnx", tmp), *out = fmt("%s/o.onnx", tmp);
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(ir_save_file(m, model, &(SaveOptions){0}, &d));
+	ir_model_free(m);
+	cmd = fmt("%s optimize %s -o %s --layout nhwc", graft, model, out);
+	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_str_eq(err, "graft: --layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
+	                      "(each Conv becomes com.microsoft NhwcConv)\n(run 'graft --help' for usage)\n");
+	ck_assert(access(out, F_OK) != 0);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s optimize %s -o %s --layout nchw --allow-vendor-ops", graft, model, out);
+	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_msg(strstr(err, "graft: --layout expects nhwc, got 'nchw'") == err, "%s", err);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s optimize %s -o %s --layout nhwc --allow-vendor-ops", graft, model, out);
+	ck_assert_msg(shell(cmd, &err) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "layout-nhwc"), "%s", err);
+	free(err);
+	free(cmd);
+	m = ir_load_file(out, NULL, &d);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(ops_of(m), "Transpose NhwcConv Relu Transpose");
+	ir_model_free(m);
+	rm_rf(tmp);
+	free(tmp), free(model), free(out), free(text), free(w);
+}
+END_TEST
+
+
 /* graft verify on the fixtures of tests/verify/ and on the library. */
 START_TEST(test_cli_verify)
 {
@@ -1997,6 +2044,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_layout_push);
 	tcase_add_test(tc, test_layout_nhwc);
+	tcase_add_test(tc, test_cli_layout);
 	tcase_add_test(tc, test_layout_axes);
 	tcase_add_test(tc, test_layout_subgraph);
 	tcase_add_loop_test(tc, test_layout_random, 0, 300);
