@@ -210,7 +210,7 @@ example-custom-rules:
 # once; CORPUS sets too when the shared corpus exists.  See tests/ort_gate.sh.
 ORT_TOOLS ?= ../shared/tools/ort
 ORT_LOCAL := $(BUILD)/ort-tools
-ort-gate: $(BUILD)/graft
+ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor
 	@if [ ! -d $(ORT_LOCAL)/node_modules/onnxruntime-node ]; then \
 	  test -d $(ORT_TOOLS) || { echo "ort-gate: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
@@ -224,7 +224,8 @@ ort-gate: $(BUILD)/graft
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
 	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL) && \
-	  GRAFT=$(BUILD)/graft bash tests/layout_gate.sh $(ORT_LOCAL); \
+	  GRAFT=$(BUILD)/graft bash tests/layout_gate.sh $(ORT_LOCAL) && \
+	  GRAFT=$(BUILD)/graft UNVENDOR=$(BUILD)/nhwc-unvendor bash tests/nhwc_gate.sh $(ORT_LOCAL); \
 	else echo "ort-gate: no corpus; corpus sets skipped"; fi
 
 deps:
@@ -303,6 +304,9 @@ $(BUILD)/bench-engine: $(call obj,tests/bench/bench_engine.c) $(BUILD)/libgraft.
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench-attention: $(call obj,tests/bench/bench_attention.c) $(BUILD)/libgraft.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+# tests/nhwc_gate.sh: --layout nhwc outputs with NhwcConv written back, for ONNX Runtime's CPU provider
+$(BUILD)/nhwc-unvendor: $(call obj,tests/nhwc_unvendor.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 clean:

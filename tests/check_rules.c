@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "eval.h"
 #include "rewrite.h"
@@ -1280,6 +1281,87 @@ START_TEST(test_layout_push)
 }
 END_TEST
 
+/* --layout nhwc (runtime/engine/nhwc.c, J125): a small CNN runs channels-last,
+ * Transposes left at the input and around the MaxPool (no channels-last form
+ * ONNX Runtime takes for floats); the residual Add, the BatchNormalization (as
+ * Mul and Add), the Relus and the pool (a ReduceMean the Flatten reads as it
+ * is: [1, 1, 1, 6] and [1, 6, 1, 1] hold the same order) run on NHWC data. */
+START_TEST(test_layout_nhwc)
+{
+	char *w1 = tensor("float", "w1", "4,3,3,3", 0.1, 0.03), *b1 = tensor("float", "b1", "4", 0.0, 0.1);
+	char *w2 = tensor("float", "w2", "4,4,1,1", -0.1, 0.07), *w3 = tensor("float", "w3", "6,2,3,3", 0.05, 0.02);
+	char *sc = tensor("float", "s", "4", 1.0, 0.1), *sh = tensor("float", "sh", "4", 0.1, 0.05);
+	char *mn = tensor("float", "mn", "4", 0.0, 0.02), *vr = tensor("float", "vr", "4", 1.0, 0.05);
+	char *fw = tensor("float", "fw", "5,6", 0.0, 0.1), *fb = tensor("float", "fb", "5", 0.5, 0.1);
+	char *text = fmt(HEAD(13) "g (float[1,3,8,8] x) => (float[1,5] y) <%s, %s, %s, %s, %s, %s, %s, %s, %s, %s> {\n"
+	                 "  c1 = Conv <pads = [1, 1, 1, 1]> (x, w1, b1)\n  r1 = Relu (c1)\n"
+	                 "  p = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (r1)\n"
+	                 "  c2 = Conv (p, w2)\n  a = Add (c2, p)\n"
+	                 "  n = BatchNormalization <epsilon = 0.001> (a, s, sh, mn, vr)\n  r2 = Relu (n)\n"
+	                 "  c3 = Conv <group = 2, pads = [1, 1, 1, 1], strides = [2, 2]> (r2, w3)\n"
+	                 "  gp = GlobalAveragePool (c3)\n  f = Flatten (gp)\n"
+	                 "  y = Gemm <transB = 1> (f, fw, fb)\n}\n",
+	                 w1, b1, w2, w3, sc, sh, mn, vr, fw, fb);
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	RwOptions o = {.layout_nhwc = true, .allow_vendor_ops = true};
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	/* the Relu before the MaxPool runs channels-last too (layout_nhwc_sink) */
+	const char *want = "Transpose NhwcConv Relu Transpose MaxPool Transpose NhwcConv Add Mul Add Relu NhwcConv "
+	                   "ReduceMean Flatten Gemm";
+	ck_assert_msg(!strcmp(ops_of(m), want), "after: '%s', want '%s'", ops_of(m), want);
+	int converted = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		converted += r.firings[i].rule < 0 && !strcmp(r.firings[i].builtin, "layout-nhwc");
+	ck_assert_int_eq(converted, 5);   /* three Convs, the BatchNormalization, the pool */
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (!strcmp(ir_node(m, n)->op_type, "NhwcConv"))
+			ck_assert_str_eq(ir_node(m, n)->domain, "com.microsoft");
+	ck_assert_int_eq(ir_opset(m, "com.microsoft"), 1);
+	/* the interface is kept: same names, NCHW input */
+	ck_assert_str_eq(ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->inputs[0])->name, "x");
+	ck_assert_str_eq(ir_value(m, ir_graph(m, IR_MAIN_GRAPH)->outputs[0])->name, "y");
+	assert_same_outputs(m, before, 1e-5, "layout nhwc");
+	uint8_t *bytes;
+	size_t len;
+	ck_assert_msg(ir_save_bytes(m, &bytes, &len, &d), "%s", d.first);
+	IrModel *back = ir_load_bytes(bytes, len, "t.onnx", NULL, NULL, &d);
+	ck_assert_msg(back, "%s", d.first);
+	ir_model_free(back);
+	free(bytes);
+	rw_result_free(&r);
+	ir_model_free(m);
+
+	/* without the vendor ops, or without push-transpose, it is refused and nothing changes */
+	const char *off[] = {"push-transpose"};
+	RwOptions bad[2] = {{.layout_nhwc = true},
+	                    {.layout_nhwc = true, .allow_vendor_ops = true, .disabled = off, .ndisabled = 1}};
+	const char *msg[2] = {
+		"t.onnx: --layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
+		"(it becomes com.microsoft NhwcConv)",
+		"t.onnx: --layout nhwc needs the layout level's push-transpose pass, which is off"};
+	for (int k = 0; k < 2; k++) {
+		m = parse(text);
+		Diag e;
+		diag_init(&e, NULL);
+		ck_assert(!rw_run(m, sets, 2, &bad[k], &r, &e));
+		ck_assert_int_eq(r.stop, RW_ERROR);
+		ck_assert_int_eq(e.nerrors, 1);
+		ck_assert_str_eq(e.first, msg[k]);
+		ck_assert_str_eq(ops_of(m), "Conv Relu MaxPool Conv Add BatchNormalization Relu Conv GlobalAveragePool "
+		                            "Flatten Gemm");
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	free(text);
+	free(w1), free(b1), free(w2), free(w3), free(sc), free(sh), free(mn), free(vr), free(fw), free(fb);
+}
+END_TEST
+
 /* Ops that drop or add axes carry another permutation below them; the axes
  * they name are remapped. */
 START_TEST(test_layout_axes)
@@ -1829,6 +1911,52 @@ START_TEST(test_cli_rules)
 	free(tmp);
 }
 END_TEST
+
+/* graft optimize --layout nhwc: refused without --allow-vendor-ops (exit 2,
+ * the reason on one line, nothing written); with it the Conv is NhwcConv. */
+START_TEST(test_cli_layout)
+{
+	const char *graft = getenv("GRAFT");
+	if (!graft) {
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+		return;
+	}
+	char *tmp = temp_dir(), *err, *cmd;
+	char *w = tensor("float", "w", "2,3,1,1", 0.1, 0.1);
+	char *text = fmt(HEAD(13) "g (float[1,3,4,4] x) => (float[1,2,4,4] y) <%s> {\n"
+	                 "  c = Conv (x, w)\n  y = Relu (c)\n}\n", w);
+	IrModel *m = parse(text);
+	char *model = fmt("%s/m.onnx", tmp), *out = fmt("%s/o.onnx", tmp);
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(ir_save_file(m, model, &(SaveOptions){0}, &d));
+	ir_model_free(m);
+	cmd = fmt("%s optimize %s -o %s --layout nhwc", graft, model, out);
+	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_str_eq(err, "graft: --layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
+	                      "(each Conv becomes com.microsoft NhwcConv)\n(run 'graft --help' for usage)\n");
+	ck_assert(access(out, F_OK) != 0);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s optimize %s -o %s --layout nchw --allow-vendor-ops", graft, model, out);
+	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_msg(strstr(err, "graft: --layout expects nhwc, got 'nchw'") == err, "%s", err);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s optimize %s -o %s --layout nhwc --allow-vendor-ops", graft, model, out);
+	ck_assert_msg(shell(cmd, &err) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "layout-nhwc"), "%s", err);
+	free(err);
+	free(cmd);
+	m = ir_load_file(out, NULL, &d);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(ops_of(m), "Transpose NhwcConv Relu Transpose");
+	ir_model_free(m);
+	rm_rf(tmp);
+	free(tmp), free(model), free(out), free(text), free(w);
+}
+END_TEST
+
 
 /* graft verify on the fixtures of tests/verify/ and on the library. */
 START_TEST(test_cli_verify)
@@ -2418,6 +2546,8 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_attention_library);
 	tcase_add_test(tc, test_layer_norm_at_23);
 	tcase_add_test(tc, test_layout_push);
+	tcase_add_test(tc, test_layout_nhwc);
+	tcase_add_test(tc, test_cli_layout);
 	tcase_add_test(tc, test_layout_axes);
 	tcase_add_test(tc, test_layout_subgraph);
 	tcase_add_loop_test(tc, test_layout_random, 0, 300);

@@ -952,6 +952,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"rules", required_argument, NULL, 'R'},
 		{"no-library", no_argument, NULL, 'N'},
 		{"target-opset", required_argument, NULL, 'T'},
+		{"layout", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -982,6 +983,11 @@ static int cmd_optimize(int argc, char **argv)
 		case 'y': ro.why_rule = optarg; break;
 		case 'E': ro.match_each = true; break;
 		case 'N': no_library = true; break;
+		case 'A':
+			if (strcmp(optarg, "nhwc") != 0)
+				return usage_error("--layout expects nhwc, got '%s'", optarg);
+			ro.layout_nhwc = true;
+			break;
 		case 'T': {
 			char *e;
 			target_opset = (int)strtol(optarg, &e, 10);
@@ -1036,6 +1042,13 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --no-library          leave graft's compiled rule library out\n"
 			       "  --level L             basic, extended, layout or all (default: all; repeatable)\n"
 			       "  --allow-vendor-ops    also run rules that emit com.microsoft ops\n"
+			       "  --layout nhwc         channels-last activations (needs --allow-vendor-ops): each\n"
+			       "                        4-D Conv becomes com.microsoft NhwcConv (ONNX Runtime's\n"
+			       "                        CUDA provider runs it, its CPU provider does not),\n"
+			       "                        GlobalAveragePool ReduceMean, BatchNormalization Mul and\n"
+			       "                        Add; Transposes stay at the graph's inputs and outputs\n"
+			       "                        (interface unchanged) and around the ops with no\n"
+			       "                        channels-last form (MaxPool, AveragePool, Reshape, ...)\n"
 			       "  --enable NAME         only these rules (a rule, a rule file or a level; repeatable)\n"
 			       "  --disable NAME        not these (same kinds of names; repeatable)\n"
 			       "  --max-rewrites N      apply only the first N rewrites (to bisect a bad one)\n"
@@ -1114,7 +1127,8 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 			}
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
 		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"
-		       "  split-slices (extended level: Slices that tile a value along one axis become one Split, B21)\n");
+		       "  split-slices (extended level: Slices that tile a value along one axis become one Split, B21),\n"
+		       "  layout-nhwc (--layout nhwc: Conv to com.microsoft NhwcConv between Transposes, J125)\n");
 		return EXIT_OK;
 	}
 	const RwRule *why_rule = NULL;
@@ -1128,6 +1142,9 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		return usage_error("optimize: expected one MODEL%s", "");
 	if (!out)
 		return usage_error("optimize: missing -o OUT%s", "");
+	if (ro.layout_nhwc && !ro.allow_vendor_ops)
+		return usage_error("--layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
+		                   "(each Conv becomes com.microsoft NhwcConv)%s", "");
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;

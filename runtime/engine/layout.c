@@ -640,6 +640,8 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 			*after += !perm_identity(&c);
 		}
 	}
+	NodeId released[64];
+	int nreleased = 0;
 	for (int r = 0; r < L->nregion; r++) {
 		NodeId n = L->region[r];
 		IrNode *node = ir_node(m, n);
@@ -648,8 +650,19 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 		for (uint32_t i = 0; i < node->ninputs; i++) {
 			ValueId v = node->inputs[i], src;
 			Perm perm;
-			if (!v || !layout_slot(kind, i) || region_value(L, v) || ir_is_constant(m, v) ||
-			    !inverse_operand(m, v, q, &src, &perm))
+			if (!v || !layout_slot(kind, i) || region_value(L, v) || ir_is_constant(m, v))
+				continue;
+			bool costs = inverse_operand(m, v, q, &src, &perm);
+			if (src != v && nreleased < 64) {
+				/* read around the Transpose that made v: noted, it may go */
+				NodeId t = ir_value(m, v)->producer;
+				bool dup = false;
+				for (int k = 0; k < nreleased && !dup; k++)
+					dup = released[k] == t;
+				if (!dup)
+					released[nreleased++] = t;
+			}
+			if (!costs)
 				continue;
 			bool dup = false;
 			for (int s = 0; s < nseen && !dup; s++)
@@ -664,6 +677,16 @@ static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *afte
 			*costly = xrealloc(*costly, sizeof **costly * (size_t)(*ncostly + 1));
 			(*costly)[(*ncostly)++] = n;
 		}
+	}
+	/* a Transpose read around by pushed nodes only goes with them (apply removes it);
+	 * one that reads a region value was counted as met */
+	for (int k = 0; k < nreleased; k++) {
+		IrNode *t = ir_node(m, released[k]);
+		IrValue *o = ir_value(m, t->outputs[0]);
+		bool all_pushed = !o->is_output && !region_value(L, t->inputs[0]);
+		for (uint32_t u = 0; u < o->nuses && all_pushed; u++)
+			all_pushed = region_node(L, o->uses[u].node);
+		*before += all_pushed;
 	}
 }
 
@@ -892,6 +915,8 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 	ValueId inv_src[64], inv_out[64];
 	Perm inv_perm[64];
 	int ninv = 0;
+	NodeId *released = NULL;  /* Transposes an operand was read through, now bypassed */
+	int nreleased = 0;
 	while (norder < L->nregion) {
 		for (int r = 0; r < L->nregion; r++) {
 			NodeId n = L->region[r];
@@ -917,9 +942,17 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 					ins[i] = L->under[v];
 				else if (ir_is_constant(m, v))
 					ins[i] = transposed_const(m, g, v, q);
-				else if (!inverse_operand(m, v, q, &src, &perm))
+				else if (!inverse_operand(m, v, q, &src, &perm)) {
 					ins[i] = src;
-				else {
+					if (src != v) {
+						released = xrealloc(released, sizeof *released * (size_t)(nreleased + 1));
+						released[nreleased++] = ir_value(m, v)->producer;
+					}
+				} else {
+					if (src != v) {
+						released = xrealloc(released, sizeof *released * (size_t)(nreleased + 1));
+						released[nreleased++] = ir_value(m, v)->producer;
+					}
 					int s = 0;
 					while (s < ninv && !(inv_src[s] == src && perm_equal(&inv_perm[s], &perm)))
 						s++;
@@ -1033,6 +1066,29 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		}
 		ir_node_remove(m, n);
 	}
+	/* a Transpose whose readers all read around it now goes too */
+	for (int i = 0; i < nreleased; i++) {
+		NodeId t = released[i];
+		ValueId o = ir_node(m, t)->dead ? 0 : ir_node(m, t)->outputs[0];
+		if (o && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output) {
+			add_label(&c->removed, &c->nremoved, label(m, t));
+			ir_node_remove(m, t);
+		}
+	}
+	free(released);
+	/* a Transpose made for an operand that a met Transpose then replaced is read by nothing */
+	int kept = 0;
+	for (int i = 0; i < c->ncreated; i++) {
+		NodeId k = c->created[i];
+		ValueId o = ir_node(m, k)->dead ? 0 : ir_node(m, k)->outputs[0];
+		if (!o)
+			continue;   /* removed above: it was a released one */
+		if (is_transpose(m, k) && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output)
+			ir_node_remove(m, k);
+		else
+			c->created[kept++] = k;
+	}
+	c->ncreated = kept;
 	for (int i = 0; i < nfreed; i++)
 		if (!ir_value(m, freed[i])->dead && !ir_value(m, freed[i])->nuses && !ir_value(m, freed[i])->is_output)
 			ir_value_remove(m, freed[i]);

@@ -28,4 +28,23 @@ void layout_change_free(LayoutChange *c);
  * than it had: never more.  True if the graph changed (c filled in). */
 bool layout_push_transpose(Layout *L, IrModel *m, NodeId t, LayoutChange *c);
 
+/* --layout nhwc (nhwc.c; CATALOGUE.md J125): which channels-last form node n
+ * of the main graph has ("Conv": com.microsoft NhwcConv; "GlobalAveragePool":
+ * ReduceMean over H and W; "BatchNormalization": Mul and Add by per-channel
+ * constants), or NULL for none: an op without one,
+ * another rank than 4, no floats, unknown shapes, or a node in a body. */
+const char *layout_nhwc_kind(IrModel *m, NodeId n);
+/* Replace n by its channels-last form between Transposes (the output keeps
+ * its name, readers and graph-output slots); the push-transpose pass then
+ * cancels the Transposes that meet.  True if the graph changed (c filled in:
+ * matched and removed name n, created lists the new nodes, inputs first). */
+bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c);
+/* Then the Transpose to channels-first that layout_nhwc_node made last (t; none
+ * if the last is not a Transpose)
+ * moves below the unary elementwise ops (Relu, Clip, ...) that alone read
+ * it, so they run channels-last too; those ops go to moved[] (at most cap;
+ * their types are left for the caller to infer again) and to c->matched.
+ * Returns how many. */
+int layout_nhwc_sink(IrModel *m, NodeId t, NodeId *moved, int cap, LayoutChange *c);
+
 #endif

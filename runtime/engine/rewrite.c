@@ -41,6 +41,7 @@ struct Rewriter {
 	InferState *infer;
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
 	bool split_slices;          /* the extended level's Slices -> Split pass is on */
+	bool allow_vendor_ops_asked;    /* o.allow_vendor_ops as asked (--layout nhwc holds it back) */
 	bool **enabled;             /* [set][rule] */
 	/* worklist */
 	NodeId *work;
@@ -1435,6 +1436,66 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 	return true;
 }
 
+/* ---- --layout nhwc: channels-last forms at the fixpoint (nhwc.c) ------------------------- */
+
+static void compute_enabled(Rewriter *rw);
+static void seed(Rewriter *rw);
+
+/* Once the worklist empties, the first time: every node with a channels-last
+ * form takes it (one `layout-nhwc` firing each, --max-rewrites counting
+ * them), the vendor rules held back so far are switched on (a FusedConv
+ * would hide its Conv), and every node is queued again; push-transpose then
+ * cancels the Transposes that meet.  Returns the next node to visit, or 0
+ * when there is nothing more to do. */
+static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
+{
+	IrModel *m = rw->m;
+	if (!*pending)
+		return 0;
+	*pending = false;
+	uint32_t count = 0;
+	NodeId *order = ir_topo_order(m, IR_MAIN_GRAPH, &count, rw->d);
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	for (uint32_t i = 0; order && i < count; i++) {
+		LayoutChange c;
+		if (rw->o.max_rewrites && rw->res->rewrites >= rw->o.max_rewrites)
+			break;
+		if (ir_node(m, order[i])->dead || !layout_nhwc_node(m, order[i], &c))
+			continue;
+		RwFiring *f = new_firing(rw, -1, "layout-nhwc");
+		f->removed = c.removed;
+		f->nremoved = c.nremoved;
+		for (int k = 0; k < c.ncreated; k++) {
+			add_name(&f->created, &f->ncreated, label_of(m, c.created[k]));
+			infer_node(rw->infer, c.created[k], &quiet);
+		}
+		NodeId t = c.created[c.ncreated - 1], moved[64];
+		int nmoved = layout_nhwc_sink(m, t, moved, 64, &c);
+		for (int k = 0; k < nmoved; k++)
+			infer_node(rw->infer, moved[k], &quiet);
+		if (nmoved)
+			infer_node(rw->infer, t, &quiet);
+		f->matched = c.matched;
+		f->nmatched = c.nmatched;
+		c.matched = c.removed = NULL;
+		c.nmatched = c.nremoved = 0;
+		layout_change_free(&c);
+		rw->res->rewrites++;
+		DEBUG_VALIDATE(rw, "layout-nhwc");
+	}
+	free(order);
+	if (rw->o.allow_vendor_ops != rw->allow_vendor_ops_asked) {
+		rw->o.allow_vendor_ops = rw->allow_vendor_ops_asked;
+		for (int s = 0; s < rw->nsets; s++)
+			free(rw->enabled[s]);
+		free(rw->enabled);
+		compute_enabled(rw);
+	}
+	seed(rw);
+	return pop(rw, h);
+}
+
 /* Is a built-in pass of level `level` on: its level chosen, and the pass not
  * disabled (by its name or its level's), nor left out by --enable? */
 static bool pass_enabled(const RwOptions *o, RwLevel level, const char *name)
@@ -1583,6 +1644,13 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			r->stop = RW_ERROR;
 			return false;
 		}
+	if (o->layout_nhwc && (!o->allow_vendor_ops || !pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))) {
+		diag_error(d, m->path, "--layout nhwc needs %s", !o->allow_vendor_ops
+		           ? "--allow-vendor-ops: standard ONNX has no channels-last Conv (it becomes com.microsoft NhwcConv)"
+		           : "the layout level's push-transpose pass, which is off");
+		r->stop = RW_ERROR;
+		return false;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	Rewriter rw = {.m = m, .sets = sets, .nsets = nsets, .o = *o, .d = d, .res = r};
@@ -1591,7 +1659,6 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	rw.rng = o->shuffle_seed ? o->shuffle_seed : 1;
 	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
 	r->nodes_before = count_nodes(m);
-	compute_enabled(&rw);
 	for (int k = 0; k < rw.o.ndisabled; k++)
 		if (strcmp(rw.o.disabled[k], "inline-if") == 0)
 			rw.o.no_inline_if = true;
@@ -1602,6 +1669,12 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))
 		rw.layout = layout_new();
 	rw.split_slices = pass_enabled(o, RW_LEVEL_EXTENDED, "split-slices");
+	bool nhwc_pending = o->layout_nhwc;
+	/* with --layout nhwc the vendor rules wait for the channels-last forms (to_nhwc) */
+	rw.allow_vendor_ops_asked = o->allow_vendor_ops;
+	if (nhwc_pending)
+		rw.o.allow_vendor_ops = false;
+	compute_enabled(&rw);
 	rw.o.fold.infer = rw.infer;
 	rw.prov_base = m->nnodes;
 	grow_node_tables(&rw);
@@ -1609,7 +1682,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	size_t h = 0;
 	r->stop = RW_FIXPOINT;
 	NodeId n;
-	while ((n = pop(&rw, &h))) {
+	while ((n = pop(&rw, &h)) || (n = to_nhwc(&rw, &h, &nhwc_pending))) {
 #ifdef GRAFT_DEBUG
 		if (rw.debug_failed)
 			break;

@@ -108,6 +108,9 @@ typedef struct RwOptions {
 	bool no_fold, no_cse, no_dce;   /* switch the built-in passes off */
 	bool no_inline_if;              /* keep If nodes with a constant condition (inlined as part of fold) */
 	bool match_each;            /* try each rule in turn instead of the decision tree */
+	bool layout_nhwc;           /* --layout nhwc: at the fixpoint, Convs to com.microsoft NhwcConv
+	                               between Transposes, then on to a new fixpoint (nhwc.c); vendor
+	                               rules wait until then.  Needs allow_vendor_ops and push-transpose */
 	const char *why_rule;       /* after the run, ask this rule why it did not fire (RwResult.why) */
 	FoldOptions fold;
 } RwOptions;

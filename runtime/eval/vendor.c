@@ -110,6 +110,63 @@ static bool k_FusedConv(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 	return true;
 }
 
+/* A copy of x with its axes permuted: axis i of the copy is axis perm[i] of x. */
+static EvValue *permuted(const EvValue *x, const int *perm)
+{
+	int r = x->rank;
+	int64_t dims[EV_MAX_RANK] = {0}, stride[EV_MAX_RANK], idx[EV_MAX_RANK] = {0};
+	for (int i = 0; i < r; i++)
+		dims[i] = x->dims[perm[i]];
+	EvValue *t = ev_tensor_new(x->dtype, r, dims);
+	if (!t)
+		return NULL;
+	size_t es = ev_elem_size(x->dtype);
+	int64_t s = 1;
+	for (int i = r - 1; i >= 0; s *= x->dims[i], i--)
+		stride[i] = s;
+	for (int64_t o = 0; o < t->numel; o++) {
+		int64_t off = 0;
+		for (int i = 0; i < r; i++)
+			off += idx[i] * stride[perm[i]];
+		memcpy((char *)t->data + (size_t)o * es, (const char *)x->data + (size_t)off * es, es);
+		for (int i = r - 1; i >= 0 && ++idx[i] == dims[i]; i--)
+			idx[i] = 0;
+	}
+	return t;
+}
+
+/* NhwcConv(X, W, B?): Conv with the channels last in X, W and Y: X is
+ * [N, D1.., C], W [M, k1.., C/group], Y [N, D1'.., M] (the layout ONNX
+ * Runtime's kernels read when the op is not in its internal NHWC domain).
+ * Computed as Conv on the transposed tensors, so it is exact to
+ * Transpose + Conv + Transpose (graft optimize --layout nhwc relies on it). */
+static bool k_NhwcConv(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 2 || !float_tensor(c, in[0], "NhwcConv") || !float_tensor(c, in[1], "NhwcConv"))
+		return false;
+	int r = in[0]->rank;
+	if (r < 3 || in[1]->rank != r)
+		return ev_fail(c, "NhwcConv: X and W need the same rank, at least 3 (got %d and %d)", r, in[1]->rank);
+	int to_first[EV_MAX_RANK], to_last[EV_MAX_RANK];
+	to_first[0] = 0, to_first[1] = r - 1;
+	to_last[0] = 0, to_last[r - 1] = 1;
+	for (int i = 2; i < r; i++)
+		to_first[i] = i - 1;
+	for (int i = 1; i < r - 1; i++)
+		to_last[i] = i + 1;
+	EvValue *x = permuted(in[0], to_first), *w = permuted(in[1], to_first);
+	EvValue *cin[3] = {x, w, nin > 2 ? in[2] : NULL}, *y = NULL;
+	bool ok = x && w && run_std(c, "Conv", cin, nin > 2 ? 3 : 2, &y, 1);
+	ev_unref(x);
+	ev_unref(w);
+	if (!ok)
+		return x && w ? false : ev_fail(c, "NhwcConv: out of memory");
+	out[0] = permuted(y, to_last);
+	ev_unref(y);
+	(void)nout;
+	return out[0] ? true : ev_fail(c, "NhwcConv: out of memory");
+}
+
 /* FusedGemm(A, B, C?): activation(Gemm(A, B, C)). */
 static bool k_FusedGemm(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
@@ -287,6 +344,7 @@ const EvKernel ev_kernels_vendor[] = {
 	{"FusedMatMul", k_FusedMatMul, 0},
 	{"Gelu", k_Gelu, 0},
 	{"LayerNormalization", k_LayerNormalization, 0},
+	{"NhwcConv", k_NhwcConv, 0},
 	{"QuickGelu", k_QuickGelu, 0},
 	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
 	{NULL, NULL, 0},

@@ -1058,7 +1058,8 @@ static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
 /* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
  * take their output types from the standard op they stand for: FusedConv's
  * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
- * SkipLayerNormalization's output 0 their input's.  FusedMatMul with a
+ * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
+ * has its own rule, Conv's with the channels last.  FusedMatMul with a
  * transposed input, and the rest, stay unknown. */
 static InferFn vendor_rule(const IrNode *node)
 {
@@ -1069,6 +1070,8 @@ static InferFn vendor_rule(const IrNode *node)
 	};
 	if (strcmp(node->domain, "com.microsoft"))
 		return NULL;
+	if (!strcmp(node->op_type, "NhwcConv"))
+		return infer_nhwc_conv;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);

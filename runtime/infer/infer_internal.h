@@ -83,6 +83,8 @@ typedef bool (*InferFn)(InferCtx *c);
 
 /* infer_ops.c: the rule for an op of the default domain, or NULL. */
 InferFn infer_rule_find(const char *op);
+/* com.microsoft NhwcConv's rule (infer_ops.c; graft optimize --layout nhwc emits the op). */
+bool infer_nhwc_conv(InferCtx *c);
 
 /* ---- infer.c: helpers for rules ------------------------------------------ */
 /* One-line error naming the node; returns false. */

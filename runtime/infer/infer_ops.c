@@ -570,6 +570,47 @@ static bool r_conv(InferCtx *c)
 	return true;
 }
 
+/* com.microsoft NhwcConv: Conv with the channels last, X [N, D.., C],
+ * W [M, k.., C/group], Y [N, D'.., M] (--layout nhwc emits it). */
+bool infer_nhwc_conv(InferCtx *c)
+{
+	int dt = inf_dtype(c, 0);
+	int rx = inf_rank(c, 0), rw = inf_rank(c, 1);
+	if (rx < 0 || rw < 0) {
+		inf_set_dtype(c, 0, dt);
+		return true;
+	}
+	if (rx < 3 || rx != rw)
+		return inf_fail(c, "X and W need the same rank, at least 3 (got %d and %d)", rx, rw);
+	const Dim *x = inf_dims(c, 0), *w = inf_dims(c, 1);
+	int64_t group = inf_attr_i(c, "group", 1);
+	if (dim_known(x[rx - 1]) && dim_known(w[rx - 1]) && x[rx - 1].size != w[rx - 1].size * group)
+		return inf_fail(c, "X has %lld channels but W expects %lld x group %lld", (long long)x[rx - 1].size,
+		                (long long)w[rx - 1].size, (long long)group);
+	int nsp = rx - 2;
+	Dim out[R];
+	out[0] = x[0];
+	out[rx - 1] = w[0];
+	for (int i = 1; i < rx - 1; i++)
+		out[i] = dim_unknown();
+	int64_t kernel[R];
+	const int64_t *ks;
+	int nk = inf_attr_ints(c, "kernel_shape", &ks);
+	bool have_k = true;
+	for (int i = 0; i < nsp; i++) {
+		if (nk == nsp)
+			kernel[i] = ks[i];
+		else if (dim_known(w[1 + i]))
+			kernel[i] = w[1 + i].size;
+		else
+			have_k = false;
+	}
+	if (have_k && !window_dims(c, x + 1, nsp, kernel, false, out + 1))
+		return false;
+	inf_set(c, 0, dt, rx, out);
+	return true;
+}
+
 static bool r_conv_transpose(InferCtx *c)
 {
 	int dt = inf_dtype(c, 0);
