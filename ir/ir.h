@@ -205,7 +205,11 @@ typedef struct IrModel {
 	int64_t ir_version;
 	Arena *arena;                 /* strings and small arrays of the IR */
 	Onnx__ModelProto *proto;      /* the unpacked file; carries everything not modeled */
-	uint8_t *file_bytes;          /* not kept after load; NULL */
+	const uint8_t *alias_base;    /* raw_data of loaded tensors may point into these bytes */
+	size_t alias_len;             /* (the input file; see onnx_load.c, "zero-copy") */
+	void *map;                    /* ir_load_file's mapping when tensors point into it */
+	size_t map_len;
+	void *alloc;                  /* protobuf-c allocator of proto (leaves alias_base alone) */
 	const char *path;             /* path the model was loaded from (for messages) */
 	char *dir;                    /* folder of the model file (external data) */
 	uint32_t name_counter;        /* for fresh names */
@@ -308,6 +312,9 @@ NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d);
 /* onnx_load.c / onnx_save.c */
 typedef struct LoadOptions {
 	int max_graph_depth;    /* subgraph nesting limit, 0: default (64) */
+	bool borrow;            /* ir_load_bytes: buf outlives the model, so large tensor
+	                           bytes point into it instead of being copied
+	                           (ir_load_file maps its file and always borrows) */
 } LoadOptions;
 IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d);
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,

@@ -2,7 +2,8 @@
  * access to a tensor's bytes whatever field of the TensorProto holds them.
  *
  * Bytes are shared, not copied: a tensor loaded with raw_data points into the
- * unpacked protobuf.  Typed fields (float_data, int64_data, ...) are decoded
+ * unpacked protobuf, or for large ones into the input file itself (copied on
+ * first typed access only if misaligned for the element type).  Typed fields (float_data, int64_data, ...) are decoded
  * to raw little-endian bytes on first use and the buffer is owned. */
 #include "ir.h"
 #include "ir_internal.h"
@@ -219,6 +220,19 @@ const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
 	}
 	if (!t->data && t->proto) {
 		t->data = decode_typed(t->proto, t->dtype, t->numel, t->nbytes);
+		t->owns_data = true;
+	}
+	/* Bytes aliased into the input file (onnx_load.c) sit wherever the file
+	 * put them; readers cast them to the element type, so a misaligned one
+	 * is copied once, here, to memory aligned for it. */
+	int bits = dtype_bits(t->dtype);
+	uintptr_t align = bits >= 64 ? 8 : bits >= 8 ? (uintptr_t)bits / 8 : 1;
+	if (t->data && !t->owns_data && ((uintptr_t)t->data & (align - 1))) {
+		uint8_t *copy = malloc(t->nbytes ? t->nbytes : 1);
+		if (!copy)
+			abort();
+		memcpy(copy, t->data, t->nbytes);
+		t->data = copy;
 		t->owns_data = true;
 	}
 	*nbytes = t->nbytes;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# corpus_speed.sh - `make bench-corpus`: graft's whole process against ONNX
+# Runtime's session creation, model by model, measured side by side.
+#
+# For every corpus torch model, REPS rounds (default 3), each round running
+# back to back: /bin/true (the cost of any process), `cp` of the model (the
+# floor: reading and writing its bytes), `graft optimize MODEL -o OUT`, and
+# ort-bench.mjs --opt basic --iters 0 (ORT's in-process session creation, as
+# it reports it).  Interleaving puts all four under the same load, and each
+# figure is a median over the rounds.  graft's and cp's times are whole
+# processes less the median of /bin/true; ORT's is its own in-process time.
+# Printed: a Markdown table with the ratio ORT/graft (the issue's goal: at
+# least 2x) and graft/cp, then the median ratio over the models.
+#
+# Usage: tests/bench/corpus_speed.sh [GRAFT] [CORPUS] [ORT_TOOLS] [REPS]
+set -euo pipefail
+graft=${1:-build/graft}
+corpus=${2:-../shared/corpus}
+ort=${3:-build/ort-tools}
+reps=${4:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# microseconds elapsed running "$@" (bash's own clock: no process to read it)
+us() {
+	local t0=$EPOCHREALTIME
+	"$@" > /dev/null 2>&1 || { echo "corpus_speed.sh: failed: $*" >&2; exit 1; }
+	local t1=$EPOCHREALTIME
+	echo $(( (${t1/./} - ${t0/./}) ))
+}
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+printf "| model | MB | cp ms | graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB |\n"
+printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+: > "$tmp/ratios"
+for model in $(find -L "$corpus/torch" -name model.onnx | sort); do
+	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
+	: > "$tmp/true"; : > "$tmp/cp"; : > "$tmp/graft"; : > "$tmp/ort"
+	for ((r = 0; r < reps; r++)); do
+		us /bin/true >> "$tmp/true"
+		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp"
+		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft"
+		node "$ort/ort-bench.mjs" "$model" --opt basic --iters 0 |
+			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort"
+		rm -f "$tmp/copy.onnx" "$tmp/out.onnx"
+	done
+	t=$(median < "$tmp/true")
+	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
+	rm -f "$tmp/out.onnx"
+	awk -v name="$name" -v bytes="$(stat -L -c %s "$model")" -v t="$t" -v rss="$rss" \
+	    -v cp="$(median < "$tmp/cp")" -v g="$(median < "$tmp/graft")" -v o="$(median < "$tmp/ort")" '
+	BEGIN {
+		cpms = (cp - t) / 1000; gms = (g - t) / 1000
+		if (cpms < 0.01) cpms = 0.01
+		if (gms < 0.01) gms = 0.01
+		printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1fx | %.1fx | %s |\n", name, bytes / 1e6, cpms, gms, o, o / gms, gms / cpms,
+		       rss == "?" ? "?" : sprintf("%.1f", rss / 1024)
+		printf "%f\n", o / gms > "/dev/stderr"
+	}' 2>> "$tmp/ratios"
+done
+n=$(wc -l < "$tmp/ratios")
+echo
+echo "models: $n; median ORT/graft: $(median < "$tmp/ratios" | awk '{printf "%.1fx", $1}');" \
+     "smallest: $(sort -n "$tmp/ratios" | head -1 | awk '{printf "%.1fx", $1}')" \
+     "(graft and cp: whole process less /bin/true's $(median < "$tmp/true" 2>/dev/null | awk '{printf "%.2f", $1 / 1000}') ms of the last model's rounds)"
