@@ -33,13 +33,13 @@ WARN     := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
 ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
-GRAFT_LIBS := -ljansson -lcrypto
+GRAFT_LIBS := -ljansson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
 ONNX_PROTO_DIR ?= /usr/include/onnx
 DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-config \
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev \
-                libjansson-dev libssl-dev
+                libjansson-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:

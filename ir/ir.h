@@ -294,9 +294,17 @@ void ir_copy_attrs(IrModel *m, NodeId to, NodeId from);
 /* tensor.c: constants */
 /* A new tensor owning a copy of `data` (nbytes must match dtype and dims). */
 TensorId ir_tensor_new(IrModel *m, int dtype, const int64_t *dims, int rank, const void *data, size_t nbytes);
+/* The same, taking ownership of `data` (from malloc) instead of copying it:
+ * a computed result goes into the model without a second copy. */
+TensorId ir_tensor_adopt(IrModel *m, int dtype, const int64_t *dims, int rank, void *data, size_t nbytes);
 /* The raw little-endian bytes of t, decoding typed proto fields on first use.
  * NULL for strings (and sets *nbytes to 0). */
 const uint8_t *ir_tensor_bytes(IrModel *m, TensorId t, size_t *nbytes);
+/* The same bytes where they lie, maybe not aligned for the element type
+ * (aliased into the input file): for hashing, comparing, copying, writing.
+ * ir_tensor_bytes copies a misaligned tensor once to aligned memory. */
+const uint8_t *ir_tensor_raw(IrModel *m, TensorId t, size_t *nbytes);
+bool ir_tensor_aligned(const IrTensor *t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 

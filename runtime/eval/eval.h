@@ -58,6 +58,10 @@ EvValue *ev_none(void);
 EvValue *ev_ref(EvValue *v);
 void ev_unref(EvValue *v);
 EvValue *ev_copy(const EvValue *v);                  /* deep copy, owned data */
+/* The data of a tensor nobody else holds (one reference, not borrowed, not
+ * strings), handed to the caller (free() it) and detached from v; NULL
+ * otherwise.  v is still to be unref'd. */
+void *ev_take_data(EvValue *v);
 /* Element size in bytes (0 for sub-byte and string types). */
 size_t ev_elem_size(int dtype);
 bool ev_is_float(int dtype);      /* float, double, float16, bfloat16, float8 kinds */

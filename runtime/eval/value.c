@@ -77,6 +77,16 @@ EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *
 	return v;
 }
 
+void *ev_take_data(EvValue *v)
+{
+	if (!v || v->kind != EV_TENSOR || v->refs != 1 || v->borrowed || v->dtype == DT_STRING || !v->data)
+		return NULL;
+	void *d = v->data;
+	v->data = NULL;
+	v->borrowed = true; /* nothing left to free */
+	return d;
+}
+
 EvValue *ev_sequence_new(int elem_dtype)
 {
 	EvValue *v = value_alloc(EV_SEQUENCE);
@@ -374,7 +384,22 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 		return v;
 	}
 	size_t n;
-	const uint8_t *bytes = ir_tensor_bytes(m, id, &n);
+	const uint8_t *bytes = ir_tensor_raw(m, id, &n);
+	if (bytes && !ir_tensor_aligned(t)) {
+		/* aliased into the input file at an odd offset: the kernels get an
+		 * aligned copy of their own, freed with the value (the model keeps
+		 * pointing into the file, and a weight read once is copied once) */
+		EvValue *v = ev_tensor_new(t->dtype, t->rank, t->dims);
+		if (v && v->nbytes == n)
+			memcpy(v->data, bytes, n);
+		else if (v) {
+			ev_unref(v);
+			v = NULL;
+		}
+		if (v)
+			return v;
+		bytes = ir_tensor_bytes(m, id, &n);
+	}
 	return ev_tensor_borrow(t->dtype, t->rank, t->dims, bytes ? bytes : (const uint8_t *)"", n);
 }
 
