@@ -870,7 +870,7 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		return NULL;
 	}
 	size_t len = (size_t)st.st_size;
-	uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
 	close(fd);
 	if (len && buf == MAP_FAILED) {
 		diag_error(d, path, "cannot read: %s", strerror(errno));
