@@ -143,8 +143,12 @@ $(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_H
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
 # --- programs ----------------------------------------------------------------
+# The graft binary starts in about what /bin/true takes: not position-independent
+# and with protobuf-c and jansson linked in, the loader has no library to map
+# and no relocation to apply (issue 13; GRAFT_LINK= links as before).
+GRAFT_LINK ?= -no-pie -Wl,-Bstatic -lprotobuf-c $(GRAFT_LIBS) -Wl,-Bdynamic
 $(BUILD)/graft: $(call obj,runtime/cli/graft.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
 
 $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
