@@ -12,6 +12,9 @@
 # Printed: a Markdown table with the ratio ORT/graft (the issue's goal: at
 # least 2x) and graft/cp, then the median ratio over the models.
 #
+# With BASE_GRAFT=another/graft in the environment, that binary runs in the
+# same rounds too and a "before" column compares it (a change's effect).
+#
 # Usage: tests/bench/corpus_speed.sh [GRAFT] [CORPUS] [ORT_TOOLS] [REPS]
 set -euo pipefail
 graft=${1:-build/graft}
@@ -30,16 +33,19 @@ us() {
 }
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-printf "| model | MB | cp ms | graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB |\n"
-printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+base=${BASE_GRAFT:-}
+printf "| model | MB | cp ms |%s graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB |\n" "${base:+ before ms |}"
+printf "| --- | ---: | ---: |%s ---: | ---: | ---: | ---: | ---: |\n" "${base:+ ---: |}"
 : > "$tmp/ratios"
 for model in $(find -L "$corpus/torch" -name model.onnx | sort); do
 	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
-	: > "$tmp/true"; : > "$tmp/cp"; : > "$tmp/graft"; : > "$tmp/ort"
+	: > "$tmp/true"; : > "$tmp/cp"; : > "$tmp/graft"; : > "$tmp/ort"; : > "$tmp/base"
 	for ((r = 0; r < reps; r++)); do
 		us /bin/true >> "$tmp/true"
 		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp"
 		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft"
+		rm -f "$tmp/out.onnx"
+		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/base"; rm -f "$tmp/out.onnx"; fi
 		node "$ort/ort-bench.mjs" "$model" --opt basic --iters 0 |
 			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort"
 		rm -f "$tmp/copy.onnx" "$tmp/out.onnx"
@@ -48,12 +54,14 @@ for model in $(find -L "$corpus/torch" -name model.onnx | sort); do
 	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
 	rm -f "$tmp/out.onnx"
 	awk -v name="$name" -v bytes="$(stat -L -c %s "$model")" -v t="$t" -v rss="$rss" \
-	    -v cp="$(median < "$tmp/cp")" -v g="$(median < "$tmp/graft")" -v o="$(median < "$tmp/ort")" '
+	    -v cp="$(median < "$tmp/cp")" -v g="$(median < "$tmp/graft")" -v o="$(median < "$tmp/ort")" \
+	    -v b="$( [ -n "$base" ] && median < "$tmp/base" || echo '')" '
 	BEGIN {
 		cpms = (cp - t) / 1000; gms = (g - t) / 1000
 		if (cpms < 0.01) cpms = 0.01
 		if (gms < 0.01) gms = 0.01
-		printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1fx | %.1fx | %s |\n", name, bytes / 1e6, cpms, gms, o, o / gms, gms / cpms,
+		before = b == "" ? "" : sprintf(" %.1f |", (b - t) / 1000)
+		printf "| %s | %.1f | %.1f |%s %.1f | %.1f | %.1fx | %.1fx | %s |\n", name, bytes / 1e6, cpms, before, gms, o, o / gms, gms / cpms,
 		       rss == "?" ? "?" : sprintf("%.1f", rss / 1024)
 		printf "%f\n", o / gms > "/dev/stderr"
 	}' 2>> "$tmp/ratios"
