@@ -24,7 +24,7 @@
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
 #   make bench-corpus  graft optimize against ONNX Runtime's session creation
-#                   and cp on every corpus torch model, interleaved (BENCH_REPS=3)
+#                   and cp on every corpus torch model, interleaved (BENCH_REPS=5)
 
 CC       ?= cc
 BUILD    ?= build
@@ -298,7 +298,7 @@ bench-corpus: $(BUILD)/graft
 	@if [ ! -d $(ORT_LOCAL)/node_modules/onnxruntime-node ]; then \
 	  test -d $(ORT_TOOLS) || { echo "bench-corpus: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
-	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-3}
+	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-5}
 # 100 generated rules: graftc's decision tree against the rules in turn.
 $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	@mkdir -p $(GEN)
