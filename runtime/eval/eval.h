@@ -50,6 +50,10 @@ typedef struct EvValue {
 /* A new tensor with zeroed data; NULL if too big, of no fixed-size dtype, or
  * rank > EV_MAX_RANK (the caller reports it, naming the node). */
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims);
+/* The same with the bytes left unset, for a caller that writes every element
+ * (zeroing a large result first was a pass of its own); strings and 4-bit
+ * types are zeroed all the same. */
+EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims);
 EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);
 EvValue *ev_sequence_new(int elem_dtype);

@@ -31,7 +31,20 @@ static EvValue *value_alloc(EvKind kind)
 	return v;
 }
 
+static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero);
+
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
+{
+	return tensor_new(dtype, rank, dims, true);
+}
+
+EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims)
+{
+	/* strings: NULL pointers to free; 4-bit types: nibbles are or-ed in */
+	return tensor_new(dtype, rank, dims, dtype == DT_STRING || dtype_bits(dtype) < 8);
+}
+
+static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 {
 	if (rank < 0 || rank > EV_MAX_RANK)
 		return NULL;
@@ -48,7 +61,7 @@ EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
 		memcpy(v->dims, dims, sizeof *dims * (size_t)rank);
 	v->numel = numel;
 	v->nbytes = dtype == DT_STRING ? (size_t)numel * sizeof(char *) : ((size_t)numel * (size_t)bits + 7) / 8;
-	v->data = calloc(1, v->nbytes ? v->nbytes : 1);
+	v->data = zero ? calloc(1, v->nbytes ? v->nbytes : 1) : malloc(v->nbytes ? v->nbytes : 1);
 	if (!v->data) {
 		free(v);
 		return NULL;
@@ -389,7 +402,7 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 		/* aliased into the input file at an odd offset: the kernels get an
 		 * aligned copy of their own, freed with the value (the model keeps
 		 * pointing into the file, and a weight read once is copied once) */
-		EvValue *v = ev_tensor_new(t->dtype, t->rank, t->dims);
+		EvValue *v = ev_tensor_new_uninit(t->dtype, t->rank, t->dims);
 		if (v && v->nbytes == n)
 			memcpy(v->data, bytes, n);
 		else if (v) {

@@ -297,7 +297,7 @@ static EvValue *binary(EvCtx *c, const EvValue *a, const EvValue *b, const EwRow
 	int64_t dims[EV_MAX_RANK];
 	if (!bcast(c, a, b, &rank, dims))
 		return NULL;
-	EvValue *y = ew_new(c, to_bool ? DT_BOOL : a->dtype, rank, dims);
+	EvValue *y = ew_new_ex(c, to_bool ? DT_BOOL : a->dtype, rank, dims, true); /* apply2 writes every row */
 	if (!y)
 		return NULL;
 	apply2(y, a, b, rows[a->dtype], p);
