@@ -2,7 +2,7 @@
 # corpus_speed.sh - `make bench-corpus`: graft's whole process against ONNX
 # Runtime's session creation, model by model, measured side by side.
 #
-# For every corpus torch model, REPS rounds (default 5), each round running
+# REPS rounds (default 5) over every corpus torch model, each model running
 # back to back: /bin/true (the cost of any process), `cp` of the model (the
 # floor: reading and writing its bytes), `graft optimize MODEL -o OUT`, and
 # ort-bench.mjs --opt basic --iters 0 (ORT's in-process session creation, as
@@ -35,23 +35,31 @@ us() {
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 base=${BASE_GRAFT:-}
+models=$(find -L "$corpus/torch" -name model.onnx | sort)
 : > "$tmp/true"; : > "$tmp/rows"
-for model in $(find -L "$corpus/torch" -name model.onnx | sort); do
-	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
-	: > "$tmp/cp"; : > "$tmp/graft"; : > "$tmp/ort"; : > "$tmp/base"
-	for ((r = 0; r < reps; r++)); do
+# rounds outside, models inside: a burst of load on the machine lands on
+# different models in different rounds, and each model's median drops it
+for ((r = 0; r < reps; r++)); do
+	i=0
+	for model in $models; do
+		i=$((i + 1))
 		us /bin/true >> "$tmp/true"
-		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp"
-		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft"
+		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp.$i"
+		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft.$i"
 		rm -f "$tmp/out.onnx"
-		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/base"; rm -f "$tmp/out.onnx"; fi
+		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/base.$i"; rm -f "$tmp/out.onnx"; fi
 		node "$ort/ort-bench.mjs" "$model" --opt basic --iters 0 |
-			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort"
+			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort.$i"
 		rm -f "$tmp/copy.onnx"
 	done
+done
+i=0
+for model in $models; do
+	i=$((i + 1))
+	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
 	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
 	rm -f "$tmp/out.onnx"
-	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp") $(median < "$tmp/graft") $(median < "$tmp/ort") $rss $( [ -n "$base" ] && median < "$tmp/base" || echo -)" >> "$tmp/rows"
+	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -)" >> "$tmp/rows"
 done
 
 # /bin/true's median over every round of the run: the cost of any process
