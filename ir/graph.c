@@ -330,6 +330,7 @@ ValueId ir_add_initializer(IrModel *m, GraphId g, const char *name, TensorId t)
 	gr->inits[gr->ninits++] = v;
 	IrValue *val = &m->values[v];
 	val->tensor = t;
+	m->tensors[t].nvalues++;
 	if (!val->dtype) {
 		IrTensor *tt = &m->tensors[t];
 		Shape s = {tt->rank, NULL};
@@ -608,8 +609,21 @@ static void release_mapped(IrModel *m, TensorId t)
 static void drop_value(IrModel *m, ValueId v)
 {
 	IrValue *val = &m->values[v];
-	if (val->tensor)
+	if (val->tensor && !val->dead) {
+		IrTensor *t = &m->tensors[val->tensor];
 		release_mapped(m, val->tensor);
+		/* A constant the IR computed (a fold's result: no proto behind it)
+		 * that no live value holds any more is not kept until the model is
+		 * freed: a chain of folds keeps only its last result.  Live node
+		 * attributes never share such a tensor (only a Constant's, and the
+		 * fold removes that node). */
+		if (t->nvalues && --t->nvalues == 0 && t->owns_data && !t->proto && !t->external) {
+			free((void *)t->data);
+			t->data = NULL;
+			t->owns_data = false;
+			t->nbytes = 0;
+		}
+	}
 	/* its name-map entry stays until a rehash (see NameMap) */
 	free(val->uses);
 	val->uses = NULL;

@@ -186,6 +186,8 @@ typedef struct IrTensor {
 	int64_t ext_offset;
 	const Onnx__TensorProto *proto; /* where it came from; NULL for tensors the IR made */
 	bool dirty;             /* data changed: the saver rebuilds the TensorProto */
+	uint32_t nvalues;       /* live initializer values holding it; a tensor the IR made
+	                           loses its bytes when the last one goes (graph.c) */
 } IrTensor;
 
 typedef struct OpsetImport {
