@@ -170,8 +170,10 @@ typedef struct IrGraph {
 } IrGraph;
 
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the
- * loaded protobuf (raw_data), into external data read at load, or into a
- * buffer the IR owns.  Little-endian, row-major, as ONNX raw_data.
+ * loaded protobuf (raw_data), into the mapped input file itself (large
+ * raw_data: read-only, maybe not aligned for the element type, see
+ * ir_tensor_raw), into external data read at load, or into a buffer the IR
+ * owns.  Little-endian, row-major, as ONNX raw_data.
  * Strings: data is NULL and `proto` holds string_data. */
 typedef struct IrTensor {
 	int dtype;
