@@ -23,6 +23,8 @@
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
+#   make bench-corpus  graft optimize against ONNX Runtime's session creation
+#                   and cp on every corpus torch model, interleaved (BENCH_REPS=5)
 
 CC       ?= cc
 BUILD    ?= build
@@ -33,17 +35,17 @@ WARN     := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
 ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
-GRAFT_LIBS := -ljansson -lcrypto
+GRAFT_LIBS := -ljansson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
 ONNX_PROTO_DIR ?= /usr/include/onnx
 DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-config \
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev \
-                libjansson-dev libssl-dev
+                libjansson-dev
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules bench clean \
+.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules bench bench-corpus clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -143,8 +145,12 @@ $(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_H
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
 # --- programs ----------------------------------------------------------------
+# The graft binary starts in about what /bin/true takes: not position-independent
+# and with protobuf-c and jansson linked in, the loader has no library to map
+# and no relocation to apply (issue 13; GRAFT_LINK= links as before).
+GRAFT_LINK ?= -no-pie -Wl,-Bstatic -lprotobuf-c $(GRAFT_LIBS) -Wl,-Bdynamic
 $(BUILD)/graft: $(call obj,runtime/cli/graft.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
 
 $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -292,6 +298,13 @@ bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/be
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
 	sh tests/bench/rules_loop.sh $(BUILD)/graft $(BENCH_RULES_MODELS)
 	sh tests/bench/library_size.sh $(BUILD)/graft $(BUILD)/graftc examples/tiny_cnn.onnx $(BENCH_LIBRARY_MODELS)
+# graft's whole process against ONNX Runtime's session creation at `basic` and
+# `cp`, every corpus torch model, interleaved, medians (BENCHMARKS.md, issue 13).
+bench-corpus: $(BUILD)/graft
+	@if [ ! -d $(ORT_LOCAL)/node_modules/onnxruntime-node ]; then \
+	  test -d $(ORT_TOOLS) || { echo "bench-corpus: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
+	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
+	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-5}
 # 100 generated rules: graftc's decision tree against the rules in turn.
 $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	@mkdir -p $(GEN)

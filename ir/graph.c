@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "arena.h"
 
@@ -328,6 +330,7 @@ ValueId ir_add_initializer(IrModel *m, GraphId g, const char *name, TensorId t)
 	gr->inits[gr->ninits++] = v;
 	IrValue *val = &m->values[v];
 	val->tensor = t;
+	m->tensors[t].nvalues++;
 	if (!val->dtype) {
 		IrTensor *tt = &m->tensors[t];
 		Shape s = {tt->rank, NULL};
@@ -586,9 +589,41 @@ void ir_node_add_use(IrModel *m, NodeId n, uint32_t slot)
 
 static void remove_graph(IrModel *m, GraphId g);
 
+/* A removed initializer's bytes in the mapped input file: the pages wholly
+ * inside them leave the process's memory (a folded weight's original is not
+ * kept beside its replacement).  Always safe: the mapping is private and
+ * read-only, so a later reader (another value sharing the tensor, the
+ * saver) faults the same bytes back in from the file. */
+static void release_mapped(IrModel *m, TensorId t)
+{
+	const IrTensor *x = &m->tensors[t];
+	const uint8_t *base = m->map;
+	if (!base || !x->data || x->data < base || x->data >= base + m->map_len)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)x->data + page - 1) & ~(page - 1), b = ((uintptr_t)x->data + x->nbytes) & ~(page - 1);
+	if (a < b)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 static void drop_value(IrModel *m, ValueId v)
 {
 	IrValue *val = &m->values[v];
+	if (val->tensor && !val->dead) {
+		IrTensor *t = &m->tensors[val->tensor];
+		release_mapped(m, val->tensor);
+		/* A constant the IR computed (a fold's result: no proto behind it)
+		 * that no live value holds any more is not kept until the model is
+		 * freed: a chain of folds keeps only its last result.  Live node
+		 * attributes never share such a tensor (only a Constant's, and the
+		 * fold removes that node). */
+		if (t->nvalues && --t->nvalues == 0 && t->owns_data && !t->proto && !t->external) {
+			free((void *)t->data);
+			t->data = NULL;
+			t->owns_data = false;
+			t->nbytes = 0;
+		}
+	}
 	/* its name-map entry stays until a rehash (see NameMap) */
 	free(val->uses);
 	val->uses = NULL;

@@ -170,8 +170,10 @@ typedef struct IrGraph {
 } IrGraph;
 
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the
- * loaded protobuf (raw_data), into external data read at load, or into a
- * buffer the IR owns.  Little-endian, row-major, as ONNX raw_data.
+ * loaded protobuf (raw_data), into the mapped input file itself (large
+ * raw_data: read-only, maybe not aligned for the element type, see
+ * ir_tensor_raw), into external data read at load, or into a buffer the IR
+ * owns.  Little-endian, row-major, as ONNX raw_data.
  * Strings: data is NULL and `proto` holds string_data. */
 typedef struct IrTensor {
 	int dtype;
@@ -186,6 +188,8 @@ typedef struct IrTensor {
 	int64_t ext_offset;
 	const Onnx__TensorProto *proto; /* where it came from; NULL for tensors the IR made */
 	bool dirty;             /* data changed: the saver rebuilds the TensorProto */
+	uint32_t nvalues;       /* live initializer values holding it; a tensor the IR made
+	                           loses its bytes when the last one goes (graph.c) */
 } IrTensor;
 
 typedef struct OpsetImport {
@@ -205,7 +209,11 @@ typedef struct IrModel {
 	int64_t ir_version;
 	Arena *arena;                 /* strings and small arrays of the IR */
 	Onnx__ModelProto *proto;      /* the unpacked file; carries everything not modeled */
-	uint8_t *file_bytes;          /* not kept after load; NULL */
+	const uint8_t *alias_base;    /* raw_data of loaded tensors may point into these bytes */
+	size_t alias_len;             /* (the input file; see onnx_load.c, "zero-copy") */
+	void *map;                    /* ir_load_file's mapping when tensors point into it */
+	size_t map_len;
+	void *alloc;                  /* protobuf-c allocator of proto (leaves alias_base alone) */
 	const char *path;             /* path the model was loaded from (for messages) */
 	char *dir;                    /* folder of the model file (external data) */
 	uint32_t name_counter;        /* for fresh names */
@@ -290,9 +298,17 @@ void ir_copy_attrs(IrModel *m, NodeId to, NodeId from);
 /* tensor.c: constants */
 /* A new tensor owning a copy of `data` (nbytes must match dtype and dims). */
 TensorId ir_tensor_new(IrModel *m, int dtype, const int64_t *dims, int rank, const void *data, size_t nbytes);
+/* The same, taking ownership of `data` (from malloc) instead of copying it:
+ * a computed result goes into the model without a second copy. */
+TensorId ir_tensor_adopt(IrModel *m, int dtype, const int64_t *dims, int rank, void *data, size_t nbytes);
 /* The raw little-endian bytes of t, decoding typed proto fields on first use.
  * NULL for strings (and sets *nbytes to 0). */
 const uint8_t *ir_tensor_bytes(IrModel *m, TensorId t, size_t *nbytes);
+/* The same bytes where they lie, maybe not aligned for the element type
+ * (aliased into the input file): for hashing, comparing, copying, writing.
+ * ir_tensor_bytes copies a misaligned tensor once to aligned memory. */
+const uint8_t *ir_tensor_raw(IrModel *m, TensorId t, size_t *nbytes);
+bool ir_tensor_aligned(const IrTensor *t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 
@@ -308,6 +324,9 @@ NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d);
 /* onnx_load.c / onnx_save.c */
 typedef struct LoadOptions {
 	int max_graph_depth;    /* subgraph nesting limit, 0: default (64) */
+	bool borrow;            /* ir_load_bytes: buf outlives the model, so large tensor
+	                           bytes point into it instead of being copied
+	                           (ir_load_file maps its file and always borrows) */
 } LoadOptions;
 IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d);
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,

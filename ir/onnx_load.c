@@ -5,7 +5,12 @@
  *    protobuf-c's recursive unpacker (or ours).
  * 2. protobuf-c unpacks the ModelProto.  The unpacked message stays alive
  *    with the model: it carries every field the IR does not model, and the
- *    IR's strings and tensor bytes point into it (nothing is copied).
+ *    IR's strings and tensor bytes point into it.  protobuf-c copies every
+ *    bytes field it unpacks; for a file that outlives the model (ir_load_file's
+ *    mapping, or LoadOptions.borrow) the large raw_data fields are not handed
+ *    to it: a copy of the message skeleton carries a marker in their place,
+ *    and after the unpack each tensor's raw_data points into the file
+ *    (weights no rule touches are never copied; see "zero-copy" below).
  * 3. The IR is built graph by graph, and everything a protobuf parse cannot
  *    check is validated: a graph and opset imports present, every node input
  *    naming a value in scope, unique value names, tensor dims that agree with
@@ -106,6 +111,331 @@ static bool scan_msg(Scan *s, const uint8_t *p, const uint8_t *end, enum WireMsg
 		}
 	}
 	return true;
+}
+
+/* ---- 2. zero-copy unpack ----------------------------------------------- *
+ *
+ * strip_measure and strip_emit walk the wire format along the paths that
+ * lead to TensorProtos (model -> graph -> initializer, node -> attribute ->
+ * t/tensors/bodies; functions and training graphs likewise) and write a copy
+ * of the file in which each raw_data of ALIAS_MIN bytes or more is replaced
+ * by an unknown field MARK_FIELD holding an index into a table of (pointer,
+ * length) into the file.  Enclosing messages get their new lengths (the
+ * measure pass records them in pre-order; the emit pass writes them).
+ * protobuf-c unpacks that copy, keeping the markers as unknown fields;
+ * alias_patch then turns each marker back into raw_data pointing into the
+ * file.  Anything unusual (a field number MARK_FIELD already in use, raw_data
+ * twice in one tensor, groups, malformed bytes, a marker that does not come
+ * back exactly once) abandons the shortcut and unpacks the file itself: the
+ * result is then the same, only slower.  The model's allocator leaves
+ * pointers into the file alone when protobuf-c frees the message. */
+
+#define MARK_FIELD 536870911u  /* the largest field number: no ONNX message uses it */
+#define ALIAS_MIN 256          /* shorter raw_data is copied: the marker saves nothing */
+
+enum { W_TENSOR = W_TYPE_MAP + 1 };
+
+static int strip_child(int parent, uint32_t field)
+{
+	switch (parent) {
+	case W_MODEL: return field == 7 ? W_GRAPH : field == 25 ? W_FUNCTION : field == 20 ? W_TRAINING : W_NONE;
+	case W_TRAINING: return field == 1 || field == 2 ? W_GRAPH : W_NONE;
+	case W_FUNCTION: return field == 7 ? W_NODE : W_NONE;
+	case W_GRAPH: return field == 1 ? W_NODE : field == 5 ? W_TENSOR : W_NONE;
+	case W_NODE: return field == 5 ? W_ATTR : W_NONE;
+	case W_ATTR: return field == 5 || field == 10 ? W_TENSOR : field == 6 || field == 11 ? W_GRAPH : W_NONE;
+	default: return W_NONE;
+	}
+}
+
+typedef struct Alias {
+	const uint8_t *data;
+	size_t len;
+	bool claimed;
+} Alias;
+
+typedef struct Strip {
+	Alias *alias;
+	size_t nalias, capalias, nemitted;
+	size_t *sizes;            /* new length of each rewritten message, pre-order */
+	size_t nsizes, capsizes, next;
+	uint8_t *out;
+	size_t olen;
+	bool bail;
+} Strip;
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void put_varint(Strip *S, uint64_t v)
+{
+	while (v >= 0x80) {
+		S->out[S->olen++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	S->out[S->olen++] = (uint8_t)v;
+}
+
+/* How many raw_data fields a TensorProto has (only one is replaced). */
+static int count_raw(const uint8_t *p, const uint8_t *end)
+{
+	int n = 0;
+	while (p < end) {
+		uint64_t tag, len;
+		if (!read_varint(&p, end, &tag))
+			return -1;
+		switch (tag & 7) {
+		case 0: if (!read_varint(&p, end, &len)) return -1; break;
+		case 1: if (end - p < 8) return -1; p += 8; break;
+		case 5: if (end - p < 4) return -1; p += 4; break;
+		case 2:
+			if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+				return -1;
+			n += (tag >> 3) == 9;
+			p += len;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return n;
+}
+
+/* One walk for both passes: emit == false measures (returns the new size and
+ * records message sizes), emit == true writes the copy.  Both passes take the
+ * same decisions from the same bytes. */
+static size_t strip_walk(Strip *S, const uint8_t *p, const uint8_t *end, int type, bool emit)
+{
+	size_t out = 0;
+	int nraw = type == W_TENSOR ? count_raw(p, end) : 0;
+	if (nraw < 0) {
+		S->bail = true;
+		return 0;
+	}
+	while (p < end && !S->bail) {
+		const uint8_t *field = p;
+		uint64_t tag, len;
+		if (!read_varint(&p, end, &tag) || (tag >> 3) == MARK_FIELD) {
+			S->bail = true;
+			break;
+		}
+		const uint8_t *body = p;
+		switch (tag & 7) {
+		case 0: if (!read_varint(&p, end, &len)) S->bail = true; break;
+		case 1: if (end - p < 8) S->bail = true; else p += 8; break;
+		case 5: if (end - p < 4) S->bail = true; else p += 4; break;
+		case 2: {
+			if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
+				S->bail = true;
+				break;
+			}
+			uint32_t num = (uint32_t)(tag >> 3);
+			int child = strip_child(type, num);
+			if (type == W_TENSOR && num == 9 && nraw == 1 && len >= ALIAS_MIN) {
+				size_t idx = emit ? S->nemitted++ : S->nalias;
+				uint64_t mtag = (uint64_t)MARK_FIELD << 3;
+				if (emit) {
+					put_varint(S, mtag);
+					put_varint(S, idx);
+				} else {
+					if (S->nalias == S->capalias) {
+						S->capalias = S->capalias ? 2 * S->capalias : 64;
+						S->alias = realloc(S->alias, sizeof *S->alias * S->capalias);
+						if (!S->alias)
+							abort();
+					}
+					S->alias[S->nalias++] = (Alias){p, (size_t)len, false};
+				}
+				out += varint_size(mtag) + varint_size(idx);
+			} else if (child != W_NONE) {
+				size_t slot, sz;
+				if (emit) {
+					slot = S->next++;
+					sz = S->sizes[slot];
+					memcpy(S->out + S->olen, field, (size_t)(body - field));
+					S->olen += (size_t)(body - field);
+					put_varint(S, sz);
+					strip_walk(S, p, p + len, child, true);
+				} else {
+					if (S->nsizes == S->capsizes) {
+						S->capsizes = S->capsizes ? 2 * S->capsizes : 256;
+						S->sizes = realloc(S->sizes, sizeof *S->sizes * S->capsizes);
+						if (!S->sizes)
+							abort();
+					}
+					slot = S->nsizes++;
+					sz = strip_walk(S, p, p + len, child, false);
+					S->sizes[slot] = sz;
+				}
+				out += (size_t)(body - field) + varint_size(sz) + sz;
+			} else {
+				if (emit) {
+					memcpy(S->out + S->olen, field, (size_t)(p + len - field));
+					S->olen += (size_t)(p + len - field);
+				}
+				out += (size_t)(p + len - field);
+			}
+			p += len;
+			continue;
+		}
+		default:
+			S->bail = true;
+		}
+		if (!S->bail) {
+			if (emit) {
+				memcpy(S->out + S->olen, field, (size_t)(p - field));
+				S->olen += (size_t)(p - field);
+			}
+			out += (size_t)(p - field);
+		}
+	}
+	return out;
+}
+
+static void *alias_alloc(void *data, size_t size)
+{
+	(void)data;
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+/* Frees what protobuf-c allocated; pointers into the file are not its own. */
+static void alias_free(void *data, void *p)
+{
+	const IrModel *m = data;
+	const uint8_t *b = p;
+	if (m->alias_base && b >= m->alias_base && b < m->alias_base + m->alias_len)
+		return;
+	free(p);
+}
+
+static bool patch_graph(Strip *S, Onnx__GraphProto *g);
+
+static bool patch_tensor(Strip *S, Onnx__TensorProto *t)
+{
+	ProtobufCMessage *b = &t->base;
+	unsigned keep = 0;
+	bool ok = true;
+	for (unsigned i = 0; i < b->n_unknown_fields; i++) {
+		ProtobufCMessageUnknownField *u = &b->unknown_fields[i];
+		if (u->tag != MARK_FIELD) {
+			b->unknown_fields[keep++] = *u;
+			continue;
+		}
+		const uint8_t *q = u->data;
+		uint64_t idx;
+		if (!ok || u->wire_type != PROTOBUF_C_WIRE_TYPE_VARINT || !read_varint(&q, u->data + u->len, &idx) ||
+		    idx >= S->nalias || S->alias[idx].claimed || t->has_raw_data)
+			ok = false;
+		else {
+			S->alias[idx].claimed = true;
+			t->has_raw_data = 1;
+			t->raw_data.data = (uint8_t *)S->alias[idx].data;
+			t->raw_data.len = S->alias[idx].len;
+		}
+		free(u->data);
+	}
+	b->n_unknown_fields = keep;
+	return ok;
+}
+
+static bool patch_node(Strip *S, Onnx__NodeProto *n)
+{
+	for (size_t a = 0; a < n->n_attribute; a++) {
+		Onnx__AttributeProto *ap = n->attribute[a];
+		if (ap->t && !patch_tensor(S, ap->t))
+			return false;
+		for (size_t i = 0; i < ap->n_tensors; i++)
+			if (!patch_tensor(S, ap->tensors[i]))
+				return false;
+		if (ap->g && !patch_graph(S, ap->g))
+			return false;
+		for (size_t i = 0; i < ap->n_graphs; i++)
+			if (!patch_graph(S, ap->graphs[i]))
+				return false;
+	}
+	return true;
+}
+
+static bool patch_graph(Strip *S, Onnx__GraphProto *g)
+{
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (!patch_tensor(S, g->initializer[i]))
+			return false;
+	for (size_t i = 0; i < g->n_node; i++)
+		if (!patch_node(S, g->node[i]))
+			return false;
+	return true;
+}
+
+static bool patch_model(Strip *S, Onnx__ModelProto *mp)
+{
+	if (mp->graph && !patch_graph(S, mp->graph))
+		return false;
+	for (size_t i = 0; i < mp->n_functions; i++)
+		for (size_t k = 0; k < mp->functions[i]->n_node; k++)
+			if (!patch_node(S, mp->functions[i]->node[k]))
+				return false;
+	for (size_t i = 0; i < mp->n_training_info; i++) {
+		Onnx__TrainingInfoProto *ti = mp->training_info[i];
+		if ((ti->initialization && !patch_graph(S, ti->initialization)) ||
+		    (ti->algorithm && !patch_graph(S, ti->algorithm)))
+			return false;
+	}
+	for (size_t i = 0; i < S->nalias; i++)
+		if (!S->alias[i].claimed)
+			return false;
+	return true;
+}
+
+/* Unpack buf into m->proto, aliasing large raw_data into buf when `borrow`
+ * (buf then outlives m).  False if protobuf-c rejects the bytes. */
+static bool unpack_model(IrModel *m, const uint8_t *buf, size_t len, bool borrow)
+{
+	ProtobufCAllocator plain = {alias_alloc, alias_free, m};
+	m->alloc = malloc(sizeof plain);
+	if (!m->alloc)
+		abort();
+	memcpy(m->alloc, &plain, sizeof plain);
+	if (borrow) {
+		Strip S = {0};
+		size_t size = strip_walk(&S, buf, buf + len, W_MODEL, false);
+		if (!S.bail && S.nalias) {
+			S.out = malloc(size ? size : 1);
+			if (!S.out)
+				abort();
+			strip_walk(&S, buf, buf + len, W_MODEL, true);
+		}
+		if (!S.bail && S.nalias && S.olen == size && S.next == S.nsizes && S.nemitted == S.nalias) {
+			m->alias_base = buf;
+			m->alias_len = len;
+			m->proto = onnx__model_proto__unpack(m->alloc, S.olen, S.out);
+			if (m->proto && !patch_model(&S, m->proto)) {
+				onnx__model_proto__free_unpacked(m->proto, m->alloc);
+				m->proto = NULL;
+			}
+			if (!m->proto) {
+				m->alias_base = NULL;
+				m->alias_len = 0;
+			}
+		}
+		free(S.out);
+		free(S.alias);
+		free(S.sizes);
+		if (m->proto)
+			return true;
+	}
+	m->proto = onnx__model_proto__unpack(m->alloc, len, buf);
+	return m->proto != NULL;
 }
 
 /* ---- 3. building the IR ------------------------------------------------ */
@@ -465,8 +795,13 @@ static bool check_cycles(Loader *L)
 void ir_proto_free(IrModel *m)
 {
 	if (m->proto)
-		onnx__model_proto__free_unpacked(m->proto, NULL);
+		onnx__model_proto__free_unpacked(m->proto, m->alloc);
 	m->proto = NULL;
+	free(m->alloc);
+	m->alloc = NULL;
+	if (m->map)
+		munmap(m->map, m->map_len);
+	m->map = NULL;
 }
 
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,
@@ -484,13 +819,13 @@ IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const c
 			diag_error(d, name, "messages nested more than %d levels deep", MAX_MESSAGE_DEPTH);
 		return NULL;
 	}
-	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-	if (!mp) {
+	IrModel *m = ir_model_new();
+	if (!unpack_model(m, buf, len, opt && opt->borrow)) {
 		diag_error(d, name, "not an ONNX model: protobuf parse failed (truncated or corrupt file)");
+		ir_model_free(m);
 		return NULL;
 	}
-	IrModel *m = ir_model_new();
-	m->proto = mp;
+	Onnx__ModelProto *mp = m->proto;
 	m->path = name;
 	if (dir)
 		m->dir = strdup(dir);
@@ -535,7 +870,7 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		return NULL;
 	}
 	size_t len = (size_t)st.st_size;
-	uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
 	close(fd);
 	if (len && buf == MAP_FAILED) {
 		diag_error(d, path, "cannot read: %s", strerror(errno));
@@ -543,10 +878,17 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 	}
 	char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	IrModel *m = ir_load_bytes(buf, len, path, dir, opt, d);
+	LoadOptions o = opt ? *opt : (LoadOptions){0};
+	o.borrow = true;
+	IrModel *m = ir_load_bytes(buf, len, path, dir, &o, d);
 	free(dir);
-	if (len)
+	if (m && m->alias_base) {
+		/* tensors point into the mapping: the model unmaps it when freed */
+		m->map = buf;
+		m->map_len = len;
+	} else if (len) {
 		munmap(buf, len);
+	}
 	if (m)
 		m->path = arena_strdup(m->arena, path);
 	return m;

@@ -153,7 +153,7 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 		tp->data_type = t->dtype;
 		tp->name = name && *name ? (char *)name : NULL;
 		size_t n;
-		const uint8_t *bytes = ir_tensor_bytes(m, id, &n);
+		const uint8_t *bytes = ir_tensor_raw(m, id, &n);
 		tp->has_raw_data = 1;
 		tp->raw_data.data = (uint8_t *)bytes;
 		tp->raw_data.len = n;
@@ -505,12 +505,16 @@ static void fd_flush(FdBuffer *b)
 	b->used = 0;
 }
 
+/* Pieces of DIRECT_WRITE bytes or more (tensor bytes, mostly still in the
+ * mapped input file) go to the file as they are, not through the buffer. */
+#define DIRECT_WRITE (64 << 10)
+
 static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	FdBuffer *b = (FdBuffer *)base;
-	if (b->used + len > sizeof b->buf)
+	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
 		fd_flush(b);
-	if (len >= sizeof b->buf) {
+	if (len >= DIRECT_WRITE) {
 		size_t off = 0;
 		while (!b->failed && off < len) {
 			ssize_t w = write(b->fd, data + off, len - off);

@@ -2,7 +2,8 @@
  * access to a tensor's bytes whatever field of the TensorProto holds them.
  *
  * Bytes are shared, not copied: a tensor loaded with raw_data points into the
- * unpacked protobuf.  Typed fields (float_data, int64_data, ...) are decoded
+ * unpacked protobuf, or for large ones into the input file itself (copied on
+ * first typed access only if misaligned for the element type).  Typed fields (float_data, int64_data, ...) are decoded
  * to raw little-endian bytes on first use and the buffer is owned. */
 #include "ir.h"
 #include "ir_internal.h"
@@ -100,6 +101,20 @@ TensorId ir_tensor_new(IrModel *m, int dtype, const int64_t *dims, int rank, con
 	}
 	t->nbytes = nbytes;
 	t->dirty = true;
+	return id;
+}
+
+TensorId ir_tensor_adopt(IrModel *m, int dtype, const int64_t *dims, int rank, void *data, size_t nbytes)
+{
+	TensorId id = ir_tensor_new(m, dtype, dims, rank, NULL, 0);
+	IrTensor *t = &m->tensors[id];
+	if (nbytes) {
+		t->data = data;
+		t->owns_data = true;
+		t->nbytes = nbytes;
+	} else {
+		free(data);
+	}
 	return id;
 }
 
@@ -210,7 +225,7 @@ static uint8_t *decode_typed(const Onnx__TensorProto *p, int dt, int64_t numel, 
 	return out;
 }
 
-const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
+const uint8_t *ir_tensor_raw(IrModel *m, TensorId id, size_t *nbytes)
 {
 	IrTensor *t = &m->tensors[id];
 	if (t->dtype == DT_STRING) {
@@ -222,6 +237,31 @@ const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
 		t->owns_data = true;
 	}
 	*nbytes = t->nbytes;
+	return t->data;
+}
+
+bool ir_tensor_aligned(const IrTensor *t)
+{
+	int bits = dtype_bits(t->dtype);
+	uintptr_t align = bits >= 64 ? 8 : bits >= 8 ? (uintptr_t)bits / 8 : 1;
+	return !((uintptr_t)t->data & (align - 1));
+}
+
+const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
+{
+	IrTensor *t = &m->tensors[id];
+	ir_tensor_raw(m, id, nbytes);
+	/* Bytes aliased into the input file (onnx_load.c) sit wherever the file
+	 * put them; readers cast them to the element type, so a misaligned one
+	 * is copied once, here, to memory aligned for it. */
+	if (t->data && !t->owns_data && !ir_tensor_aligned(t)) {
+		uint8_t *copy = malloc(t->nbytes ? t->nbytes : 1);
+		if (!copy)
+			abort();
+		memcpy(copy, t->data, t->nbytes);
+		t->data = copy;
+		t->owns_data = true;
+	}
 	return t->data;
 }
 

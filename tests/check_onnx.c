@@ -1,7 +1,8 @@
 /* check_onnx.c - ONNX load/save: byte-identical round trips of every
  * conformance and corpus model, rebuilding nodes through the IR's own API,
  * the fixtures for what those models lack (functions, sparse initializers,
- * external data, outer-scope uses, doc strings, metadata), and atomic saving. */
+ * external data, outer-scope uses, doc strings, metadata), zero-copy loading
+ * and its fallbacks, and atomic saving. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,9 @@ static const char *roundtrip(const char *path)
 	Diag d;
 	diag_init(&d, NULL);
 	char *dir = dir_of(path);
-	IrModel *m = ir_load_bytes(in, len, path, dir, NULL, &d);
+	/* borrowing, as ir_load_file does: large tensor bytes stay in `in` */
+	LoadOptions lo = {.borrow = true};
+	IrModel *m = ir_load_bytes(in, len, path, dir, &lo, &d);
 	free(dir);
 	const char *err = NULL;
 	if (!m) {
@@ -581,6 +584,142 @@ START_TEST(test_save_replaces_atomically)
 }
 END_TEST
 
+/* ---- zero-copy loading (onnx_load.c, "zero-copy") ---- */
+
+/* A model with one initializer of `n` floats and an Identity reading it;
+ * `extra` unknown fields are added to the tensor (wire bytes, tag). */
+static uint8_t *zc_model(size_t n, const ProtobufCMessageUnknownField *extra, unsigned nextra, size_t *len)
+{
+	Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+	int64_t dims[1] = {(int64_t)n};
+	float *data = malloc(sizeof *data * n);
+	for (size_t i = 0; i < n; i++)
+		data[i] = (float)i * 0.5f;
+	t.name = "w";
+	t.n_dims = 1;
+	t.dims = dims;
+	t.has_data_type = 1;
+	t.data_type = DT_FLOAT;
+	t.has_raw_data = 1;
+	t.raw_data.data = (uint8_t *)data;
+	t.raw_data.len = sizeof *data * n;
+	t.base.n_unknown_fields = nextra;
+	t.base.unknown_fields = (ProtobufCMessageUnknownField *)extra;
+	Onnx__TensorProto *inits[1] = {&t};
+	Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
+	char *in[1] = {"w"}, *out[1] = {"y"};
+	node.op_type = "Identity";
+	node.n_input = 1;
+	node.input = in;
+	node.n_output = 1;
+	node.output = out;
+	Onnx__NodeProto *nodes[1] = {&node};
+	Onnx__ValueInfoProto y = ONNX__VALUE_INFO_PROTO__INIT;
+	y.name = "y";
+	Onnx__ValueInfoProto *outs[1] = {&y};
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	g.name = "zc";
+	g.n_node = 1;
+	g.node = nodes;
+	g.n_initializer = 1;
+	g.initializer = inits;
+	g.n_output = 1;
+	g.output = outs;
+	Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	op.has_version = 1;
+	op.version = 17;
+	Onnx__OperatorSetIdProto *ops[1] = {&op};
+	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+	mp.has_ir_version = 1;
+	mp.ir_version = 8;
+	mp.graph = &g;
+	mp.n_opset_import = 1;
+	mp.opset_import = ops;
+	*len = onnx__model_proto__get_packed_size(&mp);
+	uint8_t *buf = malloc(*len);
+	onnx__model_proto__pack(&mp, buf);
+	free(data);
+	return buf;
+}
+
+/* Load `buf` borrowing it and copying it: both must hold the same weight and
+ * save the same bytes (those of the input if `identical`); returns whether
+ * the borrowed load aliased the weight. */
+static bool zc_check(const uint8_t *buf, size_t len, bool identical)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	LoadOptions lo = {.borrow = true};
+	IrModel *a = ir_load_bytes(buf, len, "zc.onnx", NULL, &lo, &d);
+	IrModel *b = ir_load_bytes(buf, len, "zc.onnx", NULL, NULL, &d);
+	ck_assert(a && b);
+	const IrTensor *ta = ir_tensor(a, ir_value(a, ir_lookup(a, IR_MAIN_GRAPH, "w"))->tensor);
+	const IrTensor *tb = ir_tensor(b, ir_value(b, ir_lookup(b, IR_MAIN_GRAPH, "w"))->tensor);
+	ck_assert_uint_eq(ta->nbytes, tb->nbytes);
+	ck_assert_int_eq(memcmp(ta->data, tb->data, ta->nbytes), 0);
+	bool aliased = ta->data >= buf && ta->data < buf + len;
+	ck_assert(!(tb->data >= buf && tb->data < buf + len)); /* the copying load never aliases */
+	uint8_t *oa, *ob;
+	size_t la, lb;
+	ck_assert(ir_save_bytes(a, &oa, &la, &d));
+	ck_assert(ir_save_bytes(b, &ob, &lb, &d));
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(oa, ob, la), 0);
+	ck_assert(!identical || (la == len && memcmp(oa, buf, len) == 0));
+	free(oa);
+	free(ob);
+	ir_model_free(a);
+	ir_model_free(b);
+	return aliased;
+}
+
+START_TEST(test_zero_copy_aliases)
+{
+	/* a weight of 4 KB stays in the caller's bytes; one of 16 B is copied */
+	size_t len;
+	uint8_t *buf = zc_model(1024, NULL, 0, &len);
+	ck_assert(zc_check(buf, len, true));
+	free(buf);
+	buf = zc_model(4, NULL, 0, &len);
+	ck_assert(!zc_check(buf, len, true));
+	free(buf);
+	/* a file that reads a tensor's bytes through ir_tensor_bytes gets them
+	 * aligned for the element type, wherever the file put them */
+	buf = zc_model(1024, NULL, 0, &len);
+	Diag d;
+	diag_init(&d, stderr);
+	LoadOptions lo = {.borrow = true};
+	IrModel *m = ir_load_bytes(buf, len, "zc.onnx", NULL, &lo, &d);
+	size_t nb;
+	const uint8_t *p = ir_tensor_bytes(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "w"))->tensor, &nb);
+	ck_assert_uint_eq((uintptr_t)p % sizeof(float), 0);
+	ck_assert(((const float *)p)[1000] == 500.0f);
+	ir_model_free(m);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_zero_copy_falls_back)
+{
+	/* The marker's field number already used in the file, and raw_data given
+	 * twice (the last wins, and the save writes it once): the shortcut steps
+	 * aside, and the model loads and saves exactly as without it. */
+	uint8_t varint[1] = {7};
+	ProtobufCMessageUnknownField mark = {536870911u, PROTOBUF_C_WIRE_TYPE_VARINT, 1, varint};
+	size_t len;
+	uint8_t *buf = zc_model(1024, &mark, 1, &len);
+	ck_assert(!zc_check(buf, len, true));
+	free(buf);
+	/* 4096 bytes (0x80 0x20): length-prefixed unknown fields carry their prefix */
+	static uint8_t field[4098] = {0x80, 0x20};
+	memset(field + 2, 0x3f, 4096);
+	ProtobufCMessageUnknownField again = {9, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, sizeof field, field};
+	buf = zc_model(1024, &again, 1, &len);
+	ck_assert(!zc_check(buf, len, false));
+	free(buf);
+}
+END_TEST
+
 Suite *suite_onnx(void)
 {
 	Suite *s = suite_create("onnx");
@@ -597,6 +736,8 @@ Suite *suite_onnx(void)
 	tcase_add_test(tc, test_overridable_initializer);
 	tcase_add_test(tc, test_sparse_and_function_fixtures);
 	tcase_add_test(tc, test_external_data_loaded);
+	tcase_add_test(tc, test_zero_copy_aliases);
+	tcase_add_test(tc, test_zero_copy_falls_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("save");
 	tcase_add_test(tc, test_save_external_roundtrip);

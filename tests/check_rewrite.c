@@ -14,6 +14,7 @@
 #include "eval.h"
 #include "rewrite.h"
 #include "run.h"
+#include "sha256.h"
 #include "testutil.h"
 #include "text.h"
 
@@ -947,12 +948,44 @@ START_TEST(test_debug_validate_after_rewrite)
 END_TEST
 #endif
 
+/* The audit's SHA-256 against FIPS 180-4's vectors, fed in uneven pieces so
+ * every path through sha256_update (partial block, whole blocks) runs. */
+START_TEST(test_sha256_vectors)
+{
+	static const struct { const char *in; size_t repeat; const char *hex; } cases[] = {
+		{"", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{"a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t n = strlen(cases[c].in) * cases[c].repeat;
+		char *msg = malloc(n + 1);
+		for (size_t i = 0; i < cases[c].repeat; i++)
+			memcpy(msg + i * strlen(cases[c].in), cases[c].in, strlen(cases[c].in));
+		Sha256 h;
+		sha256_init(&h);
+		for (size_t off = 0, step = 1; off < n; off += step, step = step * 3 % 997 + 1)
+			sha256_update(&h, msg + off, off + step > n ? n - off : step);
+		uint8_t md[32];
+		sha256_final(&h, md);
+		char hex[65];
+		for (int i = 0; i < 32; i++)
+			sprintf(hex + 2 * i, "%02x", md[i]);
+		ck_assert_str_eq(hex, cases[c].hex);
+		free(msg);
+	}
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
 	TCase *tc = tcase_create("engine");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fixpoint_and_interface);
+	tcase_add_test(tc, test_sha256_vectors);
 	tcase_add_test(tc, test_interface_refused);
 	tcase_add_test(tc, test_max_rewrites);
 	tcase_add_test(tc, test_disable_and_levels);

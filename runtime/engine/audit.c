@@ -5,8 +5,9 @@
  * op histograms and every firing in order with its provenance. */
 #include "audit.h"
 
+#include "sha256.h"
+
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,16 +145,14 @@ static bool sha256_file(const char *path, char hex[65])
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return false;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	Sha256 ctx;
+	sha256_init(&ctx);
 	unsigned char buf[1 << 16];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		EVP_DigestUpdate(ctx, buf, n);
+		sha256_update(&ctx, buf, n);
 	unsigned char md[32];
-	unsigned int len;
-	EVP_DigestFinal_ex(ctx, md, &len);
-	EVP_MD_CTX_free(ctx);
+	sha256_final(&ctx, md);
 	fclose(f);
 	for (int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);

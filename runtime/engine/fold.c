@@ -304,7 +304,11 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		nv[i] = 0;
 		ValueId ov = ir_node(m, n)->outputs[i];
 		if (ov) {
-			TensorId t = ir_tensor_new(m, out[i]->dtype, out[i]->dims, out[i]->rank, out[i]->data, out[i]->nbytes);
+			/* the kernel's buffer becomes the initializer's: no second copy */
+			size_t nbytes = out[i]->nbytes;
+			void *own = ev_take_data(out[i]);
+			TensorId t = own ? ir_tensor_adopt(m, out[i]->dtype, out[i]->dims, out[i]->rank, own, nbytes)
+			                 : ir_tensor_new(m, out[i]->dtype, out[i]->dims, out[i]->rank, out[i]->data, nbytes);
 			nv[i] = install(m, ov, t, &names[i]);
 		}
 		ev_unref(out[i]);

@@ -333,7 +333,7 @@ static uint64_t tensor_hash(Rewriter *rw, TensorId t)
 		return rw->thash[t];
 	IrTensor *x = ir_tensor(m, t);
 	size_t n;
-	const uint8_t *b = ir_tensor_bytes(m, t, &n);
+	const uint8_t *b = ir_tensor_raw(m, t, &n);
 	uint64_t h;
 	if (n <= CSE_HASH_ALL) {
 		h = hash_bytes(b, n);
@@ -369,7 +369,7 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 	    (ta->rank && memcmp(ta->dims, tb->dims, sizeof *ta->dims * (size_t)ta->rank)))
 		return false;
 	size_t na, nb;
-	const uint8_t *pa = ir_tensor_bytes(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_bytes(m, ir_value(m, b)->tensor, &nb);
+	const uint8_t *pa = ir_tensor_raw(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_raw(m, ir_value(m, b)->tensor, &nb);
 	return na == nb && (na == 0 || memcmp(pa, pb, na) == 0);
 }
 

@@ -224,26 +224,27 @@ static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
 	return true;
 }
 
-static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
+/* Run node n's kernel on in[]; out[] gets one value per present output.
+ * placed: a main-graph node run inside a memory plan, whose outputs the
+ * kernel writes at their places in the arena (ev_set_slots) and
+ * place_outputs then checks or moves there. */
+static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool placed)
 {
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
 	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
-	bool placed = e->pl && p && node->graph == IR_MAIN_GRAPH;
 	const EvKernel *k = ev_kernel_find(node->domain, node->op_type);
 	if (!k) {
 		if (*node->domain)
 			return ev_fail(&c, "no kernel for op '%s' of domain '%s'", node->op_type, node->domain);
 		return ev_fail(&c, "no kernel for op '%s'", node->op_type);
 	}
-	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		ValueId v = node->inputs[i];
-		in[i] = v ? e->vals[v] : NULL;
 		if (v && !in[i])
 			return ev_fail(&c, "input '%s' has no value", ir_value(m, v)->name);
 	}
-	memset(out, 0, sizeof out);
+	memset(out, 0, sizeof *out * (node->noutputs + 1));
 	/* the outputs' places in the plan (views are made by the kernel, then
 	 * checked); a body's nodes, run from inside this kernel, get none */
 	EvSlot slots[node->noutputs + 1];
@@ -262,28 +263,54 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 	if (ok && placed)
 		ok = place_outputs(e, &c, node, out);
 	if (!ok) {
-		for (uint32_t i = 0; i < node->noutputs; i++)
+		for (uint32_t i = 0; i < node->noutputs; i++) {
 			ev_unref(out[i]);
+			out[i] = NULL;
+		}
 		if (e->d->nerrors == 0)
 			ev_fail(&c, "kernel failed");
 		return false;
 	}
+	for (uint32_t i = 0; i < node->noutputs; i++) {
+		if (node->outputs[i] && !out[i]) {
+			for (uint32_t k2 = 0; k2 < node->noutputs; k2++) {
+				ev_unref(out[k2]);
+				out[k2] = NULL;
+			}
+			return ev_fail(&c, "kernel produced no value for output %u ('%s')", i,
+			               ir_value(m, node->outputs[i])->name);
+		}
+	}
+	return true;
+}
+
+static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
+{
+	IrModel *m = e->m;
+	IrNode *node = ir_node(m, n);
+	bool placed = e->pl && p && node->graph == IR_MAIN_GRAPH;
+	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		in[i] = node->inputs[i] ? e->vals[node->inputs[i]] : NULL;
+	if (!call_kernel(e, n, in, out, placed))
+		return false;
+	node = ir_node(m, n);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];
 		if (!v) {
 			ev_unref(out[i]);
 			continue;
 		}
-		if (!out[i])
-			return ev_fail(&c, "kernel produced no value for output %u ('%s')", i, ir_value(m, v)->name);
 		set_val(e, v, out[i]);
 	}
 	/* free what this node was the last to read */
 	for (uint32_t i = 0; p && i < node->ninputs; i++) {
 		ValueId v = node->inputs[i];
 		if (v && ir_value(m, v)->graph == node->graph && !p->pinned[v] && p->uses[v] && --p->uses[v] == 0) {
-			if (placed && e->pl->how[v] != EV_PLACE_NONE && e->vals[v] && e->vals[v]->refs > 1)
+			if (placed && e->pl->how[v] != EV_PLACE_NONE && e->vals[v] && e->vals[v]->refs > 1) {
+				EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
 				return ev_fail(&c, "plan: value '%s' is still referenced after its last use", ir_value(m, v)->name);
+			}
 			set_val(e, v, NULL);
 		}
 	}
@@ -475,8 +502,25 @@ bool ev_run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvV
 
 bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d)
 {
-	EvEnv *e = env_new(m, NULL, d);
 	IrNode *node = ir_node(m, n);
+	bool bodies = false;
+	for (uint32_t a = 0; a < node->nattrs; a++)
+		bodies |= node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS;
+	if (!bodies) {
+		/* one kernel, no body to run: no environment sized by the model
+		 * (folding calls this once per node; that was quadratic) */
+		EvEnv e = {.m = m, .d = d, .opset = (int)ir_opset(m, "")};
+		EvValue *res[node->noutputs + 1];
+		bool ok = call_kernel(&e, n, in, res, false);
+		node = ir_node(m, n);
+		for (uint32_t i = 0; i < node->noutputs; i++) {
+			out[i] = ok && node->outputs[i] ? res[i] : NULL;
+			if (!out[i])
+				ev_unref(res[i]);
+		}
+		return ok;
+	}
+	EvEnv *e = env_new(m, NULL, d);
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		if (node->inputs[i])
 			set_val(e, node->inputs[i], ev_ref(in[i])); /* a value read twice is bound once */

@@ -50,6 +50,10 @@ typedef struct EvValue {
 /* A new tensor with zeroed data; NULL if too big, of no fixed-size dtype, or
  * rank > EV_MAX_RANK (the caller reports it, naming the node). */
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims);
+/* The same with the bytes left unset, for a caller that writes every element
+ * (zeroing a large result first was a pass of its own); strings and 4-bit
+ * types are zeroed all the same. */
+EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims);
 EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);
 EvValue *ev_sequence_new(int elem_dtype);
@@ -58,6 +62,10 @@ EvValue *ev_none(void);
 EvValue *ev_ref(EvValue *v);
 void ev_unref(EvValue *v);
 EvValue *ev_copy(const EvValue *v);                  /* deep copy, owned data */
+/* The data of a tensor nobody else holds (one reference, not borrowed, not
+ * strings), handed to the caller (free() it) and detached from v; NULL
+ * otherwise.  v is still to be unref'd. */
+void *ev_take_data(EvValue *v);
 /* Element size in bytes (0 for sub-byte and string types). */
 size_t ev_elem_size(int dtype);
 bool ev_is_float(int dtype);      /* float, double, float16, bfloat16, float8 kinds */

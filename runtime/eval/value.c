@@ -57,7 +57,20 @@ static EvSlot *take_slot(int dtype, size_t nbytes)
 	return NULL;
 }
 
+static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero);
+
 EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
+{
+	return tensor_new(dtype, rank, dims, true);
+}
+
+EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims)
+{
+	/* strings: NULL pointers to free; 4-bit types: nibbles are or-ed in */
+	return tensor_new(dtype, rank, dims, dtype == DT_STRING || dtype_bits(dtype) < 8);
+}
+
+static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 {
 	if (rank < 0 || rank > EV_MAX_RANK)
 		return NULL;
@@ -78,11 +91,11 @@ EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims)
 	if (s) {
 		v->data = s->data;
 		v->borrowed = true;
-		if (!s->keep)
+		if (!s->keep && zero)
 			memset(v->data, 0, v->nbytes);
 		return v;
 	}
-	v->data = calloc(1, v->nbytes ? v->nbytes : 1);
+	v->data = zero ? calloc(1, v->nbytes ? v->nbytes : 1) : malloc(v->nbytes ? v->nbytes : 1);
 	if (!v->data) {
 		free(v);
 		return NULL;
@@ -109,6 +122,16 @@ EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *
 	v->nbytes = nbytes;
 	v->borrowed = true;
 	return v;
+}
+
+void *ev_take_data(EvValue *v)
+{
+	if (!v || v->kind != EV_TENSOR || v->refs != 1 || v->borrowed || v->dtype == DT_STRING || !v->data)
+		return NULL;
+	void *d = v->data;
+	v->data = NULL;
+	v->borrowed = true; /* nothing left to free */
+	return d;
 }
 
 EvValue *ev_sequence_new(int elem_dtype)
@@ -408,7 +431,22 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 		return v;
 	}
 	size_t n;
-	const uint8_t *bytes = ir_tensor_bytes(m, id, &n);
+	const uint8_t *bytes = ir_tensor_raw(m, id, &n);
+	if (bytes && !ir_tensor_aligned(t)) {
+		/* aliased into the input file at an odd offset: the kernels get an
+		 * aligned copy of their own, freed with the value (the model keeps
+		 * pointing into the file, and a weight read once is copied once) */
+		EvValue *v = ev_tensor_new_uninit(t->dtype, t->rank, t->dims);
+		if (v && v->nbytes == n)
+			memcpy(v->data, bytes, n);
+		else if (v) {
+			ev_unref(v);
+			v = NULL;
+		}
+		if (v)
+			return v;
+		bytes = ir_tensor_bytes(m, id, &n);
+	}
 	return ev_tensor_borrow(t->dtype, t->rank, t->dims, bytes ? bytes : (const uint8_t *)"", n);
 }
 

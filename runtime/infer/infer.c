@@ -153,6 +153,15 @@ static const IVec *known_vec(InferState *s, ValueId v)
 	ensure_cap(s);
 	if (s->vec[v] || s->vec_tried[v])
 		return s->vec[v];
+	if (!s->val[v] && ir_is_constant(s->m, v)) {
+		/* a weight is no vector: decide from its header, not its bytes
+		 * (reading them may copy them, see ir_tensor_bytes) */
+		const IrTensor *t = ir_tensor(s->m, ir_value(s->m, v)->tensor);
+		if (!is_int_dtype(t->dtype) || t->rank > 1 || t->numel > INF_VEC_MAX) {
+			s->vec_tried[v] = 1;
+			return NULL;
+		}
+	}
 	EvValue *x = known_val(s, v);
 	if (!x)
 		return NULL;    /* not tried: a later propagation may know it */
@@ -935,7 +944,23 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 		return false;
 	if (!ev_kernel_find(node->domain, node->op_type))
 		return false;
+	/* sizes first: a large constant input is not even looked at */
+	for (int o = 0; o < c->nout; o++) {
+		int64_t n = out_numel(&c->out[o]);
+		if (node->outputs[o] && n < 0)
+			return false;
+	}
 	int64_t total = 0;
+	ensure_cap(c->s);
+	for (uint32_t i = 0; i < node->ninputs; i++) {
+		ValueId v = node->inputs[i];
+		if (v && !c->s->val[v] && ir_is_constant(c->m, v)) {
+			total += ir_tensor(c->m, ir_value(c->m, v)->tensor)->numel;
+			if (total > KNOWN_MAX_IN)
+				return false;
+		}
+	}
+	total = 0;
 	EvValue *in[node->ninputs + 1];
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		in[i] = NULL;
@@ -946,11 +971,6 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 			return false;
 		total += in[i]->numel;
 		if (total > KNOWN_MAX_IN)
-			return false;
-	}
-	for (int o = 0; o < c->nout; o++) {
-		int64_t n = out_numel(&c->out[o]);
-		if (node->outputs[o] && n < 0)
 			return false;
 	}
 	Diag quiet;

@@ -26,12 +26,23 @@ typedef void (*EwRow2)(void *o, const void *a, const void *b, int64_t n, int64_t
 
 /* ---- row generators ------------------------------------------------------ */
 
-/* LOOP2 runs EXPR (over the loaded elements x and y) for a row, with a
- * separate unit-stride loop the compiler can vectorize. */
+/* LOOP2 runs EXPR (over the loaded elements x and y) for a row, with
+ * separate loops the compiler can vectorize for unit strides and for one
+ * side broadcast (a weight times a per-channel factor, folding Conv+BN). */
 #define LOOP2(EXPR) \
 	if (sa == 1 && sb == 1) \
 		for (int64_t i = 0; i < n; i++) { \
 			TL x = a[i], y = b[i]; \
+			o[i] = EXPR; \
+		} \
+	else if (sa == 1 && sb == 0) \
+		for (int64_t i = 0; i < n; i++) { \
+			TL x = a[i], y = b[0]; \
+			o[i] = EXPR; \
+		} \
+	else if (sa == 0 && sb == 1) \
+		for (int64_t i = 0; i < n; i++) { \
+			TL x = a[0], y = b[i]; \
 			o[i] = EXPR; \
 		} \
 	else \
@@ -289,7 +300,7 @@ static EvValue *binary(EvCtx *c, const EvValue *a, const EvValue *b, const EwRow
 	int64_t dims[EV_MAX_RANK];
 	if (!bcast(c, a, b, &rank, dims))
 		return NULL;
-	EvValue *y = ew_new(c, to_bool ? DT_BOOL : a->dtype, rank, dims);
+	EvValue *y = ew_new_ex(c, to_bool ? DT_BOOL : a->dtype, rank, dims, true); /* apply2 writes every row */
 	if (!y)
 		return NULL;
 	apply2(y, a, b, rows[a->dtype], p);

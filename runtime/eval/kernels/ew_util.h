@@ -333,12 +333,18 @@ static inline const char *ew_shape_str(const EvValue *v, char *buf, size_t size)
 	return buf;
 }
 
-static inline EvValue *ew_new(EvCtx *c, int dtype, int rank, const int64_t *dims)
+/* An output every element of which the kernel writes (full: not zeroed first). */
+static inline EvValue *ew_new_ex(EvCtx *c, int dtype, int rank, const int64_t *dims, bool full)
 {
-	EvValue *t = ev_tensor_new(dtype, rank, dims);
+	EvValue *t = full ? ev_tensor_new_uninit(dtype, rank, dims) : ev_tensor_new(dtype, rank, dims);
 	if (!t)
 		ev_fail(c, "%s: cannot allocate a %s output of rank %d (too large?)", ew_op(c), dtype_name(dtype), rank);
 	return t;
+}
+
+static inline EvValue *ew_new(EvCtx *c, int dtype, int rank, const int64_t *dims)
+{
+	return ew_new_ex(c, dtype, rank, dims, false);
 }
 
 #endif

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# corpus_speed.sh - `make bench-corpus`: graft's whole process against ONNX
+# Runtime's session creation, model by model, measured side by side.
+#
+# REPS rounds (default 5) over every corpus torch model, each model running
+# back to back: /bin/true (the cost of any process), `cp` of the model (the
+# floor: reading and writing its bytes), `graft optimize MODEL -o OUT`, and
+# ort-bench.mjs --opt basic --iters 0 (ORT's in-process session creation, as
+# it reports it).  Interleaving puts all four under the same load, and each
+# figure is a median over the rounds.  graft's and cp's times are whole
+# processes less the median of /bin/true over the whole run; ORT's is its own
+# in-process time.
+# Printed: a Markdown table with the ratio ORT/graft (the issue's goal: at
+# least 2x) and graft/cp, then the median ratio over the models.
+#
+# With BASE_GRAFT=another/graft in the environment, that binary runs in the
+# same rounds too and a "before" column compares it (a change's effect).
+#
+# Usage: tests/bench/corpus_speed.sh [GRAFT] [CORPUS] [ORT_TOOLS] [REPS]
+set -euo pipefail
+graft=${1:-build/graft}
+corpus=${2:-../shared/corpus}
+ort=${3:-build/ort-tools}
+reps=${4:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# microseconds elapsed running "$@" (bash's own clock: no process to read it)
+us() {
+	local t0=$EPOCHREALTIME
+	"$@" > /dev/null 2>&1 || { echo "corpus_speed.sh: failed: $*" >&2; exit 1; }
+	local t1=$EPOCHREALTIME
+	echo $(( (${t1/./} - ${t0/./}) ))
+}
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+base=${BASE_GRAFT:-}
+models=$(find -L "$corpus/torch" -name model.onnx | sort)
+: > "$tmp/true"; : > "$tmp/rows"
+# rounds outside, models inside: a burst of load on the machine lands on
+# different models in different rounds, and each model's median drops it
+for ((r = 0; r < reps; r++)); do
+	i=0
+	for model in $models; do
+		i=$((i + 1))
+		us /bin/true >> "$tmp/true"
+		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp.$i"
+		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft.$i"
+		rm -f "$tmp/out.onnx"
+		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/base.$i"; rm -f "$tmp/out.onnx"; fi
+		node "$ort/ort-bench.mjs" "$model" --opt basic --iters 0 |
+			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort.$i"
+		rm -f "$tmp/copy.onnx"
+	done
+done
+i=0
+for model in $models; do
+	i=$((i + 1))
+	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
+	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
+	rm -f "$tmp/out.onnx"
+	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -)" >> "$tmp/rows"
+done
+
+# /bin/true's median over every round of the run: the cost of any process
+t=$(median < "$tmp/true")
+printf "| model | MB | cp ms |%s graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB |\n" "${base:+ before ms |}"
+printf "| --- | ---: | ---: |%s ---: | ---: | ---: | ---: | ---: |\n" "${base:+ ---: |}"
+awk -v t="$t" '
+{
+	name = $1; bytes = $2; cp = $3; g = $4; o = $5; rss = $6; b = $7
+	cpms = (cp - t) / 1000; gms = (g - t) / 1000
+	if (cpms < 0.05) cpms = 0.05
+	if (gms < 0.05) gms = 0.05
+	before = b == "-" ? "" : sprintf(" %.1f |", (b - t) / 1000)
+	printf "| %s | %.1f | %.1f |%s %.1f | %.1f | %.1fx | %.1fx | %s |\n", name, bytes / 1e6, cpms, before, gms, o, o / gms, gms / cpms,
+	       rss == "?" ? "?" : sprintf("%.1f", rss / 1024)
+	printf "%f\n", o / gms > ratios
+}' ratios="$tmp/ratios" "$tmp/rows"
+echo
+echo "models: $(wc -l < "$tmp/ratios"); ORT / graft: median $(median < "$tmp/ratios" | awk '{printf "%.1fx", $1}')," \
+     "smallest $(sort -n "$tmp/ratios" | head -1 | awk '{printf "%.1fx", $1}'); graft and cp are whole processes" \
+     "less /bin/true (median $(echo "$t" | awk '{printf "%.2f", $1 / 1000}') ms over the run; below 0.05 ms shown as 0.05)"
