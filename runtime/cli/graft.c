@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "eval.h"
+#include "ast.h"
 #include "audit.h"
 #include "convert.h"
 #include "fold.h"
@@ -118,35 +119,20 @@ static IrModel *load(const char *path)
 		prepare_heap(path);
 		return ir_load_file(path, NULL, &d);
 	}
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+	/* the rule files' reader (dsl/ast.c): whole file, or why not */
+	uint32_t len;
+	int err;
+	char *text = dsl_read_file(path, &len, &err);
+	if (!text) {
+		if (err == DSL_READ_TOO_LARGE)
+			diag_error(&d, path, "too large");
+		else if (err == DSL_READ_FAILED)
+			diag_error(&d, path, "cannot read");
+		else
+			diag_error(&d, path, "cannot open: %s", strerror(err));
 		return NULL;
 	}
-	char *text = NULL;
-	size_t len = 0, cap = 0, got;
-	do {
-		if (len + 65536 > cap) {
-			cap = 2 * cap + 65536;
-			char *grown = realloc(text, cap);
-			if (!grown) {
-				free(text);
-				fclose(f);
-				fprintf(stderr, "%s: out of memory\n", path);
-				return NULL;
-			}
-			text = grown;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-	} while (got > 0);
-	bool bad = ferror(f);
-	fclose(f);
-	IrModel *m = NULL;
-	if (bad)
-		fprintf(stderr, "%s: read error\n", path);
-	else
-		m = ir_parse_model(text, len, path, &d);
+	IrModel *m = ir_parse_model(text, len, path, &d);
 	free(text);
 	return m;
 }

@@ -707,7 +707,17 @@ static void add_label(char ***list, int *n, char *s)
 	(*list)[(*n)++] = s;
 }
 
-static void add_created(LayoutChange *c, NodeId n)
+void layout_change_matched(LayoutChange *c, IrModel *m, NodeId n)
+{
+	add_label(&c->matched, &c->nmatched, label(m, n));
+}
+
+void layout_change_removed(LayoutChange *c, IrModel *m, NodeId n)
+{
+	add_label(&c->removed, &c->nremoved, label(m, n));
+}
+
+void layout_change_created(LayoutChange *c, NodeId n)
 {
 	c->created = xrealloc(c->created, sizeof *c->created * (size_t)(c->ncreated + 1));
 	c->created[c->ncreated++] = n;
@@ -958,7 +968,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 						s++;
 					if (s == ninv) {
 						NodeId t = new_transpose(m, g, n, src, &perm);
-						add_created(c, t);
+						layout_change_created(c, t);
 						if (ninv < 64) {
 							inv_src[ninv] = src;
 							inv_perm[ninv] = perm;
@@ -972,7 +982,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 			}
 			NodeId nn = moved_node(m, n, q, ins, nin);
 			free(ins);
-			add_created(c, nn);
+			layout_change_created(c, nn);
 			for (uint32_t o = 0; o < ir_node(m, n)->noutputs; o++)
 				if (ir_node(m, n)->outputs[o])
 					L->under[ir_node(m, n)->outputs[o]] = ir_node(m, nn)->outputs[o];
@@ -993,7 +1003,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 			if (!meets(L, m, t, g, q->n, &r) || L->absorbed[t] == L->epoch)
 				continue;
 			L->absorbed[t] = L->epoch;
-			add_label(&c->matched, &c->nmatched, label(m, t));
+			layout_change_matched(c, m, t);
 			met = xrealloc(met, sizeof *met * (size_t)(nmet + 1));
 			met[nmet++] = t;
 			ValueId out = ir_node(m, t)->outputs[0], nv;
@@ -1005,7 +1015,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 				NodeId nt = perm_identity(&cp)
 					? ir_node_new(m, g, t, "", "Identity", "", &L->under[w], 1, NULL, 1)
 					: new_transpose(m, g, t, L->under[w], &cp);
-				add_created(c, nt);
+				layout_change_created(c, nt);
 				nv = ir_node(m, nt)->outputs[0];
 				ir_value_set_type(m, nv, ir_value(m, out)->dtype, &ir_value(m, out)->shape);
 			}
@@ -1031,7 +1041,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 			NodeId nt = perm_identity(q)
 				? ir_node_new(m, g, producer, "", "Identity", "", &L->under[w], 1, NULL, 1)
 				: new_transpose(m, g, producer, L->under[w], q);
-			add_created(c, nt);
+			layout_change_created(c, nt);
 			nv = ir_node(m, nt)->outputs[0];
 			ir_value_set_type(m, nv, ir_value(m, w)->dtype, &ir_value(m, w)->shape);
 		}
@@ -1056,7 +1066,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		gone[ngone++] = root;
 	for (int i = 0; i < ngone; i++) {
 		NodeId n = gone[i];
-		add_label(&c->removed, &c->nremoved, label(m, n));
+		layout_change_removed(c, m, n);
 		for (uint32_t k = 0; k < ir_node(m, n)->ninputs; k++) {
 			ValueId v = ir_node(m, n)->inputs[k];
 			if (v && !ir_value(m, v)->producer && ir_is_constant(m, v) && !ir_value(m, v)->is_input) {
@@ -1071,7 +1081,7 @@ static void apply(Layout *L, IrModel *m, NodeId root, LayoutChange *c)
 		NodeId t = released[i];
 		ValueId o = ir_node(m, t)->dead ? 0 : ir_node(m, t)->outputs[0];
 		if (o && !ir_value(m, o)->nuses && !ir_value(m, o)->is_output) {
-			add_label(&c->removed, &c->nremoved, label(m, t));
+			layout_change_removed(c, m, t);
 			ir_node_remove(m, t);
 		}
 	}
@@ -1144,9 +1154,9 @@ bool layout_push_transpose(Layout *L, IrModel *m, NodeId t, LayoutChange *c)
 		return false;
 	c->before = before;
 	c->after = after;
-	add_label(&c->matched, &c->nmatched, label(m, t));
+	layout_change_matched(c, m, t);
 	for (int r = 0; r < L->nregion; r++)
-		add_label(&c->matched, &c->nmatched, label(m, L->region[r]));
+		layout_change_matched(c, m, L->region[r]);
 	apply(L, m, t, c);
 	return true;
 }

@@ -19,6 +19,11 @@ typedef struct LayoutChange {
 	int before, after;              /* Transposes in the region, before and after */
 } LayoutChange;
 void layout_change_free(LayoutChange *c);
+/* Record node n (labelled as in the input file) as matched or removed, or
+ * as created (layout.c and nhwc.c build their changes with these). */
+void layout_change_matched(LayoutChange *c, IrModel *m, NodeId n);
+void layout_change_removed(LayoutChange *c, IrModel *m, NodeId n);
+void layout_change_created(LayoutChange *c, NodeId n);
 
 /* Push Transpose node t down through the ops that commute with it (unary
  * and elementwise ops, with constants transposed instead; Reduce*,

@@ -33,21 +33,6 @@ static void *xrealloc(void *p, size_t n)
 	return q;
 }
 
-static char *label(IrModel *m, NodeId n)
-{
-	char buf[300];
-	char *s = strdup(ir_node_label(m, n, buf, sizeof buf));
-	if (!s)
-		abort();
-	return s;
-}
-
-static void add_created(LayoutChange *c, NodeId n)
-{
-	c->created = xrealloc(c->created, sizeof *c->created * (size_t)(c->ncreated + 1));
-	c->created[c->ncreated++] = n;
-}
-
 static bool is_std(const IrNode *n)
 {
 	return !*n->domain || !strcmp(n->domain, "ai.onnx");
@@ -79,7 +64,7 @@ static ValueId nhwc_input(IrModel *m, NodeId n, ValueId x, LayoutChange *c, Node
 		return ir_node(m, p)->inputs[0];
 	}
 	NodeId t = transpose(m, IR_MAIN_GRAPH, n, x, TO_NHWC, 4, NULL);
-	add_created(c, t);
+	layout_change_created(c, t);
 	return ir_node(m, t)->outputs[0];
 }
 
@@ -214,8 +199,7 @@ int layout_nhwc_sink(IrModel *m, NodeId t, NodeId *moved, int cap, LayoutChange 
 		int dt = ir_value(m, uy)->dtype;
 		ir_value_set_type(m, uy, dt, NULL);
 		ir_value_set_type(m, y, dt, NULL);
-		c->matched = xrealloc(c->matched, sizeof *c->matched * (size_t)(c->nmatched + 1));
-		c->matched[c->nmatched++] = label(m, u);
+		layout_change_matched(c, m, u);
 		moved[nmoved++] = u;
 	}
 	return nmoved;
@@ -241,8 +225,8 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		ir_copy_attrs(m, conv, n);
 		ir_set_opset(m, "com.microsoft", 1);
 		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, conv)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, tw);
-		add_created(c, conv);
+		layout_change_created(c, tw);
+		layout_change_created(c, conv);
 	} else if (!strcmp(kind, "GlobalAveragePool")) {
 		/* GlobalAveragePool(x) = T_nchw(ReduceMean(T_nhwc(x), axes [1, 2], keepdims 1))
 		 * (no T_nchw before a Flatten):
@@ -273,7 +257,7 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 			last = rm;
 		} else {
 			last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, rm)->outputs[0], TO_NCHW, 4, NULL);
-			add_created(c, rm);
+			layout_change_created(c, rm);
 		}
 	} else {
 		/* BatchNormalization(x, s, b, mean, var) = x * k + d over the channels,
@@ -297,20 +281,17 @@ bool layout_nhwc_node(IrModel *m, NodeId n, LayoutChange *c)
 		ValueId ai[2] = {ir_node(m, mul)->outputs[0], vd};
 		NodeId add = ir_node_new(m, IR_MAIN_GRAPH, n, "", "Add", "", ai, 2, NULL, 1);
 		last = transpose(m, IR_MAIN_GRAPH, n, ir_node(m, add)->outputs[0], TO_NCHW, 4, NULL);
-		add_created(c, mul);
-		add_created(c, add);
+		layout_change_created(c, mul);
+		layout_change_created(c, add);
 	}
-	add_created(c, last);
-	c->matched = xrealloc(NULL, sizeof *c->matched);
-	c->matched[c->nmatched++] = label(m, n);
-	c->removed = xrealloc(NULL, sizeof *c->removed);
-	c->removed[c->nremoved++] = label(m, n);
+	layout_change_created(c, last);
+	layout_change_matched(c, m, n);
+	layout_change_removed(c, m, n);
 	take_place(m, y, ir_node(m, last)->outputs[0]);
 	ir_node_remove(m, n);
 	ValueId b = bypassed ? ir_node(m, bypassed)->outputs[0] : 0;
 	if (b && !ir_value(m, b)->nuses && !ir_value(m, b)->is_output) {
-		c->removed = xrealloc(c->removed, sizeof *c->removed * (size_t)(c->nremoved + 1));
-		c->removed[c->nremoved++] = label(m, bypassed);
+		layout_change_removed(c, m, bypassed);
 		ir_node_remove(m, bypassed);
 	}
 	return true;
