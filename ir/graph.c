@@ -5,6 +5,7 @@
  * Per-scope name maps give name -> value lookup for loading and parsing;
  * the rewrite engine works by id and never needs names. */
 #include "ir.h"
+#include "ir_internal.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -611,18 +612,16 @@ static void drop_value(IrModel *m, ValueId v)
 	IrValue *val = &m->values[v];
 	if (val->tensor && !val->dead) {
 		IrTensor *t = &m->tensors[val->tensor];
-		release_mapped(m, val->tensor);
+		if (!t->nholds)
+			release_mapped(m, val->tensor);
 		/* A constant the IR computed (a fold's result: no proto behind it)
 		 * that no live value holds any more is not kept until the model is
-		 * freed: a chain of folds keeps only its last result.  Live node
-		 * attributes never share such a tensor (only a Constant's, and the
-		 * fold removes that node). */
-		if (t->nvalues && --t->nvalues == 0 && t->owns_data && !t->proto && !t->external) {
-			free((void *)t->data);
-			t->data = NULL;
-			t->owns_data = false;
-			t->nbytes = 0;
-		}
+		 * freed: a chain of folds keeps only its last result, unless a
+		 * deferred result still reads it (tensor.c).  Live node attributes
+		 * never share such a tensor (only a Constant's, and the fold removes
+		 * that node). */
+		if (t->nvalues && --t->nvalues == 0)
+			ir_tensor_let_go(m, val->tensor);
 	}
 	/* its name-map entry stays until a rehash (see NameMap) */
 	free(val->uses);

@@ -169,11 +169,27 @@ typedef struct IrGraph {
 	const Onnx__GraphProto *orig; /* carried: doc_string, value_info, annotations, unknown fields */
 } IrGraph;
 
+typedef struct IrModel IrModel;
+
+/* Bytes not computed yet: a tensor whose data is a function of other
+ * tensors (a fold's elementwise result over a large weight, see fold.c)
+ * keeps the recipe, and its bytes are computed when something reads them:
+ * by the saver piece by piece straight into the output file, by anything
+ * else all at once (ir_tensor_raw).  Embedded as the first member of the
+ * recipe's own struct. */
+typedef struct IrDeferred {
+	/* write bytes [off, off + len) of the tensor's data to out */
+	void (*fill)(IrModel *m, const struct IrDeferred *d, size_t off, size_t len, uint8_t *out);
+	/* let go of what the recipe holds, and free it */
+	void (*release)(IrModel *m, struct IrDeferred *d);
+} IrDeferred;
+
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the
  * loaded protobuf (raw_data), into the mapped input file itself (large
  * raw_data: read-only, maybe not aligned for the element type, see
  * ir_tensor_raw), into external data read at load, or into a buffer the IR
- * owns.  Little-endian, row-major, as ONNX raw_data.
+ * owns; or they are not computed yet (`deferred`).  Little-endian,
+ * row-major, as ONNX raw_data.
  * Strings: data is NULL and `proto` holds string_data. */
 typedef struct IrTensor {
 	int dtype;
@@ -190,6 +206,8 @@ typedef struct IrTensor {
 	bool dirty;             /* data changed: the saver rebuilds the TensorProto */
 	uint32_t nvalues;       /* live initializer values holding it; a tensor the IR made
 	                           loses its bytes when the last one goes (graph.c) */
+	IrDeferred *deferred;   /* data is NULL: computed on demand from this recipe */
+	uint32_t nholds;        /* deferred tensors reading this one's bytes: kept for them */
 } IrTensor;
 
 typedef struct OpsetImport {
@@ -309,6 +327,15 @@ const uint8_t *ir_tensor_bytes(IrModel *m, TensorId t, size_t *nbytes);
  * ir_tensor_bytes copies a misaligned tensor once to aligned memory. */
 const uint8_t *ir_tensor_raw(IrModel *m, TensorId t, size_t *nbytes);
 bool ir_tensor_aligned(const IrTensor *t);
+/* A tensor whose bytes `d` computes on demand (owned by the tensor). */
+TensorId ir_tensor_deferred(IrModel *m, int dtype, const int64_t *dims, int rank, size_t nbytes, IrDeferred *d);
+/* Bytes [off, off + len) of t into out, without computing or copying the
+ * rest of a deferred or misaligned tensor: for streaming and sampling. */
+void ir_tensor_read(IrModel *m, TensorId t, size_t off, size_t len, uint8_t *out);
+/* A deferred tensor's recipe reads t: its bytes stay until the hold ends,
+ * whatever happens to the values holding t. */
+void ir_tensor_hold(IrModel *m, TensorId t);
+void ir_tensor_unhold(IrModel *m, TensorId t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 

@@ -12,5 +12,7 @@ NodeId ir_node_alloc(IrModel *m, GraphId g, NodeId before, const char *domain,
 bool ir_node_define_output(IrModel *m, NodeId n, uint32_t slot, const char *name);
 void ir_node_add_use(IrModel *m, NodeId n, uint32_t slot);
 TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char *where, Diag *d);
+/* nothing reads t any more: free what the IR made for it (tensor.c) */
+void ir_tensor_let_go(IrModel *m, TensorId t);
 
 #endif

@@ -42,6 +42,7 @@ typedef struct Emit {
 	IrModel *m;
 	Arena *a;
 	Diag *d;
+	bool stream;            /* deferred tensors get placeholders (fd_append computes them) */
 	bool externalize;       /* move inline tensors >= threshold to new_location */
 	size_t threshold;
 	const char *new_location;
@@ -153,7 +154,16 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 		tp->data_type = t->dtype;
 		tp->name = name && *name ? (char *)name : NULL;
 		size_t n;
-		const uint8_t *bytes = ir_tensor_raw(m, id, &n);
+		const uint8_t *bytes;
+		if (t->deferred && e->stream && !(e->externalize && t->nbytes >= e->threshold)) {
+			/* not computed yet: the file writer (fd_append) knows this
+			 * placeholder, the tensor's own record, and computes the bytes
+			 * into its buffer piece by piece as it writes them */
+			bytes = (const uint8_t *)t;
+			n = t->nbytes;
+		} else {
+			bytes = ir_tensor_raw(m, id, &n);
+		}
 		tp->has_raw_data = 1;
 		tp->raw_data.data = (uint8_t *)bytes;
 		tp->raw_data.len = n;
@@ -481,6 +491,7 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 /* A ProtobufCBuffer that streams the packed bytes to a file descriptor. */
 typedef struct FdBuffer {
 	ProtobufCBuffer base;
+	IrModel *m;             /* whose deferred tensors' placeholders may come */
 	int fd;
 	bool failed;
 	int err;
@@ -509,9 +520,33 @@ static void fd_flush(FdBuffer *b)
  * mapped input file) go to the file as they are, not through the buffer. */
 #define DIRECT_WRITE (64 << 10)
 
+/* The deferred tensor whose placeholder (its IrTensor record, see
+ * emit_tensor) `data` is, or 0: no packed bytes ever point into the IR's
+ * tensor array otherwise. */
+static TensorId placeholder(const IrModel *m, const uint8_t *data, size_t len)
+{
+	uintptr_t p = (uintptr_t)data, lo = (uintptr_t)m->tensors, hi = (uintptr_t)(m->tensors + m->ntensors);
+	if (p < lo || p >= hi || (p - lo) % sizeof *m->tensors)
+		return 0;
+	TensorId id = (TensorId)((p - lo) / sizeof *m->tensors);
+	return m->tensors[id].deferred && m->tensors[id].nbytes == len ? id : 0;
+}
+
 static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	FdBuffer *b = (FdBuffer *)base;
+	TensorId id = placeholder(b->m, data, len);
+	if (id) {
+		/* computed a buffer at a time, straight into the file: the
+		 * result never exists whole in memory */
+		fd_flush(b);
+		for (size_t off = 0; off < len && !b->failed; off += sizeof b->buf) {
+			b->used = len - off < sizeof b->buf ? len - off : sizeof b->buf;
+			ir_tensor_read(b->m, id, off, b->used, b->buf);
+			fd_flush(b);
+		}
+		return;
+	}
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
 		fd_flush(b);
 	if (len >= DIRECT_WRITE) {
@@ -633,7 +668,7 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	const char *base = slash ? slash + 1 : path;
 
 	Arena *a = arena_new();
-	Emit e = {.m = m, .a = a, .d = d};
+	Emit e = {.m = m, .a = a, .d = d, .stream = true};
 	e.threshold = opt->ext_threshold ? opt->ext_threshold : 1024;
 	e.new_location = opt->ext_file ? opt->ext_file : arena_printf(a, "%s.data", base);
 	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
@@ -665,6 +700,7 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	if (!fb)
 		abort();
 	fb->base.append = fd_append;
+	fb->m = m;
 	fb->fd = fd;
 	fb->failed = false;
 	fb->used = 0;

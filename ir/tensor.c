@@ -3,8 +3,10 @@
  *
  * Bytes are shared, not copied: a tensor loaded with raw_data points into the
  * unpacked protobuf, or for large ones into the input file itself (copied on
- * first typed access only if misaligned for the element type).  Typed fields (float_data, int64_data, ...) are decoded
- * to raw little-endian bytes on first use and the buffer is owned. */
+ * first typed access only if misaligned for the element type).  Typed fields
+ * (float_data, int64_data, ...) are decoded to raw little-endian bytes on
+ * first use and the buffer is owned.  A deferred tensor's bytes are computed
+ * on first use too, or read piece by piece (ir_tensor_read). */
 #include "ir.h"
 #include "ir_internal.h"
 #include "arena.h"
@@ -236,8 +238,75 @@ const uint8_t *ir_tensor_raw(IrModel *m, TensorId id, size_t *nbytes)
 		t->data = decode_typed(t->proto, t->dtype, t->numel, t->nbytes);
 		t->owns_data = true;
 	}
+	if (!t->data && t->deferred) {
+		/* computed all at once for a reader that wants it all; the recipe
+		 * (and its hold on what it reads) goes */
+		uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
+		if (!buf)
+			abort();
+		IrDeferred *d = t->deferred;
+		d->fill(m, d, 0, t->nbytes, buf);
+		t = &m->tensors[id];
+		t->data = buf;
+		t->owns_data = true;
+		t->deferred = NULL;
+		d->release(m, d);
+	}
 	*nbytes = t->nbytes;
 	return t->data;
+}
+
+TensorId ir_tensor_deferred(IrModel *m, int dtype, const int64_t *dims, int rank, size_t nbytes, IrDeferred *d)
+{
+	TensorId id = ir_tensor_new(m, dtype, dims, rank, NULL, 0);
+	m->tensors[id].nbytes = nbytes;
+	m->tensors[id].deferred = d;
+	return id;
+}
+
+void ir_tensor_read(IrModel *m, TensorId id, size_t off, size_t len, uint8_t *out)
+{
+	IrTensor *t = &m->tensors[id];
+	if (!t->data && t->deferred) {
+		t->deferred->fill(m, t->deferred, off, len, out);
+		return;
+	}
+	size_t n;
+	const uint8_t *b = ir_tensor_raw(m, id, &n);
+	if (len && b && off <= n && len <= n - off)
+		memcpy(out, b + off, len);
+}
+
+void ir_tensor_hold(IrModel *m, TensorId id)
+{
+	m->tensors[id].nholds++;
+}
+
+/* Nothing reads t any more (no live value, no recipe): bytes the IR made go,
+ * and so does a recipe, with its own holds. */
+void ir_tensor_let_go(IrModel *m, TensorId id)
+{
+	IrTensor *t = &m->tensors[id];
+	if (t->nvalues || t->nholds || t->proto || t->external)
+		return;
+	if (t->owns_data) {
+		free((void *)t->data);
+		t->data = NULL;
+		t->owns_data = false;
+		t->nbytes = 0;
+	}
+	if (t->deferred) {
+		IrDeferred *d = t->deferred;
+		t->deferred = NULL;
+		t->nbytes = 0;
+		d->release(m, d);
+	}
+}
+
+void ir_tensor_unhold(IrModel *m, TensorId id)
+{
+	if (m->tensors[id].nholds && --m->tensors[id].nholds == 0)
+		ir_tensor_let_go(m, id);
 }
 
 bool ir_tensor_aligned(const IrTensor *t)
@@ -267,6 +336,13 @@ const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
 
 void ir_tensors_free(IrModel *m)
 {
+	/* recipes first: letting go of their holds may free what they read */
+	for (uint32_t i = 1; i < m->ntensors; i++)
+		if (m->tensors[i].deferred) {
+			IrDeferred *d = m->tensors[i].deferred;
+			m->tensors[i].deferred = NULL;
+			d->release(m, d);
+		}
 	for (uint32_t i = 1; i < m->ntensors; i++)
 		if (m->tensors[i].owns_data)
 			free((void *)m->tensors[i].data);

@@ -369,6 +369,105 @@ START_TEST(test_fold_constant_shares_bytes)
 }
 END_TEST
 
+/* Text for a float initializer `name` of the given dims whose element i is
+ * f(i), appended to buf. */
+static void float_init(char **buf, size_t *len, const char *name, const int64_t *dims, int rank, float (*f)(int64_t))
+{
+	int64_t n = 1;
+	char dimstr[128] = "";
+	for (int k = 0; k < rank; k++) {
+		n *= dims[k];
+		snprintf(dimstr + strlen(dimstr), sizeof dimstr - strlen(dimstr), "%s%lld", k ? "," : "", (long long)dims[k]);
+	}
+	FILE *fp = open_memstream(buf, len);
+	fprintf(fp, "float[%s] %s = {", dimstr, name);
+	for (int64_t i = 0; i < n; i++)
+		fprintf(fp, "%s%.9g", i ? ", " : "", f(i));
+	fprintf(fp, "}");
+	fclose(fp);
+}
+
+static float w_of(int64_t i) { return (float)((i * 7919) % 1000 - 500) / 37.0f; }
+static float s_of(int64_t i) { return 0.5f + (float)i / 29.0f; }
+static float c_of(int64_t i) { return (float)i / 3.0f - 1.0f; }
+
+START_TEST(test_fold_deferred)
+{
+	/* w [64,32,3,3] (72 KB) times a per-channel s, then c - that with c
+	 * broadcast over axis 1 (small operand first): both results are
+	 * deferred (never computed whole while folding); piece by piece,
+	 * through the saver and all at once they are the kernels' bytes. */
+	const int64_t wd[] = {64, 32, 3, 3}, sd[] = {64, 1, 1, 1}, cd[] = {32, 1, 1};
+	char *w, *sc, *c;
+	size_t wl, sl, cl;
+	float_init(&w, &wl, "w", wd, 4, w_of);
+	float_init(&sc, &sl, "s", sd, 4, s_of);
+	float_init(&c, &cl, "c", cd, 3, c_of);
+	char *text;
+	size_t tl;
+	FILE *fp = open_memstream(&text, &tl);
+	fprintf(fp, "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	            "g (float[64,32,3,3] x) => (float[64,32,3,3] y) <%s, %s, %s> {\n"
+	            "  t = Mul (w, s)\n"
+	            "  u = Sub (c, t)\n"
+	            "  y = Add (x, u)\n"
+	            "}\n", w, sc, c);
+	fclose(fp);
+	free(w), free(sc), free(c);
+	IrModel *m = parse(text);
+	free(text);
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(st.folded, 2);
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 1);
+	ValueId u = ir_lookup(m, IR_MAIN_GRAPH, "u");
+	ck_assert(u && ir_value(m, u)->tensor);
+	TensorId tu = ir_value(m, u)->tensor;
+	ck_assert_ptr_nonnull(ir_tensor(m, tu)->deferred);
+	ck_assert_ptr_null(ir_tensor(m, tu)->data);
+	ck_assert(ir_validate(m, &d));
+
+	enum { N = 64 * 32 * 9 };
+	float *want = malloc(sizeof *want * N);
+	for (int64_t i = 0; i < N; i++) {
+		float t = w_of(i) * s_of(i / (32 * 9));
+		want[i] = c_of(i / 9 % 32) - t;
+	}
+	/* a piece across rows, at an odd element */
+	float piece[1000];
+	ir_tensor_read(m, tu, 4 * 1001, sizeof piece, (uint8_t *)piece);
+	ck_assert_mem_eq(piece, want + 1001, sizeof piece);
+	ck_assert_ptr_nonnull(ir_tensor(m, tu)->deferred); /* still not computed */
+
+	/* saved: computed into the file, still deferred in memory */
+	char *dir = temp_dir();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/deferred.onnx", dir);
+	ck_assert(ir_save_file(m, path, &(SaveOptions){0}, &d));
+	ck_assert_ptr_nonnull(ir_tensor(m, tu)->deferred);
+	IrModel *back = ir_load_file(path, NULL, &d);
+	ck_assert_ptr_nonnull(back);
+	int64_t n;
+	const float *got = init_floats(back, "u", &n);
+	ck_assert_int_eq(n, N);
+	ck_assert_mem_eq(got, want, sizeof *want * N);
+	ir_model_free(back);
+	rm_rf(dir);
+	free(dir);
+
+	/* read whole: computed once, and the recipe is gone */
+	got = init_floats(m, "u", &n);
+	ck_assert_mem_eq(got, want, sizeof *want * N);
+	ck_assert_ptr_null(ir_tensor(m, tu)->deferred);
+	free(want);
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+}
+END_TEST
+
 START_TEST(test_fold_graph_output_keeps_name)
 {
 	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -531,6 +630,7 @@ Suite *suite_eval(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_test(tc, test_fold_chain);
+	tcase_add_test(tc, test_fold_deferred);
 	tcase_add_test(tc, test_fold_refusals);
 	tcase_add_test(tc, test_fold_size_cap);
 	tcase_add_test(tc, test_fold_constant_shares_bytes);

@@ -222,6 +222,144 @@ static bool reshape_zeros(IrModel *m, NodeId n, InferState *is, FoldStats *st)
 	return true;
 }
 
+/* ---- deferred results ------------------------------------------------------
+ * A float Add, Sub, Mul or Div of a large constant and a small one broadcast
+ * over it (a Conv weight times a per-channel factor: Conv+BatchNormalization)
+ * is not computed when folded.  Its result becomes a deferred tensor (ir.h)
+ * that holds the large operand and a copy of the small one and computes its
+ * bytes when something reads them: the saver, a buffer at a time straight
+ * into the output file.  So the result never exists whole in memory, nor a
+ * copy of a misaligned weight, and a chain (a weight scaled twice) computes
+ * each piece through every step at once.  The arithmetic is the kernel's own
+ * row function (ev_arith_row): the bytes are those the kernel would give. */
+enum {
+	DEFER_MIN_BYTES = 64 << 10,     /* smaller results are computed at once */
+	DEFER_SMALL_RATIO = 16,         /* the small side has at most 1/16 the elements */
+};
+
+typedef struct Scaled {
+	IrDeferred base;
+	int op;                         /* OP_Add, OP_Sub, OP_Mul, OP_Div */
+	int dtype;
+	bool small_first;               /* small op large (Sub, Div) */
+	TensorId large;                 /* the result has its dims and dtype */
+	EvValue *small;                 /* owned copy */
+	size_t es;                      /* element size */
+	int rank;                       /* of the coalesced shape below */
+	int64_t dims[EV_MAX_RANK];      /* large's dims, runs of dims small treats alike merged */
+	int64_t step[EV_MAX_RANK];      /* small's element stride along each (0: broadcast) */
+} Scaled;
+
+static void scaled_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len, uint8_t *out)
+{
+	const Scaled *s = (const Scaled *)d;
+	ir_tensor_read(m, s->large, off, len, out);
+	int r = s->rank;
+	int64_t idx[EV_MAX_RANK], left = (int64_t)(len / s->es), at = (int64_t)(off / s->es), sm = 0;
+	for (int k = r - 1; k >= 0; k--) {
+		idx[k] = at % s->dims[k];
+		at /= s->dims[k];
+		sm += idx[k] * s->step[k];
+	}
+	const uint8_t *small = s->small->data;
+	while (left > 0) {
+		int64_t run = s->dims[r - 1] - idx[r - 1];
+		if (run > left)
+			run = left;
+		const uint8_t *b = small + (size_t)sm * s->es;
+		if (s->small_first)
+			ev_arith_row(s->op, s->dtype, out, b, out, run, s->step[r - 1], 1);
+		else
+			ev_arith_row(s->op, s->dtype, out, out, b, run, 1, s->step[r - 1]);
+		out += (size_t)run * s->es;
+		left -= run;
+		idx[r - 1] += run;
+		sm += run * s->step[r - 1];
+		/* carry into the outer dims */
+		for (int k = r - 1; k > 0 && idx[k] == s->dims[k]; k--) {
+			sm -= idx[k] * s->step[k];
+			idx[k] = 0;
+			idx[k - 1]++;
+			sm += s->step[k - 1];
+		}
+	}
+}
+
+static void scaled_release(IrModel *m, IrDeferred *d)
+{
+	Scaled *s = (Scaled *)d;
+	ir_tensor_unhold(m, s->large);
+	ev_unref(s->small);
+	free(s);
+}
+
+/* The node's result as a deferred tensor, or 0 if it is not of that kind. */
+static TensorId defer_scaled(IrModel *m, NodeId n, const FoldOptions *o)
+{
+	IrNode *node = ir_node(m, n);
+	if ((node->kind != OP_Add && node->kind != OP_Sub && node->kind != OP_Mul && node->kind != OP_Div) ||
+	    node->ninputs != 2 || node->noutputs != 1 || !node->inputs[0] || !node->inputs[1] || !node->outputs[0])
+		return 0;
+	TensorId ta = ir_value(m, node->inputs[0])->tensor, tb = ir_value(m, node->inputs[1])->tensor;
+	const IrTensor *a = ir_tensor(m, ta), *b = ir_tensor(m, tb);
+	bool small_first = a->numel < b->numel;
+	const IrTensor *L = small_first ? b : a, *S = small_first ? a : b;
+	TensorId tl = small_first ? tb : ta, ts = small_first ? ta : tb;
+	size_t es = ev_elem_size(L->dtype);
+	if (a->dtype != b->dtype || !ev_is_float(a->dtype) || !es ||
+	    !ev_arith_row(node->kind, L->dtype, NULL, NULL, NULL, 0, 1, 1) ||
+	    L->nbytes < DEFER_MIN_BYTES || L->nbytes > o->max_bytes || (size_t)L->numel * es != L->nbytes ||
+	    S->numel > L->numel / DEFER_SMALL_RATIO || L->rank > EV_MAX_RANK || S->rank > L->rank)
+		return 0;
+	/* the result's shape must be the large side's: each small dim is 1 or its */
+	int64_t step[EV_MAX_RANK];
+	ev_broadcast_strides(S->rank, S->dims, L->rank, L->dims, step);
+	for (int k = 0; k < S->rank; k++) {
+		int64_t sd = S->dims[k], ld = L->dims[L->rank - S->rank + k];
+		if (sd != 1 && sd != ld)
+			return 0;
+	}
+	EvValue *sv = ev_value_from_ir_tensor(m, ts);
+	EvValue *small = sv ? ev_copy(sv) : NULL;
+	ev_unref(sv);
+	Scaled *s = calloc(1, sizeof *s);
+	if (!small || !s) {
+		ev_unref(small);
+		free(s);
+		return 0;
+	}
+	s->base.fill = scaled_fill;
+	s->base.release = scaled_release;
+	s->op = node->kind;
+	s->dtype = L->dtype;
+	s->small_first = small_first;
+	s->large = tl;
+	s->small = small;
+	s->es = es;
+	/* merge neighbouring dims the small side walks as one: both broadcast,
+	 * or contiguous (so rows are long: a Conv weight times a per-channel
+	 * factor is [C, rest] with steps [1, 0]) */
+	s->rank = 0;
+	for (int k = 0; k < L->rank; k++) {
+		if (L->dims[k] == 1)
+			continue;
+		if (s->rank && s->step[s->rank - 1] == step[k] * L->dims[k]) {
+			s->dims[s->rank - 1] *= L->dims[k];
+			s->step[s->rank - 1] = step[k];
+		} else {
+			s->dims[s->rank] = L->dims[k];
+			s->step[s->rank++] = step[k];
+		}
+	}
+	if (!s->rank) {
+		s->dims[0] = 1;
+		s->step[0] = 0;
+		s->rank = 1;
+	}
+	ir_tensor_hold(m, tl);
+	return ir_tensor_deferred(m, L->dtype, L->dims, L->rank, L->nbytes, &s->base);
+}
+
 bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *d)
 {
 	IrNode *node = ir_node(m, n);
@@ -267,6 +405,14 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		/* elements, not bytes, but each takes at least a byte: refuse early */
 		st->over_cap++;
 		return false;
+	}
+	TensorId deferred = defer_scaled(m, n, o);
+	if (deferred) {
+		const char *name;
+		ValueId nv = install(m, ir_node(m, n)->outputs[0], deferred, &name);
+		finish(m, n, &nv, &name, 1);
+		st->folded++;
+		return true;
 	}
 	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
 	for (uint32_t i = 0; i < node->ninputs; i++)

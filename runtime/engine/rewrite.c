@@ -332,15 +332,20 @@ static uint64_t tensor_hash(Rewriter *rw, TensorId t)
 	if (rw->thash[t])
 		return rw->thash[t];
 	IrTensor *x = ir_tensor(m, t);
-	size_t n;
-	const uint8_t *b = ir_tensor_raw(m, t, &n);
+	size_t n = x->nbytes;
 	uint64_t h;
 	if (n <= CSE_HASH_ALL) {
+		const uint8_t *b = ir_tensor_raw(m, t, &n);
 		h = hash_bytes(b, n);
 	} else {
-		h = mix(n, hash_bytes(b + n - 64, 64));
-		for (size_t i = 0; i < 64; i++)
-			h = mix(h, hash_bytes(b + (n - 64) / 64 * i, 64));
+		/* 65 windows, read without computing a deferred tensor whole */
+		uint8_t w[64];
+		ir_tensor_read(m, t, n - 64, 64, w);
+		h = mix(n, hash_bytes(w, 64));
+		for (size_t i = 0; i < 64; i++) {
+			ir_tensor_read(m, t, (n - 64) / 64 * i, 64, w);
+			h = mix(h, hash_bytes(w, 64));
+		}
 	}
 	h = mix(mix(h, (uint64_t)x->dtype), hash_bytes(x->dims, sizeof *x->dims * (size_t)x->rank));
 	return rw->thash[t] = h ? h : 1;
@@ -368,6 +373,20 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 	if (ta->dtype != tb->dtype || ta->rank != tb->rank ||
 	    (ta->rank && memcmp(ta->dims, tb->dims, sizeof *ta->dims * (size_t)ta->rank)))
 		return false;
+	if (ta->nbytes != tb->nbytes)
+		return false;
+	if (ta->deferred || tb->deferred) {
+		/* compared a piece at a time: neither is computed whole */
+		uint8_t pa[4096], pb[4096];
+		for (size_t off = 0; off < ta->nbytes; off += sizeof pa) {
+			size_t k = ta->nbytes - off < sizeof pa ? ta->nbytes - off : sizeof pa;
+			ir_tensor_read(m, ir_value(m, a)->tensor, off, k, pa);
+			ir_tensor_read(m, ir_value(m, b)->tensor, off, k, pb);
+			if (memcmp(pa, pb, k))
+				return false;
+		}
+		return true;
+	}
 	size_t na, nb;
 	const uint8_t *pa = ir_tensor_raw(m, ir_value(m, a)->tensor, &na), *pb = ir_tensor_raw(m, ir_value(m, b)->tensor, &nb);
 	return na == nb && (na == 0 || memcmp(pa, pb, na) == 0);

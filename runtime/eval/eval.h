@@ -93,6 +93,12 @@ bool ev_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int 
 /* Strides (in elements) to read a tensor of shape (r, dims) as if broadcast
  * to (rout, out): 0 along broadcast dimensions. */
 void ev_broadcast_strides(int r, const int64_t *dims, int rout, const int64_t *out, int64_t *strides);
+/* One row of a float Add, Sub, Mul or Div as the kernel computes it:
+ * o[i] = a[i * sa] op b[i * sb] for i < n, in dtype's storage (float,
+ * double, float16, bfloat16); o may be a or b.  False (nothing written) for
+ * another op or dtype; with n = 0 it only asks.  For computing a fold's result piece by piece with
+ * the same arithmetic (runtime/engine/fold.c, deferred results). */
+bool ev_arith_row(int op_kind, int dtype, void *o, const void *a, const void *b, int64_t n, int64_t sa, int64_t sb);
 /* Row-major strides of a shape. */
 void ev_strides(int rank, const int64_t *dims, int64_t *strides);
 

@@ -322,6 +322,17 @@ static bool two(EvCtx *c, EvValue **in, int nin, EvValue **out, const EwRow2 *ro
 	return out[0] != NULL;
 }
 
+bool ev_arith_row(int op_kind, int dtype, void *o, const void *a, const void *b, int64_t n, int64_t sa, int64_t sb)
+{
+	const EwRow2 *rows = op_kind == OP_Add ? add_rows : op_kind == OP_Sub ? sub_rows
+	                   : op_kind == OP_Mul ? mul_rows : op_kind == OP_Div ? div_rows : NULL;
+	if (!rows || !ev_is_float(dtype) || dtype <= 0 || dtype >= DT_COUNT || !rows[dtype])
+		return false;
+	EwArgs p = {0};
+	rows[dtype](o, a, b, n, sa, sb, &p);
+	return true;
+}
+
 #define TWO(Name, rows, to_bool) \
 	static bool k_##Name(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout) \
 	{ \
