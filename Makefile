@@ -145,10 +145,11 @@ $(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_H
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
 # --- programs ----------------------------------------------------------------
-# The graft binary starts in about what /bin/true takes: not position-independent
-# and with protobuf-c and jansson linked in, the loader has no library to map
-# and no relocation to apply (issue 13; GRAFT_LINK= links as before).
-GRAFT_LINK ?= -no-pie -Wl,-Bstatic -lprotobuf-c $(GRAFT_LIBS) -Wl,-Bdynamic
+# The graft binary starts in about what /bin/true takes: linked statically (libc,
+# libm, protobuf-c and jansson included), the kernel maps one file and there is
+# no dynamic loader, no library to map and no relocation to apply (issue 13;
+# GRAFT_LINK= links as before).
+GRAFT_LINK ?= -static
 $(BUILD)/graft: $(call obj,runtime/cli/graft.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
 

@@ -329,8 +329,9 @@ const uint8_t *ir_tensor_raw(IrModel *m, TensorId t, size_t *nbytes);
 bool ir_tensor_aligned(const IrTensor *t);
 /* A tensor whose bytes `d` computes on demand (owned by the tensor). */
 TensorId ir_tensor_deferred(IrModel *m, int dtype, const int64_t *dims, int rank, size_t nbytes, IrDeferred *d);
-/* Bytes [off, off + len) of t into out, without computing or copying the
- * rest of a deferred or misaligned tensor: for streaming and sampling. */
+/* Bytes [off, off + len) of t into out (any range inside it, any out),
+ * without computing or copying the rest of a deferred or misaligned tensor:
+ * for streaming and sampling.  A range outside t writes nothing. */
 void ir_tensor_read(IrModel *m, TensorId t, size_t off, size_t len, uint8_t *out);
 /* A deferred tensor's recipe reads t: its bytes stay until the hold ends,
  * whatever happens to the values holding t. */

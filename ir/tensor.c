@@ -268,7 +268,25 @@ void ir_tensor_read(IrModel *m, TensorId id, size_t off, size_t len, uint8_t *ou
 {
 	IrTensor *t = &m->tensors[id];
 	if (!t->data && t->deferred) {
-		t->deferred->fill(m, t->deferred, off, len, out);
+		if (off > t->nbytes || len > t->nbytes - off)
+			return; /* outside the tensor: nothing to read */
+		/* a recipe computes whole elements into memory aligned for them;
+		 * any other piece goes through an aligned buffer */
+		size_t es = dtype_bits(t->dtype) >= 8 ? (size_t)dtype_bits(t->dtype) / 8 : 1;
+		if (off % es == 0 && len % es == 0 && (uintptr_t)out % es == 0) {
+			t->deferred->fill(m, t->deferred, off, len, out);
+			return;
+		}
+		_Alignas(16) uint8_t buf[4096];
+		while (len) {
+			size_t start = off / es * es, end = start + sizeof buf;
+			if (end > t->nbytes)
+				end = t->nbytes;
+			t->deferred->fill(m, t->deferred, start, end - start, buf);
+			size_t k = end - off < len ? end - off : len;
+			memcpy(out, buf + (off - start), k);
+			out += k, off += k, len -= k;
+		}
 		return;
 	}
 	size_t n;

@@ -440,6 +440,10 @@ START_TEST(test_fold_deferred)
 	float piece[1000];
 	ir_tensor_read(m, tu, 4 * 1001, sizeof piece, (uint8_t *)piece);
 	ck_assert_mem_eq(piece, want + 1001, sizeof piece);
+	/* any bytes: 7 of them at an odd offset, into an odd address */
+	uint8_t odd[8];
+	ir_tensor_read(m, tu, 4 * 5000 + 3, 7, odd + 1);
+	ck_assert_mem_eq(odd + 1, (const uint8_t *)want + 4 * 5000 + 3, 7);
 	ck_assert_ptr_nonnull(ir_tensor(m, tu)->deferred); /* still not computed */
 
 	/* saved: computed into the file, still deferred in memory */

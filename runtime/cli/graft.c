@@ -1190,9 +1190,21 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		print_memory(&before, &after);
 	}
 	if (rc != EXIT_INPUT) {
-		audit_print_summary(stderr, &before, &after, rule_sets, &r);
-		fprintf(stderr, "%ld rewrites in %.3f s; %u -> %u nodes; %s\n", r.rewrites, r.seconds, r.nodes_before,
+		/* composed in memory and written at once: stderr is unbuffered,
+		 * and a write per line was a system call per line */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *sum = open_memstream(&text, &len);
+		if (!sum)
+			sum = stderr;
+		audit_print_summary(sum, &before, &after, rule_sets, &r);
+		fprintf(sum, "%ld rewrites in %.3f s; %u -> %u nodes; %s\n", r.rewrites, r.seconds, r.nodes_before,
 		        r.nodes_after, r.stop == RW_FIXPOINT ? "fixpoint" : r.stop == RW_MAX_REWRITES ? "stopped at --max-rewrites" : "stopped early");
+		if (sum != stderr) {
+			fclose(sum);
+			fwrite(text, 1, len, stderr);
+			free(text);
+		}
 		if (report && !audit_write_report(report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
 			rc = EXIT_INPUT;
 		if (dot && !audit_write_dot(m, &r, dot, &d))

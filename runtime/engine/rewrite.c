@@ -339,7 +339,7 @@ static uint64_t tensor_hash(Rewriter *rw, TensorId t)
 		h = hash_bytes(b, n);
 	} else {
 		/* 65 windows, read without computing a deferred tensor whole */
-		uint8_t w[64];
+		_Alignas(16) uint8_t w[64];
 		ir_tensor_read(m, t, n - 64, 64, w);
 		h = mix(n, hash_bytes(w, 64));
 		for (size_t i = 0; i < 64; i++) {
@@ -377,7 +377,7 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 		return false;
 	if (ta->deferred || tb->deferred) {
 		/* compared a piece at a time: neither is computed whole */
-		uint8_t pa[4096], pb[4096];
+		_Alignas(16) uint8_t pa[4096], pb[4096];
 		for (size_t off = 0; off < ta->nbytes; off += sizeof pa) {
 			size_t k = ta->nbytes - off < sizeof pa ? ta->nbytes - off : sizeof pa;
 			ir_tensor_read(m, ir_value(m, a)->tensor, off, k, pa);
