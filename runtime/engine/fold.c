@@ -173,7 +173,13 @@ static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st
 		ValueId ov = ir_node(m, n)->outputs[i];
 		if (!ov)
 			continue;
-		TensorId t = ir_tensor_new(m, vals[i]->dtype, vals[i]->dims, vals[i]->rank, vals[i]->data, vals[i]->nbytes);
+		/* the value inference computed becomes the initializer's bytes
+		 * (ov dies here); a value it shares with another is copied */
+		EvValue *x = infer_take_value(o->infer, ov);
+		void *own = ev_take_data(x);
+		TensorId t = own ? ir_tensor_adopt(m, x->dtype, x->dims, x->rank, own, x->nbytes)
+		                 : ir_tensor_new(m, x->dtype, x->dims, x->rank, x->data, x->nbytes);
+		ev_unref(x);
 		nv[i] = install(m, ov, t, &names[i]);
 	}
 	bool shape_op = node->kind == OP_Shape || node->kind == OP_Size;

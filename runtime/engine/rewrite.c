@@ -1701,7 +1701,15 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	size_t h = 0;
 	r->stop = RW_FIXPOINT;
 	NodeId n;
+	uint32_t since_sweep = 0;
 	while ((n = pop(&rw, &h)) || (n = to_nhwc(&rw, &h, &nhwc_pending))) {
+		/* now and then, inference forgets the values of removed values
+		 * (folded chains' intermediates): a pass over the values every
+		 * nvalues / 8 nodes popped */
+		if (++since_sweep > 1024 && since_sweep > m->nvalues / 8) {
+			infer_sweep(rw.infer);
+			since_sweep = 0;
+		}
 #ifdef GRAFT_DEBUG
 		if (rw.debug_failed)
 			break;

@@ -88,6 +88,32 @@ InferState *infer_new(IrModel *m)
 	return s;
 }
 
+EvValue *infer_take_value(InferState *s, ValueId v)
+{
+	if (!v || v >= s->cap || !s->val[v])
+		return NULL;
+	EvValue *x = s->val[v];
+	s->val[v] = NULL;
+	free(s->vec[v]);
+	s->vec[v] = NULL;
+	s->vec_tried[v] = 0;
+	return x;
+}
+
+void infer_sweep(InferState *s)
+{
+	/* the cache's own arrays first (sequential), the IR's values only
+	 * where something is cached */
+	for (ValueId v = 1; v < s->cap && v < s->m->nvalues; v++)
+		if ((s->val[v] || s->vec[v]) && s->m->values[v].dead) {
+			ev_unref(s->val[v]);
+			s->val[v] = NULL;
+			free(s->vec[v]);
+			s->vec[v] = NULL;
+			s->vec_tried[v] = 0;
+		}
+}
+
 void infer_free(InferState *s)
 {
 	if (!s)

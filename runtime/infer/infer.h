@@ -34,6 +34,14 @@ bool infer_node_and_consumers(InferState *s, NodeId n, Diag *d);
  * propagated), else NULL.  Borrowed: valid until the next infer call. */
 const EvValue *infer_known_value(InferState *s, ValueId v);
 
+/* The known value of v handed over to the caller (who unrefs it), and
+ * forgotten here; NULL if none.  The constant folder takes a value it turns
+ * into an initializer instead of copying it. */
+EvValue *infer_take_value(InferState *s, ValueId v);
+/* Forget the known values of values the IR has removed since (their bytes
+ * would otherwise stay until infer_free).  Costs a pass over the values: the
+ * engine calls it now and then. */
+void infer_sweep(InferState *s);
 /* A 1-D int64 vector known element by element (Shape -> Gather -> Concat):
  * for each element either vals[i] (syms[i] NULL) or a symbolic dim name in
  * syms[i].  Returns the length, or -1 if some element is unknown altogether,
