@@ -127,6 +127,58 @@ static inline EvValue *sh_new(EvCtx *c, int dtype, int rank, const int64_t *dims
 /* Copy a strided view of src into the whole of dst, in dst's row-major
  * order: dst element (i0..in) reads src[off + sum ik * sstr[k]].  This one
  * loop serves Transpose, Slice, Expand, DepthToSpace and SpaceToDepth. */
+/* A transpose's core: the output's last dim walks the source with stride
+ * istr while output dim j walks it contiguously.  Copied in 16 x 16 tiles of
+ * (j, last), so both sides stay in a few cache lines; the other dims by an
+ * odometer.  Fixed-size elements only. */
+static inline void sh_tiled_copy(EvValue *dst, const EvValue *src, const int64_t *sstr, int64_t off, int j, size_t es)
+{
+	enum { T = 16 };
+	int r = dst->rank;
+	int64_t dstr[EV_MAX_RANK], idx[EV_MAX_RANK] = {0};
+	ev_strides(r, dst->dims, dstr);
+	int64_t nj = dst->dims[j], nk = dst->dims[r - 1], istr = sstr[r - 1], dj = dstr[j];
+	char *d = dst->data;
+	const char *s = src->data;
+	int64_t so = off, di = 0;
+	for (;;) {
+		for (int64_t jb = 0; jb < nj; jb += T)
+			for (int64_t kb = 0; kb < nk; kb += T) {
+				int64_t je = jb + T < nj ? jb + T : nj, ke = kb + T < nk ? kb + T : nk;
+#define SH_TILE(TY) \
+	for (int64_t k = kb; k < ke; k++) \
+		for (int64_t jj = jb; jj < je; jj++) \
+			((TY *)d)[di + jj * dj + k] = ((const TY *)s)[so + jj + k * istr];
+				switch (es) {
+				case 1: SH_TILE(uint8_t) break;
+				case 2: SH_TILE(uint16_t) break;
+				case 4: SH_TILE(uint32_t) break;
+				case 8: SH_TILE(uint64_t) break;
+				default:
+					for (int64_t k = kb; k < ke; k++)
+						for (int64_t jj = jb; jj < je; jj++)
+							memcpy(d + (size_t)(di + jj * dj + k) * es, s + (size_t)(so + jj + k * istr) * es, es);
+				}
+#undef SH_TILE
+			}
+		/* next index of the dims other than j and the last */
+		int a = r - 2;
+		for (; a >= 0; a--) {
+			if (a == j)
+				continue;
+			so += sstr[a];
+			di += dstr[a];
+			if (++idx[a] < dst->dims[a])
+				break;
+			so -= sstr[a] * dst->dims[a];
+			di -= dstr[a] * dst->dims[a];
+			idx[a] = 0;
+		}
+		if (a < 0)
+			break;
+	}
+}
+
 static inline void sh_strided_copy(EvValue *dst, const EvValue *src, const int64_t *sstr, int64_t off)
 {
 	int r = dst->rank;
@@ -138,6 +190,13 @@ static inline void sh_strided_copy(EvValue *dst, const EvValue *src, const int64
 	}
 	size_t es = sh_esize(dst->dtype);
 	int64_t inner = dst->dims[r - 1], istr = sstr[r - 1];
+	if (istr != 1 && dst->dtype != DT_STRING && es && inner > 1) {
+		for (int j = 0; j < r - 1; j++)
+			if (sstr[j] == 1 && dst->dims[j] > 1) {
+				sh_tiled_copy(dst, src, sstr, off, j, es);
+				return;
+			}
+	}
 	int64_t idx[EV_MAX_RANK] = {0};
 	int64_t so = off, di = 0;
 	for (;;) {
