@@ -86,11 +86,18 @@ char *arena_strdup(Arena *a, const char *s)
 
 char *arena_printf(Arena *a, const char *fmt, ...)
 {
+	/* formatted once into a stack buffer; only a longer string is
+	 * formatted again, into its arena space */
+	char buf[256];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	char *q = arena_alloc(a, (size_t)n + 1);
+	if ((size_t)n < sizeof buf) {
+		memcpy(q, buf, (size_t)n + 1);
+		return q;
+	}
 	va_start(ap, fmt);
 	vsnprintf(q, (size_t)n + 1, fmt, ap);
 	va_end(ap);

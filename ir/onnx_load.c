@@ -132,6 +132,7 @@ static bool scan_msg(Scan *s, const uint8_t *p, const uint8_t *end, enum WireMsg
 
 #define MARK_FIELD 536870911u  /* the largest field number: no ONNX message uses it */
 #define ALIAS_MIN 256          /* shorter raw_data is copied: the marker saves nothing */
+#define BORROW_MIN_FILE (256u << 10) /* ir_load_file aliases files this large (see there) */
 
 enum { W_TENSOR = W_TYPE_MAP + 1 };
 
@@ -879,7 +880,8 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 	char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
 	LoadOptions o = opt ? *opt : (LoadOptions){0};
-	o.borrow = true;
+	/* a small file's bytes cost less to copy than the walk that avoids it */
+	o.borrow = len >= BORROW_MIN_FILE;
 	IrModel *m = ir_load_bytes(buf, len, path, dir, &o, d);
 	free(dir);
 	if (m && m->alias_base) {

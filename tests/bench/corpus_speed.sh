@@ -11,7 +11,8 @@
 # processes less the median of /bin/true over the whole run; ORT's is its own
 # in-process time.
 # Printed: a Markdown table with the ratio ORT/graft (the issue's goal: at
-# least 2x) and graft/cp, then the median ratio over the models.
+# least 2x), graft/cp, graft's peak RSS and how far it is above the input's
+# size plus the output's (MiB), then the median ratio over the models.
 #
 # With BASE_GRAFT=another/graft in the environment, that binary runs in the
 # same rounds too and a "before" column compares it (a change's effect).
@@ -58,26 +59,31 @@ for model in $models; do
 	i=$((i + 1))
 	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
 	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
+	outbytes=$(stat -c %s "$tmp/out.onnx" 2> /dev/null || echo 0)
 	rm -f "$tmp/out.onnx"
-	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -)" >> "$tmp/rows"
+	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -) $outbytes" >> "$tmp/rows"
 done
 
 # /bin/true's median over every round of the run: the cost of any process
 t=$(median < "$tmp/true")
-printf "| model | MB | cp ms |%s graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB |\n" "${base:+ before ms |}"
-printf "| --- | ---: | ---: |%s ---: | ---: | ---: | ---: | ---: |\n" "${base:+ ---: |}"
+printf "| model | MB | cp ms |%s graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB | RSS - in - out MB |\n" "${base:+ before ms |}"
+printf "| --- | ---: | ---: |%s ---: | ---: | ---: | ---: | ---: | ---: |\n" "${base:+ ---: |}"
 awk -v t="$t" '
 {
-	name = $1; bytes = $2; cp = $3; g = $4; o = $5; rss = $6; b = $7
+	name = $1; bytes = $2; cp = $3; g = $4; o = $5; rss = $6; b = $7; out = $8
 	cpms = (cp - t) / 1000; gms = (g - t) / 1000
 	if (cpms < 0.05) cpms = 0.05
 	if (gms < 0.05) gms = 0.05
 	before = b == "-" ? "" : sprintf(" %.1f |", (b - t) / 1000)
-	printf "| %s | %.1f | %.1f |%s %.1f | %.1f | %.1fx | %.1fx | %s |\n", name, bytes / 1e6, cpms, before, gms, o, o / gms, gms / cpms,
-	       rss == "?" ? "?" : sprintf("%.1f", rss / 1024)
+	printf "| %s | %.1f | %.1f |%s %.1f | %.1f | %.1fx | %.1fx | %s | %s |\n", name, bytes / 1e6, cpms, before, gms, o, o / gms, gms / cpms,
+	       rss == "?" ? "?" : sprintf("%.1f", rss / 1024), rss == "?" ? "?" : sprintf("%.1f", (rss * 1024 - bytes - out) / 1048576)
 	printf "%f\n", o / gms > ratios
-}' ratios="$tmp/ratios" "$tmp/rows"
+	if (rss != "?")
+		printf "%f %s\n", (rss * 1024 - bytes - out) / 1048576, name > excess
+}' ratios="$tmp/ratios" excess="$tmp/excess" "$tmp/rows"
 echo
 echo "models: $(wc -l < "$tmp/ratios"); ORT / graft: median $(median < "$tmp/ratios" | awk '{printf "%.1fx", $1}')," \
      "smallest $(sort -n "$tmp/ratios" | head -1 | awk '{printf "%.1fx", $1}'); graft and cp are whole processes" \
      "less /bin/true (median $(echo "$t" | awk '{printf "%.2f", $1 / 1000}') ms over the run; below 0.05 ms shown as 0.05)"
+echo "peak RSS above input + output: at most 4 MiB on $(awk '$1 <= 4' "$tmp/excess" | wc -l) of $(wc -l < "$tmp/excess") models;" \
+     "largest $(sort -n "$tmp/excess" | tail -1 | awk '{printf "%.1f MiB (%s)", $1, $2}')"
