@@ -317,6 +317,33 @@ START_TEST(test_audit_records)
 }
 END_TEST
 
+/* counts_only (graft optimize without --report, --dot or --trace): the same
+ * rewrite, the same node name in the model, and a firing that names its rule
+ * but records no nodes. */
+START_TEST(test_audit_counts_only)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[4] x) => (float[4] y) {\n"
+	                   "  [negate] n = Neg (x)\n"
+	                   "  y = Relu (n)\n"
+	                   "}\n");
+	const char *only[] = {"neg_to_sub"};
+	RwOptions o = {.enabled = only, .nenabled = 1, .no_fold = true, .counts_only = true};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(r.nfirings, 1);
+	const RwFiring *f = &r.firings[0];
+	ck_assert_str_eq(rw_firing_name(sets, f), "neg_to_sub");
+	ck_assert_int_eq(f->nmatched, 0);
+	ck_assert_int_eq(f->ncreated, 0);
+	ck_assert_int_eq(f->nremoved, 0);
+	NodeId x = ir_first(m, IR_MAIN_GRAPH);
+	ck_assert_str_eq(ir_node(m, x)->op_type, "Sub");
+	ck_assert_msg(strncmp(ir_node(m, x)->name, "neg_to_sub/Sub_", 15) == 0, "%s", ir_node(m, x)->name);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
 /* The whole engine on a corpus model: the same bytes twice, and the same
  * node count and outputs under several --shuffle seeds. */
 START_TEST(test_determinism_and_shuffle)
@@ -994,6 +1021,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_builtin_passes);
 	tcase_add_test(tc, test_cse_constants);
 	tcase_add_test(tc, test_audit_records);
+	tcase_add_test(tc, test_audit_counts_only);
 	tcase_add_test(tc, test_determinism_and_shuffle);
 	tcase_add_test(tc, test_cli_report_and_explain);
 	tcase_add_test(tc, test_cli_constant_growth);

@@ -1138,6 +1138,9 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
                          const RwRuleSet *const *rule_sets, int nrule_sets)
 {
 	RwOptions ro = *o;
+	/* which nodes each firing touched is for the report, the graph and the
+	 * trace; the summary only counts */
+	ro.counts_only = !report && !dot && !ro.trace;
 	if (list) {
 		printf("%-32s %-9s %s\n", "rule", "level", "source");
 		for (int s = 0; s < nrule_sets; s++)

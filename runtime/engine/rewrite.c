@@ -108,6 +108,12 @@ static char *label_of(IrModel *m, NodeId n)
 	return strdup(ir_node_label(m, n, buf, sizeof buf));
 }
 
+/* A node's label for a firing's record; NULL (not recorded) with counts_only. */
+static char *firing_label(Rewriter *rw, NodeId n)
+{
+	return rw->o.counts_only ? NULL : label_of(rw->m, n);
+}
+
 static void grow_node_tables(Rewriter *rw)
 {
 	uint32_t need = rw->m->nnodes + 1;
@@ -213,6 +219,8 @@ static RwFiring *new_firing(Rewriter *rw, int rule, const char *builtin)
 
 static void add_name(char ***list, int *n, char *s)
 {
+	if (!s)
+		return; /* not recorded (counts_only) */
 	*list = xrealloc(*list, sizeof **list * (size_t)(*n + 1));
 	(*list)[(*n)++] = s;
 }
@@ -220,6 +228,8 @@ static void add_name(char ***list, int *n, char *s)
 /* Provenance of node n: itself if it came from the input file. */
 static void prov_of(Rewriter *rw, NodeId n, char ***out, int *nout)
 {
+	if (rw->o.counts_only)
+		return;
 	grow_node_tables(rw);
 	NodeId p = n - rw->prov_base;
 	if (n >= rw->prov_base && rw->nprov[p]) {
@@ -274,7 +284,7 @@ static void remove_if_dead(Rewriter *rw, NodeId n, RwFiring *f)
 		ValueId ins[nin + 1];
 		memcpy(ins, node->inputs, sizeof *ins * nin);
 		if (f)
-			add_name(&f->removed, &f->nremoved, label_of(m, x));
+			add_name(&f->removed, &f->nremoved, firing_label(rw, x));
 		ir_node_remove(m, x);
 		for (uint32_t i = 0; i < nin; i++) {
 			if (!ins[i] || ir_value(m, ins[i])->dead)
@@ -504,8 +514,8 @@ static bool try_cse(Rewriter *rw, NodeId n)
 				if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
 					return false;
 			RwFiring *f = new_firing(rw, -1, "cse");
-			add_name(&f->matched, &f->nmatched, label_of(m, n));
-			add_name(&f->matched, &f->nmatched, label_of(m, e));
+			add_name(&f->matched, &f->nmatched, firing_label(rw, n));
+			add_name(&f->matched, &f->nmatched, firing_label(rw, e));
 			for (uint32_t o = 0; o < node->noutputs; o++) {
 				ValueId ov = node->outputs[o], ev = ir_node(m, e)->outputs[o];
 				if (!ov)
@@ -1030,7 +1040,7 @@ bool rw_commit(Rewriter *rw)
 	const RwRule *rule = &rw->sets[rw->cur]->rules[rw->tx_rule];
 	RwFiring *f = new_firing(rw, rw->tx_rule, NULL);
 	for (int i = 0; i < rw->ntx_matched; i++)
-		add_name(&f->matched, &f->nmatched, label_of(m, rw->tx_matched[i]));
+		add_name(&f->matched, &f->nmatched, firing_label(rw, rw->tx_matched[i]));
 	/* provenance of the created nodes: every input node the match stands for */
 	char **prov = NULL;
 	int nprov = 0;
@@ -1044,6 +1054,8 @@ bool rw_commit(Rewriter *rw)
 		 * so the audit's names can be found there */
 		if (!*ir_node(m, n)->name)
 			ir_node(m, n)->name = arena_printf(m->arena, "%s/%s_%u", rule->name, ir_node(m, n)->op_type, n);
+		if (rw->o.counts_only)
+			continue;
 		add_name(&f->created, &f->ncreated, strdup(ir_node(m, n)->name));
 		f->provenance[i] = xrealloc(NULL, sizeof **f->provenance * (size_t)(nprov + 1));
 		f->nprovenance[i] = nprov;
@@ -1279,7 +1291,7 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 	ValueId *map = xrealloc(NULL, sizeof *map * nmap);
 	memset(map, 0, sizeof *map * nmap);
 	RwFiring *f = new_firing(rw, -1, "inline-if");
-	add_name(&f->matched, &f->nmatched, label_of(m, n));
+	add_name(&f->matched, &f->nmatched, firing_label(rw, n));
 	for (uint32_t i = 0; i < bg->ninits; i++) {
 		ValueId v = ir_graph(m, b)->inits[i];
 		map[v] = ir_add_initializer(m, g, ir_fresh_name(m, ir_value(m, v)->name), ir_value(m, v)->tensor);
@@ -1316,7 +1328,7 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 			ir_value_set_type(m, nv, ir_value(m, old)->dtype, &ir_value(m, old)->shape);
 			ir_replace_all_uses(m, old, nv); /* readers in the moved bodies */
 		}
-		add_name(&f->created, &f->ncreated, label_of(m, c));
+		add_name(&f->created, &f->ncreated, firing_label(rw, c));
 		infer_node(rw->infer, c, &quiet);
 		push(rw, c);
 	}
@@ -1339,7 +1351,7 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 			for (uint32_t j = 0; j < gg->noutputs; j++)
 				if (gg->outputs[j] == out)
 					ir_set_output(m, g, j, idv);
-			add_name(&f->created, &f->ncreated, label_of(m, id));
+			add_name(&f->created, &f->ncreated, firing_label(rw, id));
 			push(rw, id);
 			renamed[i] = idv;
 			names[i] = ir_value(m, out)->name;
@@ -1349,7 +1361,7 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 		push_consumers(rw, src);
 	}
 	free(map);
-	add_name(&f->removed, &f->nremoved, label_of(m, n));
+	add_name(&f->removed, &f->nremoved, firing_label(rw, n));
 	ValueId cond = ir_node(m, n)->inputs[0];
 	ir_node_remove(m, n);
 	if (!ir_value(m, cond)->nuses && !ir_value(m, cond)->is_input)
@@ -1383,7 +1395,7 @@ static bool try_push_transpose(Rewriter *rw, NodeId n)
 	diag_init(&quiet, NULL);
 	for (int i = 0; i < c.ncreated; i++) {
 		NodeId k = c.created[i];
-		add_name(&f->created, &f->ncreated, label_of(m, k));
+		add_name(&f->created, &f->ncreated, firing_label(rw, k));
 		infer_node(rw->infer, k, &quiet);
 		push(rw, k);
 	}
@@ -1425,8 +1437,8 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 		ir_attr_set_ints(m, c, "split", sizes, (size_t)k);
 	RwFiring *f = new_firing(rw, -1, "split-slices");
 	for (int i = 0; i < k; i++)
-		add_name(&f->matched, &f->nmatched, label_of(m, p.pieces[i].slice));
-	add_name(&f->created, &f->ncreated, label_of(m, c));
+		add_name(&f->matched, &f->nmatched, firing_label(rw, p.pieces[i].slice));
+	add_name(&f->created, &f->ncreated, firing_label(rw, c));
 	/* a piece that is a graph output: the Split's output takes its place and its name */
 	const char *keep[k];
 	IrGraph *gr = ir_graph(m, g);
@@ -1486,7 +1498,7 @@ static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 		f->removed = c.removed;
 		f->nremoved = c.nremoved;
 		for (int k = 0; k < c.ncreated; k++) {
-			add_name(&f->created, &f->ncreated, label_of(m, c.created[k]));
+			add_name(&f->created, &f->ncreated, firing_label(rw, c.created[k]));
 			infer_node(rw->infer, c.created[k], &quiet);
 		}
 		NodeId t = c.created[c.ncreated - 1], moved[64];
@@ -1550,14 +1562,14 @@ static bool try_fold(Rewriter *rw, NodeId n)
 	memcpy(ins, node->inputs, sizeof *ins * nin);
 	for (uint32_t i = 0; i < nout; i++)
 		names[i] = node->outputs[i] ? ir_value(m, node->outputs[i])->name : NULL;
-	char *label = label_of(m, n);
+	char *label = firing_label(rw, n);
 	GraphId g = node->graph;
 	FoldStats st = {0};
 	if (!fold_node(m, n, &rw->o.fold, &st, rw->d)) {
 		free(label);
 		if (st.reshapes) { /* the node stayed, with a constant shape: its old chain may be dead */
 			RwFiring *f = new_firing(rw, -1, "fold");
-			add_name(&f->matched, &f->nmatched, label_of(m, n));
+			add_name(&f->matched, &f->nmatched, firing_label(rw, n));
 			for (uint32_t i = 0; i < nin; i++)
 				if (ins[i] && ir_value(m, ins[i])->producer)
 					remove_if_dead(rw, ir_value(m, ins[i])->producer, f);
@@ -1569,7 +1581,7 @@ static bool try_fold(Rewriter *rw, NodeId n)
 	}
 	RwFiring *f = new_firing(rw, -1, "fold");
 	add_name(&f->matched, &f->nmatched, label);
-	add_name(&f->removed, &f->nremoved, strdup(label));
+	add_name(&f->removed, &f->nremoved, label ? strdup(label) : NULL);
 	for (uint32_t i = 0; i < nout; i++) {
 		ValueId v = names[i] ? ir_lookup(m, g, names[i]) : 0;
 		if (v)

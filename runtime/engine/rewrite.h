@@ -112,6 +112,8 @@ typedef struct RwOptions {
 	                               between Transposes, then on to a new fixpoint (nhwc.c); vendor
 	                               rules wait until then.  Needs allow_vendor_ops and push-transpose */
 	const char *why_rule;       /* after the run, ask this rule why it did not fire (RwResult.why) */
+	bool counts_only;           /* firings say only which rule or pass fired: no node labels, no
+	                               provenance (when no report, graph or trace will show them) */
 	FoldOptions fold;
 } RwOptions;
 
