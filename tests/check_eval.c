@@ -459,10 +459,19 @@ START_TEST(test_fold_deferred)
 	ck_assert_int_eq(n, N);
 	ck_assert_mem_eq(got, want, sizeof *want * N);
 	ir_model_free(back);
+	/* as external data: computed whole for the data file, the same bytes */
+	snprintf(path, sizeof path, "%s/external.onnx", dir);
+	ck_assert(ir_save_file(m, path, &(SaveOptions){.external = EXT_ALL}, &d));
+	back = ir_load_file(path, NULL, &d);
+	ck_assert_ptr_nonnull(back);
+	got = init_floats(back, "u", &n);
+	ck_assert_mem_eq(got, want, sizeof *want * N);
+	ir_model_free(back);
 	rm_rf(dir);
 	free(dir);
 
-	/* read whole: computed once, and the recipe is gone */
+	/* read whole (the external save above already did): computed once,
+	 * and the recipe is gone */
 	got = init_floats(m, "u", &n);
 	ck_assert_mem_eq(got, want, sizeof *want * N);
 	ck_assert_ptr_null(ir_tensor(m, tu)->deferred);
