@@ -7,8 +7,10 @@
  * inputs: the user may replace them), random ops, DequantizeLinear (keeps
  * quantized weights quantized), ops with subgraphs, ops of other domains,
  * string results, and results over the size cap (so ConstantOfShape, Expand,
- * Tile and Range cannot bloat the file).  The engine calls fold_node on one
- * node; fold_model runs it to a fixpoint with a worklist. */
+ * Tile and Range cannot bloat the file).  A large weight scaled by a small
+ * broadcast constant is not computed here but deferred to the saver (see
+ * "deferred results" below).  The engine calls fold_node on one node;
+ * fold_model runs it to a fixpoint with a worklist. */
 #include "fold.h"
 #include "infer.h"
 
