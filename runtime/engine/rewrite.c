@@ -1046,8 +1046,10 @@ bool rw_commit(Rewriter *rw)
 	int nprov = 0;
 	for (int i = 0; i < rw->ntx_matched; i++)
 		prov_of(rw, rw->tx_matched[i], &prov, &nprov);
-	f->provenance = xrealloc(NULL, sizeof *f->provenance * (size_t)(rw->ntx_created + 1));
-	f->nprovenance = xrealloc(NULL, sizeof *f->nprovenance * (size_t)(rw->ntx_created + 1));
+	if (!rw->o.counts_only) {
+		f->provenance = xrealloc(NULL, sizeof *f->provenance * (size_t)(rw->ntx_created + 1));
+		f->nprovenance = xrealloc(NULL, sizeof *f->nprovenance * (size_t)(rw->ntx_created + 1));
+	}
 	for (int i = 0; i < rw->ntx_created; i++) {
 		NodeId n = rw->tx_created[i];
 		/* a name that says where the node came from, kept in the saved model

@@ -328,20 +328,34 @@ static inline ATT_T F(nanmax)(ATT_T a, ATT_T b)
 	return isnan(a) || isnan(b) ? (ATT_T)NAN : (a > b ? a : b);
 }
 
+/* Where head h of batch b starts in Q, K, V and the output (query heads
+ * in a group share one K and V head). */
+typedef struct F(Head) {
+	const ATT_T *q, *k, *v;
+	ATT_T *y;
+} F(Head);
+
+static inline F(Head) F(head_at)(const AttShape *s, const AttInputs *in, ATT_T *y, int64_t b, int64_t h)
+{
+	int64_t kvh = h / (s->q_heads / s->kv_heads);
+	return (F(Head)){
+		.q = (const ATT_T *)in->q + (b * s->q_heads + h) * s->q_len * s->head,
+		.k = (const ATT_T *)in->k + (b * s->kv_heads + kvh) * s->kv_len * s->head,
+		.v = (const ATT_T *)in->v + (b * s->kv_heads + kvh) * s->kv_len * s->v_head,
+		.y = y + (b * s->q_heads + h) * s->q_len * s->v_head,
+	};
+}
+
 void F(att_naive)(const AttShape *s, const AttInputs *in, ATT_T *y)
 {
-	const ATT_T *q = in->q, *k = in->k, *v = in->v;
-	int64_t group = s->q_heads / s->kv_heads;
 	ATT_T *row = nn_alloc(sizeof(ATT_T) * (size_t)(s->kv_len ? s->kv_len : 1));
 	int64_t nmat = s->q_len * s->kv_len;
 	ATT_T *mat = nn_alloc(sizeof(ATT_T) * (size_t)(nmat > 0 ? nmat : 1));
 	for (int64_t b = 0; b < s->batch; b++)
 		for (int64_t h = 0; h < s->q_heads; h++) {
-			int64_t kvh = h / group;
-			const ATT_T *qh = q + (b * s->q_heads + h) * s->q_len * s->head;
-			const ATT_T *kh = k + (b * s->kv_heads + kvh) * s->kv_len * s->head;
-			const ATT_T *vh = v + (b * s->kv_heads + kvh) * s->kv_len * s->v_head;
-			ATT_T *yh = y + (b * s->q_heads + h) * s->q_len * s->v_head;
+			F(Head) hd = F(head_at)(s, in, y, b, h);
+			const ATT_T *qh = hd.q, *kh = hd.k, *vh = hd.v;
+			ATT_T *yh = hd.y;
 			ATT_T *qk = in->qk ? (ATT_T *)in->qk + (b * s->q_heads + h) * s->q_len * s->kv_len : NULL;
 			/* the whole score matrix first */
 			for (int64_t i = 0; i < s->q_len; i++) {
@@ -386,18 +400,14 @@ void F(att_naive)(const AttShape *s, const AttInputs *in, ATT_T *y)
 
 void F(att_flash)(const AttShape *s, const AttInputs *in, ATT_T *y)
 {
-	const ATT_T *q = in->q, *k = in->k, *v = in->v;
-	int64_t group = s->q_heads / s->kv_heads;
 	ATT_T sc[ATT_BQ][ATT_BK];
 	ATT_T m[ATT_BQ], l[ATT_BQ];
 	ATT_T *acc = nn_alloc(sizeof(ATT_T) * (size_t)(ATT_BQ * (s->v_head ? s->v_head : 1)));
 	for (int64_t b = 0; b < s->batch; b++)
 		for (int64_t h = 0; h < s->q_heads; h++) {
-			int64_t kvh = h / group;
-			const ATT_T *qh = q + (b * s->q_heads + h) * s->q_len * s->head;
-			const ATT_T *kh = k + (b * s->kv_heads + kvh) * s->kv_len * s->head;
-			const ATT_T *vh = v + (b * s->kv_heads + kvh) * s->kv_len * s->v_head;
-			ATT_T *yh = y + (b * s->q_heads + h) * s->q_len * s->v_head;
+			F(Head) hd = F(head_at)(s, in, y, b, h);
+			const ATT_T *qh = hd.q, *kh = hd.k, *vh = hd.v;
+			ATT_T *yh = hd.y;
 			for (int64_t i0 = 0; i0 < s->q_len; i0 += ATT_BQ) {
 				int64_t nq = s->q_len - i0 < ATT_BQ ? s->q_len - i0 : ATT_BQ;
 				for (int64_t r = 0; r < nq; r++) {
