@@ -27,6 +27,7 @@
  * ("not supported by the code generator yet: ..."): a rule is compiled
  * right or not at all. */
 #include "codegen.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -1669,19 +1670,7 @@ bool codegen_write_if_changed(const char *path, const char *text)
 		if (same)
 			return true;
 	}
-	char *tmp = fmt("%s.tmp", path);
-	fp = fopen(tmp, "wb");
-	if (!fp || fwrite(text, 1, len, fp) != len || fclose(fp) != 0) {
-		fprintf(stderr, "graftc: cannot write '%s': %s\n", tmp, strerror(errno));
-		free(tmp);
-		return false;
-	}
-	if (rename(tmp, path) != 0) {
-		fprintf(stderr, "graftc: cannot write '%s': %s\n", path, strerror(errno));
-		remove(tmp);
-		free(tmp);
-		return false;
-	}
-	free(tmp);
-	return true;
+	Diag d;
+	diag_init(&d, stderr);
+	return out_write_file(path, text, len, &d);
 }

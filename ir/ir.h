@@ -371,13 +371,20 @@ typedef enum ExternalMode {
 typedef struct SaveOptions {
 	ExternalMode external;
 	size_t ext_threshold;   /* EXT_ALL: smallest tensor written externally (default 1024) */
-	const char *ext_file;   /* file name (in the output's folder) for new external data;
-	                           default "<output file name>.data" */
+	const char *ext_file;   /* file name (in the output's folder, no '/') of the external
+	                           data file; default "<output file name>.data" */
 	bool overwrite_input;   /* allow saving onto the path the model was loaded from */
 	size_t inline_limit;    /* inline tensor bytes above which EXT_KEEP acts as EXT_ALL
 	                           (0: 2 GB less 64 MB of headroom for the graph itself) */
 } SaveOptions;
 bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d);
+/* The path of the external data file ir_save_file(path) writes if it writes
+ * one: "OUT.data" (or opt->ext_file) in OUT's folder.  The caller frees it. */
+char *ir_save_data_path(const char *path, const SaveOptions *opt);
+/* Note the files m was read from in s (outfile.h): its path as
+ * FILE_INPUT_MODEL, each external data file as FILE_INPUT_DATA. */
+struct FileSet;
+void ir_model_files(IrModel *m, struct FileSet *s);
 /* Serialize to memory (no external data).  The caller frees *out. */
 bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d);
 /* The ModelProto the saver writes, built in arena `a` (shallow: it points

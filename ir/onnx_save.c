@@ -8,17 +8,23 @@
  * in an arena and point into the IR and the loaded proto; nothing is deep-
  * copied, so saving costs about one protobuf pack.
  *
- * Files are written to a temporary file beside the target and renamed over
- * it, so a failed save never leaves a half-written model; external data files
- * are written the same way, before the model that refers to them. */
+ * Files are written through outfile.c (a temporary file beside the target,
+ * fsync, rename), so a failed save never leaves a half-written model.  A
+ * save never writes over the files the model was read from (the model itself
+ * only with overwrite_input).  External data goes to one file named after
+ * the output ("OUT.data", in OUT's folder; never a location read from the
+ * input), holding exactly the tensors the output refers to, written before
+ * the model that refers to it. */
 #include "ir.h"
 #include "arena.h"
 #include "onnx.pb-c.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,11 +84,12 @@ static ExtFile *ext_file(Emit *e, const char *location)
 	return f;
 }
 
-/* Place data in the file: at `want` if that is past everything written so far
- * (a round trip keeps every offset), else appended. Returns the offset. */
-static int64_t ext_place(ExtFile *f, const uint8_t *data, size_t len, int64_t want)
+/* Append data to the file, which so holds exactly the tensors the model
+ * refers to, in the order they are written (a round trip of a packed data
+ * file keeps every offset).  Returns the offset. */
+static int64_t ext_place(ExtFile *f, const uint8_t *data, size_t len)
 {
-	int64_t off = want >= f->end ? want : f->end;
+	int64_t off = f->end;
 	if (f->nwrites == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
 		f->writes = realloc(f->writes, sizeof *f->writes * f->cap);
@@ -131,13 +138,18 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	if (orig && !t->dirty) {
 		bool same_name = !name || strcmp(str(orig->name), name) == 0;
 		if (t->external) {
-			/* the bytes go back to their file, at their offset if possible */
-			ExtFile *f = ext_file(e, t->ext_location);
-			int64_t off = ext_place(f, t->data, t->nbytes, t->ext_offset);
-			if (off == t->ext_offset && same_name)
+			/* A file save writes the bytes to the output's own data file
+			 * (never to a location taken from the input: that may be the
+			 * input's data file, or any name a crafted model chose), at
+			 * their old offset while that leaves no gap.  A save to memory
+			 * keeps the reference as loaded. */
+			const char *loc = e->new_location ? e->new_location : t->ext_location;
+			ExtFile *f = ext_file(e, loc);
+			int64_t off = ext_place(f, t->data, t->nbytes);
+			if (off == t->ext_offset && same_name && strcmp(loc, t->ext_location) == 0)
 				return (Onnx__TensorProto *)orig;
 			tp = arena_dup(e->a, orig, sizeof *tp);
-			make_external(e, tp, t->ext_location, off, t->nbytes);
+			make_external(e, tp, loc, off, t->nbytes);
 		} else if (same_name && !(e->externalize && t->nbytes >= e->threshold && t->dtype != DT_STRING)) {
 			return (Onnx__TensorProto *)orig;
 		} else {
@@ -171,7 +183,7 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	if (e->externalize && tp->has_raw_data && tp->raw_data.len >= e->threshold) {
 		ExtFile *f = ext_file(e, e->new_location);
 		size_t len = tp->raw_data.len;
-		int64_t off = ext_place(f, tp->raw_data.data, len, 0);
+		int64_t off = ext_place(f, tp->raw_data.data, len);
 		if (tp == orig)
 			tp = arena_dup(e->a, orig, sizeof *tp);
 		make_external(e, tp, e->new_location, off, len);
@@ -488,31 +500,18 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 
 /* ---- writing files ----------------------------------------------------- */
 
-/* A ProtobufCBuffer that streams the packed bytes to a file descriptor. */
+/* A ProtobufCBuffer that streams the packed bytes to an output file. */
 typedef struct FdBuffer {
 	ProtobufCBuffer base;
 	IrModel *m;             /* whose deferred tensors' placeholders may come */
-	int fd;
-	bool failed;
-	int err;
+	OutFile *out;
 	size_t used;
 	uint8_t buf[1 << 20];
 } FdBuffer;
 
 static void fd_flush(FdBuffer *b)
 {
-	size_t off = 0;
-	while (!b->failed && off < b->used) {
-		ssize_t w = write(b->fd, b->buf + off, b->used - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			b->failed = true;
-			b->err = w < 0 ? errno : ENOSPC;
-		} else {
-			off += (size_t)w;
-		}
-	}
+	out_write(b->out, b->buf, b->used);
 	b->used = 0;
 }
 
@@ -540,7 +539,7 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 		/* computed a buffer at a time, straight into the file: the
 		 * result never exists whole in memory */
 		fd_flush(b);
-		for (size_t off = 0; off < len && !b->failed; off += sizeof b->buf) {
+		for (size_t off = 0; off < len && !b->out->failed; off += sizeof b->buf) {
 			b->used = len - off < sizeof b->buf ? len - off : sizeof b->buf;
 			ir_tensor_read(b->m, id, off, b->used, b->buf);
 			fd_flush(b);
@@ -550,18 +549,7 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
 		fd_flush(b);
 	if (len >= DIRECT_WRITE) {
-		size_t off = 0;
-		while (!b->failed && off < len) {
-			ssize_t w = write(b->fd, data + off, len - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				b->failed = true;
-				b->err = w < 0 ? errno : ENOSPC;
-			} else {
-				off += (size_t)w;
-			}
-		}
+		out_write(b->out, data, len);
 		return;
 	}
 	if (len)
@@ -569,78 +557,37 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	b->used += len;
 }
 
-/* Create a temporary file beside `path`; returns its fd and name. */
-static int temp_beside(const char *path, char **tmp_name)
+static bool write_ext_file(ExtFile *f, OutFile *out, const char *final, Diag *d)
 {
-	size_t n = strlen(path);
-	char *t = malloc(n + 16);
-	if (!t)
-		abort();
-	memcpy(t, path, n);
-	memcpy(t + n, ".tmp.XXXXXX", 12);
-	int fd = mkstemp(t);
-	if (fd < 0) {
-		free(t);
-		return -1;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	*tmp_name = t;
-	return fd;
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-static bool write_ext_file(ExtFile *f, const char *dir, char **tmp_out, char **final_out, Diag *d, const char *path)
-{
-	char *final = malloc(strlen(dir) + strlen(f->location) + 2);
-	if (!final)
-		abort();
-	sprintf(final, "%s/%s", dir, f->location);
-	char *tmp;
-	int fd = temp_beside(final, &tmp);
-	if (fd < 0) {
-		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
-		free(final);
+	if (!out_open(out, final, d))
 		return false;
+	for (size_t i = 0; i < f->nwrites; i++)
+		out_pwrite(out, f->writes[i].data, f->writes[i].len, (off_t)f->writes[i].offset);
+	if (!out->failed && ftruncate(out->fd, f->end) != 0) {
+		out->failed = true;
+		out->err = errno;
 	}
-	bool ok = true;
-	for (size_t i = 0; i < f->nwrites && ok; i++) {
-		const ExtWrite *w = &f->writes[i];
-		size_t off = 0;
-		while (off < w->len) {
-			ssize_t r = pwrite(fd, w->data + off, w->len - off, w->offset + (off_t)off);
-			if (r <= 0) {
-				diag_error(d, path, "cannot write external data '%s': %s", final,
-				           r < 0 ? strerror(errno) : "short write");
-				ok = false;
-				break;
-			}
-			off += (size_t)r;
+	return out_finish(out, d);
+}
+
+/* Does the file at path mention name (the existing model at -o refers to
+ * the existing data file beside it: a previous output, replaced together)? */
+static bool file_mentions(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	struct stat st;
+	bool found = false;
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			found = memmem(p, (size_t)st.st_size, name, strlen(name)) != NULL;
+			munmap(p, (size_t)st.st_size);
 		}
 	}
-	if (ok && ftruncate(fd, f->end) != 0) {
-		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
-		ok = false;
-	}
-	if (close(fd) != 0 && ok) {
-		diag_error(d, path, "cannot write external data '%s': %s", final, strerror(errno));
-		ok = false;
-	}
-	if (!ok) {
-		unlink(tmp);
-		free(tmp);
-		free(final);
-		return false;
-	}
-	*tmp_out = tmp;
-	*final_out = final;
-	return true;
+	close(fd);
+	return found;
 }
 
 /* Inline bytes of every live tensor: decides when the 2 GB limit forces
@@ -654,18 +601,66 @@ static size_t inline_bytes(IrModel *m)
 	return total;
 }
 
+void ir_model_files(IrModel *m, FileSet *s)
+{
+	if (m->path)
+		fileset_input(s, m->path, FILE_INPUT_MODEL);
+	for (TensorId t = 1; m->dir && t < m->ntensors; t++) {
+		const char *loc = m->tensors[t].external ? m->tensors[t].ext_location : NULL;
+		if (!loc)
+			continue;
+		bool seen = false;
+		for (TensorId u = 1; u < t && !seen; u++)
+			seen = m->tensors[u].external && m->tensors[u].ext_location &&
+			       strcmp(m->tensors[u].ext_location, loc) == 0;
+		if (!seen) {
+			char *p = malloc(strlen(m->dir) + strlen(loc) + 2);
+			if (!p)
+				abort();
+			sprintf(p, "%s/%s", m->dir, loc);
+			fileset_input(s, p, FILE_INPUT_DATA);
+			free(p);
+		}
+	}
+}
+
+char *ir_save_data_path(const char *path, const SaveOptions *opt)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *name = opt && opt->ext_file ? opt->ext_file : NULL;
+	size_t dirlen = (size_t)(base - path);
+	char *p = malloc(dirlen + strlen(name ? name : base) + 8);
+	if (!p)
+		abort();
+	if (name)
+		sprintf(p, "%.*s%s", (int)dirlen, path, name);
+	else
+		sprintf(p, "%.*s%s.data", (int)dirlen, path, base);
+	return p;
+}
+
 bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 {
 	SaveOptions defaults = {0};
 	if (!opt)
 		opt = &defaults;
-	if (m->path && same_file(m->path, path) && !opt->overwrite_input) {
-		diag_error(d, path, "refusing to overwrite the input model (use --overwrite to allow it)");
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (opt->ext_file && (!*opt->ext_file || strchr(opt->ext_file, '/') || !strcmp(opt->ext_file, ".") ||
+	                      !strcmp(opt->ext_file, ".."))) {
+		diag_error(d, path, "the external data file name '%s' must be a plain file name", opt->ext_file);
 		return false;
 	}
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	const char *base = slash ? slash + 1 : path;
+	/* never onto the files the model was read from (but the model itself
+	 * with --overwrite, and then its data files with it) */
+	FileSet inputs;
+	fileset_init(&inputs);
+	ir_model_files(m, &inputs);
+	const FileEntry *hit = fileset_find(&inputs, path);
+	bool onto_input = hit && hit->role == FILE_INPUT_MODEL;
+	bool ok = fileset_output(&inputs, path, opt->overwrite_input ? FILE_INPUT_MODEL : 0, d);
+	char *data_path = ir_save_data_path(path, opt);
 
 	Arena *a = arena_new();
 	Emit e = {.m = m, .a = a, .d = d, .stream = true};
@@ -674,11 +669,10 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
 	e.externalize = opt->external == EXT_ALL || inline_bytes(m) > limit;
 
-	bool ok = false;
-	char **tmps = NULL, **finals = NULL;
-	size_t nwritten = 0;
-	char *tmp = NULL;
-	Onnx__ModelProto *mp = emit_model(&e);
+	OutFile data = {.fd = -1}, model = {.fd = -1};
+	bool have_data = false;
+	Onnx__ModelProto *mp = ok ? emit_model(&e) : NULL;
+	ok = false;
 	if (!mp)
 		goto done;
 	if (onnx__model_proto__get_packed_size(mp) >= PROTOBUF_LIMIT) {
@@ -686,70 +680,51 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 		goto done;
 	}
 	/* External data first, so the model never refers to a missing file. */
-	tmps = calloc(e.nfiles + 1, sizeof *tmps);
-	finals = calloc(e.nfiles + 1, sizeof *finals);
-	for (size_t i = 0; i < e.nfiles; i++, nwritten++)
-		if (!write_ext_file(&e.files[i], dir, &tmps[i], &finals[i], d, path))
+	if (e.nfiles) {
+		if (!fileset_output(&inputs, data_path, opt->overwrite_input && onto_input ? FILE_INPUT_DATA : 0, d))
 			goto done;
-	int fd = temp_beside(path, &tmp);
-	if (fd < 0) {
-		diag_error(d, path, "cannot write: %s", strerror(errno));
-		goto done;
+		/* An existing data file is replaced only together with the model
+		 * that refers to it: the input with --overwrite, or a previous
+		 * output at the same path.  Anything else is someone's file. */
+		struct stat st;
+		const FileEntry *was = fileset_find(&inputs, data_path);
+		bool input_data = was && was->role == FILE_INPUT_DATA;
+		if (!input_data && lstat(data_path, &st) == 0 && S_ISREG(st.st_mode) && !file_mentions(path, e.new_location)) {
+			diag_error(d, data_path, "refusing to replace it: it exists and is not the external data of '%s' "
+			           "(remove it or choose another output name)", path);
+			goto done;
+		}
+		if (!write_ext_file(&e.files[0], &data, data_path, d))
+			goto done;
+		have_data = true;
 	}
+	if (!out_open(&model, path, d))
+		goto done;
 	FdBuffer *fb = malloc(sizeof *fb);
 	if (!fb)
 		abort();
 	fb->base.append = fd_append;
 	fb->m = m;
-	fb->fd = fd;
-	fb->failed = false;
+	fb->out = &model;
 	fb->used = 0;
 	onnx__model_proto__pack_to_buffer(mp, &fb->base);
 	fd_flush(fb);
-	bool wrote = !fb->failed;
-	int err = fb->err;
 	free(fb);
-	if (close(fd) != 0 && wrote) {
-		wrote = false;
-		err = errno;
-	}
-	if (!wrote) {
-		diag_error(d, path, "cannot write: %s", strerror(err));
+	if (!out_finish(&model, d))
 		goto done;
-	}
-	for (size_t i = 0; i < nwritten; i++) {
-		if (rename(tmps[i], finals[i]) != 0) {
-			diag_error(d, path, "cannot write external data '%s': %s", finals[i], strerror(errno));
-			goto done;
-		}
-		free(tmps[i]);
-		tmps[i] = NULL;
-	}
-	if (rename(tmp, path) != 0) {
-		diag_error(d, path, "cannot write: %s", strerror(errno));
+	if (have_data && !out_rename(&data, d))
 		goto done;
-	}
-	free(tmp);
-	tmp = NULL;
-	ok = true;
+	have_data = false;
+	ok = out_rename(&model, d);
 done:
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	for (size_t i = 0; i < nwritten; i++) {
-		if (tmps[i]) {
-			unlink(tmps[i]);
-			free(tmps[i]);
-		}
-		free(finals[i]);
-	}
-	free(tmps);
-	free(finals);
+	if (have_data)
+		out_abandon(&data);
+	out_abandon(&model);
 	for (size_t i = 0; i < e.nfiles; i++)
 		free(e.files[i].writes);
 	free(e.files);
 	arena_free(a);
-	free(dir);
+	free(data_path);
+	fileset_free(&inputs);
 	return ok;
 }

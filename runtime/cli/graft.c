@@ -24,6 +24,7 @@
 #include "rw_interp.h"
 #include "infer.h"
 #include "ir.h"
+#include "outfile.h"
 #include "plan.h"
 #include "run.h"
 #include "text.h"
@@ -110,6 +111,34 @@ static void prepare_heap(const char *path)
 /* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
  * (what `graft print` writes and onnx.parser reads), so a fixture can be
  * written by hand and saved as ONNX with `graft roundtrip`. */
+/* ---- the files of this run --------------------------------------------------
+ * Every output is claimed before anything is written (ir/outfile.h): one that
+ * is the same file as an input (the model, its external data, rules files,
+ * input tensors) or as another output, or that exists and is not a regular
+ * file, ends the run with exit 2 and nothing written. */
+static FileSet run_files;
+
+static bool claim(const char *path, unsigned allow)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	return fileset_output(&run_files, path, allow, &d);
+}
+
+/* Claim a model output: OUT, and the data file beside it that the save may
+ * write.  With --overwrite, OUT may be the input model and its data file
+ * the input's external data. */
+static bool claim_model_output(const char *out, const SaveOptions *so)
+{
+	const FileEntry *in = fileset_find(&run_files, out);
+	bool onto_input = in && in->role == FILE_INPUT_MODEL;
+	char *data = ir_save_data_path(out, so);
+	bool ok = claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0) &&
+	          claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
+	free(data);
+	return ok;
+}
+
 static IrModel *load(const char *path)
 {
 	Diag d;
@@ -117,7 +146,10 @@ static IrModel *load(const char *path)
 	size_t n = strlen(path);
 	if (n < 8 || strcmp(path + n - 8, ".onnxtxt")) {
 		prepare_heap(path);
-		return ir_load_file(path, NULL, &d);
+		IrModel *m = ir_load_file(path, NULL, &d);
+		if (m)
+			ir_model_files(m, &run_files);
+		return m;
 	}
 	/* the rule files' reader (dsl/ast.c): whole file, or why not */
 	uint32_t len;
@@ -134,6 +166,8 @@ static IrModel *load(const char *path)
 	}
 	IrModel *m = ir_parse_model(text, len, path, &d);
 	free(text);
+	if (m)
+		fileset_input(&run_files, path, FILE_INPUT_MODEL);
 	return m;
 }
 
@@ -308,6 +342,10 @@ static int cmd_roundtrip(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
+	if (!claim_model_output(out, &so)) {
+		ir_model_free(m);
+		return EXIT_USAGE;
+	}
 	Diag d;
 	diag_init(&d, stderr);
 	bool ok = ir_save_file(m, out, &so, &d);
@@ -558,22 +596,40 @@ static int cmd_run(int argc, char **argv)
 		free(ms);
 	}
 	if (a.out_dir) {
-		mkdir(a.out_dir, 0777);
-		ValueId fed[g->ninputs + 1];
-		uint32_t nfed = run_fed_inputs(m, fed);
-		for (uint32_t i = 0, f = 0; i < g->ninputs && rc == EXIT_OK; i++) {
-			if (f < nfed && g->inputs[i] == fed[f]) {
-				char path[4096];
-				snprintf(path, sizeof path, "%s/input_%u.pb", a.out_dir, f++);
-				if (!ev_save_pb(path, inputs[i], ir_value(m, g->inputs[i])->name, &d))
-					rc = EXIT_INPUT;
+		/* the input and expected tensors read are inputs of this run too */
+		for (uint32_t i = 0; i < g->ninputs + g->noutputs; i++) {
+			char path[4096];
+			const char *dir = i < g->ninputs ? a.ro.inputs_dir : a.expect_dir;
+			if (dir) {
+				snprintf(path, sizeof path, "%s/%s_%u.pb", dir, i < g->ninputs ? "input" : "output",
+				         i < g->ninputs ? i : i - g->ninputs);
+				fileset_input(&run_files, path, FILE_INPUT);
 			}
 		}
-		for (uint32_t i = 0; i < g->noutputs && rc == EXIT_OK; i++) {
-			char path[4096];
-			snprintf(path, sizeof path, "%s/output_%u.pb", a.out_dir, i);
-			if (!ev_save_pb(path, outputs[i], ir_value(m, g->outputs[i])->name, &d))
-				rc = EXIT_INPUT;
+		struct stat st;
+		if (mkdir(a.out_dir, 0777) != 0 && (lstat(a.out_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			fprintf(stderr, "%s: cannot write into it: not a folder\n", a.out_dir);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+		ValueId fed[g->ninputs + 1];
+		uint32_t nfed = run_fed_inputs(m, fed);
+		/* every file claimed first, then written */
+		for (int pass = 0; pass < 2; pass++) {
+			for (uint32_t i = 0, f = 0; i < g->ninputs && rc == EXIT_OK; i++) {
+				if (f < nfed && g->inputs[i] == fed[f]) {
+					char path[4096];
+					snprintf(path, sizeof path, "%s/input_%u.pb", a.out_dir, f++);
+					if (pass == 0 ? !claim(path, 0) : !ev_save_pb(path, inputs[i], ir_value(m, g->inputs[i])->name, &d))
+						rc = pass == 0 ? EXIT_USAGE : EXIT_INPUT;
+				}
+			}
+			for (uint32_t i = 0; i < g->noutputs && rc == EXIT_OK; i++) {
+				char path[4096];
+				snprintf(path, sizeof path, "%s/output_%u.pb", a.out_dir, i);
+				if (pass == 0 ? !claim(path, 0) : !ev_save_pb(path, outputs[i], ir_value(m, g->outputs[i])->name, &d))
+					rc = pass == 0 ? EXIT_USAGE : EXIT_INPUT;
+			}
 		}
 	}
 	for (uint32_t i = 0; i < g->noutputs; i++) {
@@ -772,6 +828,10 @@ static int cmd_fold(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
+	if (!claim_model_output(out, &so)) {
+		ir_model_free(m);
+		return EXIT_USAGE;
+	}
 	Diag d;
 	diag_init(&d, stderr);
 	uint32_t before = 0, after = 0;
@@ -860,6 +920,10 @@ static int cmd_convert(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
+	if (!claim_model_output(out, &so)) {
+		ir_model_free(m);
+		return EXIT_USAGE;
+	}
 	Diag d;
 	diag_init(&d, stderr);
 	bool ok = convert_and_say(m, target, &d) && ir_save_file(m, out, &so, &d);
@@ -1110,6 +1174,8 @@ static int cmd_optimize(int argc, char **argv)
 			i++;
 		}
 	}
+	for (int i = 0; i < nrule_files; i++)
+		fileset_input(&run_files, rule_files[i], FILE_INPUT);
 	/* the rule sets: --rules files (interpreted), then the library */
 	RwRuleSet *loaded = NULL;
 	const RwRuleSet *rule_sets[4];
@@ -1172,6 +1238,10 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
+	if (!claim_model_output(out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
+		ir_model_free(m);
+		return EXIT_USAGE;
+	}
 	Diag d;
 	diag_init(&d, stderr);
 	if (target_opset && !convert_and_say(m, target_opset, &d)) {
@@ -1531,6 +1601,8 @@ static int cmd_verify(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	out_catch_signals();
+	fileset_init(&run_files);
 	if (argc < 2)
 		return usage_error("missing command%s", "");
 	const char *cmd = argv[1];

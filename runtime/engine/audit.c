@@ -4,11 +4,13 @@
  * records graft's version, a hash of the rule set, the input's sha256, the
  * op histograms and every firing in order with its provenance. */
 #include "audit.h"
+#include "outfile.h"
 
 #include "sha256.h"
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 void audit_histogram(IrModel *m, AuditHist *h)
@@ -265,15 +267,16 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 		json_array_append_new(firings, o);
 	}
 	json_object_set_new(root, "firings", firings);
-	/* write beside and rename, like every other output */
-	char *tmp = malloc(strlen(path) + 8);
-	sprintf(tmp, "%s.tmp", path);
-	bool ok = json_dump_file(root, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && rename(tmp, path) == 0;
-	if (!ok) {
-		diag_error(d, path, "cannot write the report");
-		remove(tmp);
+	/* through outfile.c, like every other output */
+	OutFile out;
+	bool ok = out_open(&out, path, d);
+	if (ok) {
+		if (json_dumpfd(root, out.fd, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 && !out.failed) {
+			out.failed = true;
+			out.err = errno ? errno : EIO;
+		}
+		ok = out_commit(&out, d);
 	}
-	free(tmp);
 	json_decref(root);
 	return ok;
 }
@@ -362,11 +365,12 @@ static void dot_escape(FILE *out, const char *s)
 
 bool audit_write_dot(IrModel *m, const RwResult *r, const char *path, Diag *d)
 {
-	FILE *out = fopen(path, "w");
-	if (!out) {
-		diag_error(d, path, "cannot write: %m");
+	OutFile of;
+	if (!out_open(&of, path, d))
 		return false;
-	}
+	FILE *out = out_stdio(&of);
+	if (!out)
+		return out_commit(&of, d);
 	fprintf(out, "digraph graft {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white];\n");
 	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n)) {
 		IrNode *node = ir_node(m, n);
@@ -388,8 +392,5 @@ bool audit_write_dot(IrModel *m, const RwResult *r, const char *path, Diag *d)
 		}
 	}
 	fprintf(out, "}\n");
-	bool ok = fclose(out) == 0;
-	if (!ok)
-		diag_error(d, path, "cannot write: %m");
-	return ok;
+	return out_commit(&of, d);
 }

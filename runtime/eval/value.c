@@ -2,6 +2,7 @@
  * counts, element access with ONNX's conversion rules, float16/bfloat16,
  * broadcasting, TensorProto (.pb) files, and the attribute helpers kernels
  * use.  See eval.h. */
+#include "outfile.h"
 #include "eval.h"
 #include "onnx.pb-c.h"
 
@@ -625,19 +626,7 @@ bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d)
 	uint8_t *buf = malloc(len ? len : 1);
 	onnx__tensor_proto__pack(&tp, buf);
 	free(strs);
-	char *tmp = malloc(strlen(path) + 8);
-	sprintf(tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "wb");
-	bool ok = f && fwrite(buf, 1, len, f) == len;
-	if (f && fclose(f) != 0)
-		ok = false;
-	if (ok && rename(tmp, path) != 0)
-		ok = false;
-	if (!ok) {
-		diag_error(d, path, "cannot write: %m");
-		remove(tmp);
-	}
-	free(tmp);
+	bool ok = out_write_file(path, buf, len, d);
 	free(buf);
 	return ok;
 }

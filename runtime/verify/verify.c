@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "eval.h"
+#include "outfile.h"
 #include "mprog.h"
 #include "run.h"
 #include "rw_interp.h"
@@ -211,17 +212,7 @@ static void free_outs(EvValue **outs, uint32_t n)
 
 static bool write_bytes(const char *path, const uint8_t *buf, size_t len, Diag *d)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "wb");
-	bool ok = f && fwrite(buf, 1, len, f) == len;
-	ok = f && fclose(f) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		diag_error(d, path, "cannot write: %s", strerror(errno));
-		remove(tmp);
-		return false;
-	}
-	return true;
+	return out_write_file(path, buf, len, d);
 }
 
 /* m in graft print's form, indented; the first 60 lines. */
@@ -264,8 +255,14 @@ typedef struct RuleRun {
 
 static bool make_dir(const char *dir, Diag *d)
 {
+	struct stat st;
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		diag_error(d, dir, "cannot create the folder: %s", strerror(errno));
+		return false;
+	}
+	/* an existing name must be a real folder: not a symlink leading elsewhere */
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		diag_error(d, dir, "refusing to write into it: not a folder");
 		return false;
 	}
 	return true;

@@ -1,0 +1,415 @@
+/* outfile.c - the one place that writes files (see outfile.h): temporary file
+ * beside the target, fsync, rename, fsync of the folder; the targets that may
+ * not be replaced; the pending temporary files removed on a signal; and the
+ * files of a run, so that no output lands on an input or another output. */
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- pending temporary files -------------------------------------------- */
+
+/* A fixed table, so the signal handler reads it without locks: a slot is
+ * filled or cleared with the signals blocked. */
+#define MAX_PENDING 64
+static char *volatile pending[MAX_PENDING];
+
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void pending_set(const char *from, char *to)
+{
+	sigset_t old;
+	block_signals(&old);
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (pending[i] == from) {
+			pending[i] = to;
+			break;
+		}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void out_remove_pending(void)
+{
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (pending[i])
+			unlink(pending[i]);
+}
+
+static void on_signal(int sig)
+{
+	out_remove_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void out_catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (int i = 0; i < 3; i++) {
+		struct sigaction was;
+		/* a signal the caller's parent ignores (nohup) stays ignored */
+		if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* ---- one output file ----------------------------------------------------- */
+
+static char *folder_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	return strndup(path, (size_t)(slash - path) + (slash == path));
+}
+
+/* May path be written (replaced, or created)?  Sets *mode to the mode the
+ * new file gets: the replaced file's, else 0666 less the umask. */
+static bool check_target(const char *path, mode_t *mode, Diag *d)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			diag_error(d, path, "refusing to write: it exists and is not a regular file (%s)",
+			           S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder" :
+			           S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+			return false;
+		}
+		*mode = st.st_mode & 07777;
+	} else if (errno != ENOENT) {
+		diag_error(d, path, "cannot write: %s", strerror(errno));
+		return false;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		*mode = 0666 & ~mask;
+	}
+	return true;
+}
+
+bool out_open(OutFile *o, const char *path, Diag *d)
+{
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	if (!check_target(path, &o->mode, d))
+		return false;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!*base) {
+		diag_error(d, path, "cannot write: no file name");
+		return false;
+	}
+	size_t dirlen = (size_t)(base - path);
+	char *tmp = malloc(dirlen + strlen(base) + 16);
+	if (!tmp) {
+		diag_error(d, path, "cannot write: out of memory");
+		return false;
+	}
+	/* ".NAME.graft-XXXXXX": hidden, in the target's folder (same file system, so
+	 * the rename is atomic); mkstemp creates it with O_EXCL */
+	sprintf(tmp, "%.*s.%s.graft-XXXXXX", (int)dirlen, path, base);
+	sigset_t old;
+	block_signals(&old);
+	int slot = -1;
+	for (int i = 0; i < MAX_PENDING && slot < 0; i++)
+		if (!pending[i])
+			slot = i;
+	int fd = slot < 0 ? (errno = EMFILE, -1) : mkstemp(tmp);
+	if (fd >= 0)
+		pending[slot] = tmp;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
+		diag_error(d, path, "cannot write: %s", strerror(errno));
+		free(tmp);
+		return false;
+	}
+	o->path = strdup(path);
+	o->tmp = tmp;
+	o->fd = fd;
+	return true;
+}
+
+bool out_write(OutFile *o, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (!o->failed && n) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->failed = true;
+			o->err = w < 0 ? errno : ENOSPC;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return !o->failed;
+}
+
+bool out_pwrite(OutFile *o, const void *buf, size_t n, off_t off)
+{
+	const char *p = buf;
+	while (!o->failed && n) {
+		ssize_t w = pwrite(o->fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->failed = true;
+			o->err = w < 0 ? errno : ENOSPC;
+			break;
+		}
+		p += w;
+		off += w;
+		n -= (size_t)w;
+	}
+	return !o->failed;
+}
+
+FILE *out_stdio(OutFile *o)
+{
+	if (!o->fp && o->fd >= 0) {
+		o->fp = fdopen(o->fd, "w");
+		if (!o->fp) {
+			o->failed = true;
+			o->err = errno;
+		}
+	}
+	return o->fp;
+}
+
+bool out_finish(OutFile *o, Diag *d)
+{
+	if (o->fp) {
+		if (fflush(o->fp) != 0 || ferror(o->fp)) {
+			if (!o->failed)
+				o->err = errno ? errno : EIO;
+			o->failed = true;
+		}
+	}
+	if (!o->failed && (fchmod(o->fd, o->mode) != 0 || fsync(o->fd) != 0)) {
+		o->failed = true;
+		o->err = errno;
+	}
+	int rc = o->fp ? fclose(o->fp) : close(o->fd);
+	if (rc != 0 && !o->failed) {
+		o->failed = true;
+		o->err = errno;
+	}
+	o->fp = NULL;
+	o->fd = -1;
+	if (o->failed) {
+		diag_error(d, o->path, "cannot write: %s", strerror(o->err));
+		out_abandon(o);
+		return false;
+	}
+	return true;
+}
+
+bool out_rename(OutFile *o, Diag *d)
+{
+	/* the target may have become something else since out_open */
+	struct stat st;
+	if (lstat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		diag_error(d, o->path, "refusing to write: it exists and is not a regular file");
+		out_abandon(o);
+		return false;
+	}
+	if (rename(o->tmp, o->path) != 0) {
+		diag_error(d, o->path, "cannot write: %s", strerror(errno));
+		out_abandon(o);
+		return false;
+	}
+	pending_set(o->tmp, NULL);
+	free(o->tmp);
+	o->tmp = NULL;
+	/* the rename itself is durable once the folder is */
+	char *dir = folder_of(o->path);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(dir);
+	free(o->path);
+	o->path = NULL;
+	return true;
+}
+
+bool out_commit(OutFile *o, Diag *d)
+{
+	return out_finish(o, d) && out_rename(o, d);
+}
+
+void out_abandon(OutFile *o)
+{
+	if (o->fp)
+		fclose(o->fp);
+	else if (o->fd >= 0)
+		close(o->fd);
+	o->fp = NULL;
+	o->fd = -1;
+	if (o->tmp) {
+		unlink(o->tmp);
+		pending_set(o->tmp, NULL);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	free(o->path);
+	o->path = NULL;
+}
+
+bool out_write_file(const char *path, const void *data, size_t n, Diag *d)
+{
+	OutFile o;
+	if (!out_open(&o, path, d))
+		return false;
+	out_write(&o, data, n);
+	return out_commit(&o, d);
+}
+
+/* ---- the files of one run ------------------------------------------------ */
+
+void fileset_init(FileSet *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+void fileset_free(FileSet *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].path);
+		free(s->e[i].canon);
+	}
+	free(s->e);
+	memset(s, 0, sizeof *s);
+}
+
+/* realpath of the folder, then the name: the same string for two spellings
+ * of one path, whether or not the file exists yet. */
+static char *canonical(const char *path)
+{
+	char *dir = folder_of(path);
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char real[PATH_MAX];
+	char *out;
+	if (realpath(dir, real)) {
+		out = malloc(strlen(real) + strlen(base) + 2);
+		if (out)
+			sprintf(out, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
+	} else {
+		out = strdup(path);
+	}
+	free(dir);
+	return out;
+}
+
+static FileEntry describe(const char *path)
+{
+	FileEntry e = {0};
+	struct stat st;
+	e.path = strdup(path);
+	e.canon = canonical(path);
+	if (stat(path, &st) == 0) {
+		e.exists = true;
+		e.dev = st.st_dev;
+		e.ino = st.st_ino;
+	}
+	return e;
+}
+
+static bool same(const FileEntry *a, const FileEntry *b)
+{
+	if (a->exists && b->exists && a->dev == b->dev && a->ino == b->ino)
+		return true;
+	return a->canon && b->canon && strcmp(a->canon, b->canon) == 0;
+}
+
+static void add(FileSet *s, FileEntry e)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		FileEntry *ne = realloc(s->e, sizeof *ne * s->cap);
+		if (!ne)
+			abort();
+		s->e = ne;
+	}
+	s->e[s->n++] = e;
+}
+
+void fileset_input(FileSet *s, const char *path, FileRole role)
+{
+	FileEntry e = describe(path);
+	e.role = role;
+	add(s, e);
+}
+
+static const char *role_name(FileRole r)
+{
+	switch (r) {
+	case FILE_INPUT_MODEL: return "the input model";
+	case FILE_INPUT_DATA: return "the input model's external data";
+	case FILE_INPUT: return "the input";
+	case FILE_OUTPUT: return "the output";
+	}
+	return "a file of this run";
+}
+
+const FileEntry *fileset_find(const FileSet *s, const char *path)
+{
+	FileEntry e = describe(path);
+	const FileEntry *hit = NULL;
+	for (size_t i = 0; i < s->n && !hit; i++)
+		if (same(&e, &s->e[i]))
+			hit = &s->e[i];
+	free(e.path);
+	free(e.canon);
+	return hit;
+}
+
+bool fileset_output(FileSet *s, const char *path, unsigned allow, Diag *d)
+{
+	mode_t mode;
+	if (!check_target(path, &mode, d))
+		return false;
+	FileEntry e = describe(path);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!same(&e, &s->e[i]) || (s->e[i].role & allow))
+			continue;
+		if (s->e[i].role == FILE_INPUT_MODEL)
+			diag_error(d, path, "refusing to overwrite the input model '%s' (use --overwrite to allow it)",
+			           s->e[i].path);
+		else
+			diag_error(d, path, "refusing to write: it is the same file as %s '%s'", role_name(s->e[i].role),
+			           s->e[i].path);
+		free(e.path);
+		free(e.canon);
+		return false;
+	}
+	e.role = FILE_OUTPUT;
+	add(s, e);
+	return true;
+}

@@ -1,0 +1,100 @@
+/* outfile.h - the one place that writes files.
+ *
+ * Every file graft writes (models and their external data, reports, DOT
+ * graphs, run outputs, verify's counterexamples, graftc's generated C) goes
+ * through an OutFile: a new temporary file is created beside the target with
+ * O_EXCL, written, fsync'ed and renamed over the target, and the folder is
+ * fsync'ed.  A target that exists and is not a regular file (a device, a FIFO,
+ * a symlink, a folder) is refused; a file that is replaced keeps its mode.
+ * Until it is committed the temporary file is registered, so SIGINT, SIGTERM
+ * and SIGHUP remove it (out_catch_signals) and a failed write leaves nothing.
+ *
+ * A FileSet records the files of one run (inputs and outputs, by path and by
+ * device and inode), so that no output ever lands on an input, on the input
+ * model's external data, or on another output of the same run. */
+#ifndef GRAFT_OUTFILE_H
+#define GRAFT_OUTFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "diag.h"
+
+typedef struct OutFile {
+	char *path;     /* the target, as given */
+	char *tmp;      /* the temporary file beside it; NULL once committed or abandoned */
+	int fd;         /* open on tmp, -1 when closed */
+	FILE *fp;       /* non-NULL after out_stdio(): owns fd */
+	mode_t mode;    /* the mode the committed file gets */
+	bool failed;    /* a write failed (errno in err) */
+	int err;
+} OutFile;
+
+/* Check the target and create the temporary file.  False (with a message
+ * naming path) if the target exists and is not a regular file, or the
+ * temporary file cannot be made. */
+bool out_open(OutFile *o, const char *path, Diag *d);
+/* Append n bytes; failures are remembered and reported by out_commit. */
+bool out_write(OutFile *o, const void *buf, size_t n);
+/* Write n bytes at offset off (external data), failures as out_write. */
+bool out_pwrite(OutFile *o, const void *buf, size_t n, off_t off);
+/* A stdio stream over the temporary file (for printers); owned by o. */
+FILE *out_stdio(OutFile *o);
+/* Flush, fsync, close and leave the temporary file in place (step one of
+ * a commit of several files: the model's data file, then the model). */
+bool out_finish(OutFile *o, Diag *d);
+/* Rename a finished file over its target and fsync the folder. */
+bool out_rename(OutFile *o, Diag *d);
+/* out_finish, then out_rename. */
+bool out_commit(OutFile *o, Diag *d);
+/* Remove the temporary file (if any) and release o. */
+void out_abandon(OutFile *o);
+/* The whole of data into path, through an OutFile. */
+bool out_write_file(const char *path, const void *data, size_t n, Diag *d);
+
+/* Remove the pending temporary files on SIGINT, SIGTERM and SIGHUP (then
+ * die of the signal as before).  Called once by a program's main. */
+void out_catch_signals(void);
+/* Unlink every pending temporary file; async-signal-safe (for other
+ * handlers, e.g. the one that turns SIGBUS on a shrunk input into an error). */
+void out_remove_pending(void);
+
+/* ---- the files of one run ---------------------------------------------- */
+
+typedef enum FileRole {
+	FILE_INPUT_MODEL = 1,   /* "the input model" */
+	FILE_INPUT_DATA = 2,    /* "the input model's external data" */
+	FILE_INPUT = 4,         /* "the input" (rules files, run's input tensors ...) */
+	FILE_OUTPUT = 8,        /* "the output" */
+} FileRole;
+
+typedef struct FileEntry {
+	char *path;     /* as given, for messages */
+	char *canon;    /* realpath of its folder + '/' + its name */
+	dev_t dev;
+	ino_t ino;
+	bool exists;
+	FileRole role;
+} FileEntry;
+
+typedef struct FileSet {
+	FileEntry *e;
+	size_t n, cap;
+} FileSet;
+
+void fileset_init(FileSet *s);
+void fileset_free(FileSet *s);
+/* Note an input of the run (read, never written). */
+void fileset_input(FileSet *s, const char *path, FileRole role);
+/* Claim path as an output: refused (false, a one-line message naming both
+ * paths) if it is the same file as an input or another output, by device
+ * and inode or by path.  allow: the roles (a mask) the output may replace:
+ * --overwrite lets -o replace FILE_INPUT_MODEL, and its data file the
+ * input's FILE_INPUT_DATA; 0 otherwise. */
+bool fileset_output(FileSet *s, const char *path, unsigned allow, Diag *d);
+/* The entry path is the same file as, or NULL. */
+const FileEntry *fileset_find(const FileSet *s, const char *path);
+
+#endif
