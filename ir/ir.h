@@ -364,8 +364,9 @@ IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const c
 const char *ir_model_producer(const IrModel *m, char *buf, size_t size);
 
 typedef enum ExternalMode {
-	EXT_KEEP = 0,  /* tensors that came from external data stay external; the rest inline,
-	                  unless the model would exceed 2 GB (then as EXT_ALL) */
+	EXT_KEEP = 0,  /* a model loaded with external data saves as EXT_ALL (its folded
+	                  tensors join the others in OUT.data); else inline, unless the
+	                  model would exceed 2 GB (then as EXT_ALL) */
 	EXT_ALL,       /* every tensor of at least ext_threshold bytes goes external */
 } ExternalMode;
 typedef struct SaveOptions {

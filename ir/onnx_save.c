@@ -667,7 +667,12 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	e.threshold = opt->ext_threshold ? opt->ext_threshold : 1024;
 	e.new_location = opt->ext_file ? opt->ext_file : arena_printf(a, "%s.data", base);
 	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
-	e.externalize = opt->external == EXT_ALL || inline_bytes(m) > limit;
+	/* a model that came with external data keeps its large tensors there,
+	 * the ones folding made included */
+	bool had_external = false;
+	for (TensorId t = 1; t < m->ntensors && !had_external; t++)
+		had_external = m->tensors[t].external;
+	e.externalize = opt->external == EXT_ALL || had_external || inline_bytes(m) > limit;
 
 	OutFile data = {.fd = -1}, model = {.fd = -1};
 	bool have_data = false;

@@ -538,7 +538,7 @@ START_TEST(test_save_refuses_input_path)
 	Diag d;
 	diag_init(&d, NULL);
 	ck_assert(!ir_save_file(m, path, NULL, &d));
-	char expect[700];
+	char expect[1400];
 	snprintf(expect, sizeof expect, "%s: refusing to overwrite the input model '%s' (use --overwrite to allow it)",
 	         path, path);
 	ck_assert_str_eq(d.first, expect);
