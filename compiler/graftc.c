@@ -29,6 +29,7 @@
 #include "analyse.h"
 #include "ast.h"
 #include "codegen.h"
+#include "outfile.h"
 
 typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP, MODE_GEN } Mode;
 
@@ -158,6 +159,7 @@ static char *read_all(const char *path, uint32_t *len)
 
 int main(int argc, char **argv)
 {
+	out_catch_signals(); /* an interrupted build leaves no half-written matcher file */
 	Options o = {0};
 	int status = parse_args(argc, argv, &o);
 	if (status) {

@@ -228,6 +228,21 @@ START_TEST(test_unrelated_data_file_kept)
 	ck_assert_uint_eq(n, 8);
 	ck_assert_int_eq(memcmp(text, "precious", 8), 0);
 	free(text);
+	/* a symlink there is refused too, before anything is written */
+	unlink(xdata);
+	char victim[600];
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	ck_assert(write_file(victim, "precious", 8));
+	ck_assert_int_eq(symlink(victim, xdata), 0);
+	ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+	snprintf(expect, sizeof expect, "%s: refusing to write: it exists and is not a regular file (a symbolic link)\n",
+	         xdata);
+	ck_assert_str_eq(out, expect);
+	text = (char *)read_file(victim, &n);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_int_eq(memcmp(text, "precious", 8), 0);
+	free(text);
+	unlink(victim);
 	/* without it in the way, and then over its own previous output */
 	unlink(xdata);
 	ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);

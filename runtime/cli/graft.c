@@ -125,16 +125,24 @@ static bool claim(const char *path, unsigned allow)
 	return fileset_output(&run_files, path, allow, &d);
 }
 
-/* Claim a model output: OUT, and the data file beside it that the save may
- * write.  With --overwrite, OUT may be the input model and its data file
+/* Claim a model output: OUT, and the data file beside it when the save will
+ * write one (the model has external data, or --external-data; a model over
+ * 2 GB that must go external is checked by the save itself against its
+ * inputs).  With --overwrite, OUT may be the input model and its data file
  * the input's external data. */
-static bool claim_model_output(const char *out, const SaveOptions *so)
+static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *so)
 {
 	const FileEntry *in = fileset_find(&run_files, out);
 	bool onto_input = in && in->role == FILE_INPUT_MODEL;
+	if (!claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0))
+		return false;
+	bool external = so->external == EXT_ALL;
+	for (TensorId t = 1; t < m->ntensors && !external; t++)
+		external = m->tensors[t].external;
+	if (!external)
+		return true;
 	char *data = ir_save_data_path(out, so);
-	bool ok = claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0) &&
-	          claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
+	bool ok = claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
 	free(data);
 	return ok;
 }
@@ -342,7 +350,7 @@ static int cmd_roundtrip(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(out, &so)) {
+	if (!claim_model_output(m, out, &so)) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -828,7 +836,7 @@ static int cmd_fold(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(out, &so)) {
+	if (!claim_model_output(m, out, &so)) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -920,7 +928,7 @@ static int cmd_convert(int argc, char **argv)
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(out, &so)) {
+	if (!claim_model_output(m, out, &so)) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -1238,7 +1246,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
+	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
