@@ -97,7 +97,7 @@ static bool check_target(const char *path, mode_t *mode, Diag *d)
 			           S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
 			return false;
 		}
-		*mode = st.st_mode & 07777;
+		*mode = st.st_mode & 0777; /* not set-id bits: graft's file is not the old program */
 	} else if (errno != ENOENT) {
 		diag_error(d, path, "cannot write: %s", strerror(errno));
 		return false;
@@ -128,8 +128,12 @@ bool out_open(OutFile *o, const char *path, Diag *d)
 		return false;
 	}
 	/* ".NAME.graft-XXXXXX": hidden, in the target's folder (same file system, so
-	 * the rename is atomic); mkstemp creates it with O_EXCL */
-	sprintf(tmp, "%.*s.%s.graft-XXXXXX", (int)dirlen, path, base);
+	 * the rename is atomic); mkstemp creates it with O_EXCL.  A name near the
+	 * file system's limit gets ".graft-XXXXXX" alone. */
+	if (strlen(base) > 200)
+		sprintf(tmp, "%.*s.graft-XXXXXX", (int)dirlen, path);
+	else
+		sprintf(tmp, "%.*s.%s.graft-XXXXXX", (int)dirlen, path, base);
 	sigset_t old;
 	block_signals(&old);
 	int slot = -1;

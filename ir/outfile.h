@@ -5,7 +5,7 @@
  * through an OutFile: a new temporary file is created beside the target with
  * O_EXCL, written, fsync'ed and renamed over the target, and the folder is
  * fsync'ed.  A target that exists and is not a regular file (a device, a FIFO,
- * a symlink, a folder) is refused; a file that is replaced keeps its mode.
+ * a symlink, a folder) is refused; a file that is replaced keeps its permissions.
  * Until it is committed the temporary file is registered, so SIGINT, SIGTERM
  * and SIGHUP remove it (out_catch_signals) and a failed write leaves nothing.
  *
