@@ -663,6 +663,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_UNKNOWN] = "unknown shape or dtype",
 		[RW_WHY_LOOP_BODY] = "into a loop body",
 		[RW_WHY_TYPE] = "result type differs",
+		[RW_WHY_SCHEMA] = "result does not fit the schema",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
 }
@@ -1031,6 +1032,22 @@ bool rw_commit(Rewriter *rw)
 				rw_abort(rw);
 				return false;
 			}
+		}
+	}
+	/* Every node the result creates must fit its op's schema at the
+	 * model's opset (type constraints, counts, attributes and their
+	 * ranges): a runtime refuses a model that does not. */
+	for (int i = 0; i < rw->ntx_created; i++) {
+		char buf[300];
+		NodeId n = rw->tx_created[i];
+		const char *why = ir_node(m, n)->dead ? NULL : ir_node_schema_error(m, n, buf, sizeof buf);
+		if (why) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, RW_WHY_SCHEMA, "the result's %s%s%s: %s",
+				            *ir_node(m, n)->domain ? ir_node(m, n)->domain : "", *ir_node(m, n)->domain ? "." : "",
+				            ir_node(m, n)->op_type, why);
+			rw_abort(rw);
+			return false;
 		}
 	}
 	if (rw->why_active) {

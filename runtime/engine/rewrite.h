@@ -81,6 +81,8 @@ typedef enum RwWhyKind {
 	RW_WHY_UNKNOWN,             /* building the result needs a shape or dtype that is unknown */
 	RW_WHY_LOOP_BODY,           /* the result would move work from outside into a Loop/Scan body */
 	RW_WHY_TYPE,                /* the result's dtype or shape is not that of the output it replaces */
+	RW_WHY_SCHEMA,              /* a node of the result does not fit its op's schema (types, counts,
+	                               attributes): a runtime would refuse the model */
 } RwWhyKind;
 const char *rw_why_kind_name(RwWhyKind k);
 
