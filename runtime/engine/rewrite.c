@@ -558,6 +558,19 @@ static bool names_rule(const char *name, const RwRule *r)
 	       (strncmp(name, base, n) == 0 && strcmp(base + n, ".rules") == 0);
 }
 
+bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
+{
+	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices"};
+	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
+		if (strcmp(name, builtin[i]) == 0)
+			return true;
+	for (int s = 0; s < nsets; s++)
+		for (int i = 0; i < sets[s]->nrules; i++)
+			if (names_rule(name, &sets[s]->rules[i]))
+				return true;
+	return false;
+}
+
 static void compute_enabled(Rewriter *rw)
 {
 	int opset = (int)ir_opset(rw->m, "");
@@ -1509,7 +1522,7 @@ static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 	diag_init(&quiet, NULL);
 	for (uint32_t i = 0; order && i < count; i++) {
 		LayoutChange c;
-		if (rw->o.max_rewrites && rw->res->rewrites >= rw->o.max_rewrites)
+		if ((rw->o.max_rewrites || rw->o.limit_rewrites) && rw->res->rewrites >= rw->o.max_rewrites)
 			break;
 		if (ir_node(m, order[i])->dead || !layout_nhwc_node(m, order[i], &c))
 			continue;
@@ -1745,7 +1758,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		if (rw.debug_failed)
 			break;
 #endif
-		if (o->max_rewrites && r->rewrites >= o->max_rewrites) {
+		if ((o->max_rewrites || o->limit_rewrites) && r->rewrites >= o->max_rewrites) {
 			r->stop = RW_MAX_REWRITES;
 			break;
 		}
