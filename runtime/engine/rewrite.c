@@ -1026,26 +1026,12 @@ bool rw_commit(Rewriter *rw)
 			}
 		}
 	}
-	/* A result must have the dtype and shape of what it replaces: one that
-	 * broadcasts a constant's shape in, or changes the element type, would
-	 * change the model's outputs (graft verify finds such rules). */
+	/* the types of what the result creates, for the checks below */
 	if (rw->infer) {
 		Diag quiet;
 		diag_init(&quiet, NULL);
 		for (int i = 0; i < rw->ntx_created; i++)
 			infer_node(rw->infer, rw->tx_created[i], &quiet);
-		rn = ir_node(m, root);
-		for (uint32_t o = 0; o < rn->noutputs; o++) {
-			char buf[200];
-			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
-			if (change) {
-				if (rw->why_active)
-					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace output %u of the root, %s",
-					            o, change);
-				rw_abort(rw);
-				return false;
-			}
-		}
 	}
 	/* Every node the result creates must fit its op's schema at the
 	 * model's opset (type constraints, counts, attributes and their
@@ -1061,6 +1047,23 @@ bool rw_commit(Rewriter *rw)
 				            ir_node(m, n)->op_type, why);
 			rw_abort(rw);
 			return false;
+		}
+	}
+	/* A result must have the dtype and shape of what it replaces: one that
+	 * broadcasts a constant's shape in, or changes the element type, would
+	 * change the model's outputs (graft verify finds such rules). */
+	if (rw->infer) {
+		rn = ir_node(m, root);
+		for (uint32_t o = 0; o < rn->noutputs; o++) {
+			char buf[200];
+			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
+			if (change) {
+				if (rw->why_active)
+					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace output %u of the root, %s",
+					            o, change);
+				rw_abort(rw);
+				return false;
+			}
 		}
 	}
 	if (rw->why_active) {
