@@ -550,6 +550,11 @@ START_TEST(test_cli_text_output)
 		text = realloc(text, len + 1);
 		text[len] = 0;
 		ck_assert_msg(text[0] == '<' && strstr(text, "y = Relu (x)\n"), "%s:\n%s", cmds[i], text);
+		/* the mode a plain create gives, not mkstemp's 0600 */
+		struct stat st;
+		mode_t mask = umask(0);
+		umask(mask);
+		ck_assert(stat(o, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask));
 		Diag d;
 		diag_init(&d, stderr);
 		IrModel *a = ir_parse_model(text, len, "o.onnxtxt", &d);

@@ -129,6 +129,10 @@ static bool write_output_bytes(const char *path, const void *bytes, size_t len, 
 		free(tmp);
 		return false;
 	}
+	/* the mode a plain create would give (mkstemp makes 0600) */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
 	const uint8_t *p = bytes;
 	size_t done = 0;
 	while (done < len) {
