@@ -128,7 +128,7 @@ static const char *types_error(IrModel *m, const OpSchema *s, const IrNode *node
 			const OpTypeConstraint *tc;
 			uint32_t mask = formal_types(s, f, &tc);
 			const char *what = side ? "output" : "input";
-			if (mask && !((mask >> v->dtype) & 1))
+			if (mask && (v->dtype < 0 || v->dtype >= 32 || !((mask >> v->dtype) & 1)))
 				return fail(buf, size, "%s %u ('%s') is %s, which %s-%d does not take%s%s", what, i, v->name,
 				            dtype_name(v->dtype), s->name, s->since_version, tc ? " as " : "", tc ? tc->param : "");
 			/* one type per type parameter, but for heterogeneous variadics */
@@ -285,9 +285,10 @@ const char *ir_node_schema_error(IrModel *m, NodeId n, char *buf, size_t size)
 	for (int i = 0; i < s->nattrs; i++)
 		if (s->attrs[i].required && !ir_attr(m, n, s->attrs[i].name))
 			return fail(buf, size, "%s-%d requires attribute '%s'", s->name, s->since_version, s->attrs[i].name);
-	if ((e = types_error(m, s, node, buf, size)))
+	/* attribute values first: a bad Cast `to` also makes a bad output type */
+	if ((e = values_error(m, s, node, buf, size)))
 		return e;
-	return values_error(m, s, node, buf, size);
+	return types_error(m, s, node, buf, size);
 }
 
 /* ---- what a loaded model declares ---------------------------------------------------- */
