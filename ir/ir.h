@@ -349,6 +349,20 @@ bool ir_validate(IrModel *m, Diag *d);
  * known to be sorted (IrGraph.topo_sorted) is returned without a check. */
 NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d);
 
+/* schema_check.c: does node n fit its op's schema at the model's opset
+ * (opschema.h)?  The op exists there; input and output counts; attribute
+ * names, types and required ones; the element types known against the type
+ * constraints; attribute values the spec bounds (axis, axes and perm by the
+ * input's known rank, Cast's `to`).  NULL if it fits (or is an op of a custom
+ * domain), else why, written to buf ("input 0 ('x') is int32, which
+ * LeakyRelu-16 does not take as T"). */
+const char *ir_node_schema_error(IrModel *m, NodeId n, char *buf, size_t size);
+/* What a loaded model declares and the IR would otherwise take silently:
+ * attributes of another type than their op's schema says ("file: node 'n'
+ * (Softmax): attribute 'axis' must be an int, not a string"), negative
+ * dims in a graph input's or output's type.  Reports to d; false if any. */
+bool ir_check_declarations(IrModel *m, Diag *d);
+
 /* onnx_load.c / onnx_save.c */
 typedef struct LoadOptions {
 	int max_graph_depth;    /* subgraph nesting limit, 0: default (64) */

@@ -847,7 +847,7 @@ IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const c
 	}
 	Loader L = {m, d, name, 0};
 	GraphId g = ir_graph_new(m, 0, str(mp->graph->name));
-	if (!build_graph(&L, g, mp->graph) || !check_cycles(&L))
+	if (!build_graph(&L, g, mp->graph) || !check_cycles(&L) || !ir_check_declarations(m, d))
 		goto fail;
 	return m;
 fail:

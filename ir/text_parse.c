@@ -988,7 +988,7 @@ IrModel *ir_parse_model(const char *text, size_t len, const char *filename, Diag
 	if (!p.nerrors && !p.have_opsets)
 		ir_set_opset(p.m, "", DEFAULT_OPSET);
 	free(src);
-	if (p.nerrors) {
+	if (p.nerrors || !ir_check_declarations(p.m, d)) {
 		ir_model_free(p.m);
 		return NULL;
 	}

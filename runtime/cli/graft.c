@@ -2,8 +2,10 @@
  * over libgraft.  Errors go to stderr as one line naming the file (and the
  * node or tensor); exit codes are documented in usage() and the README. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <malloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "eval.h"
 #include "ast.h"
@@ -77,6 +80,62 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* The numeric argument s of option `flag`: a whole decimal number from lo
+ * to hi, else false after the usage error ("graft: --opset: '4294967309'
+ * is not a number from 7 to 23"; the caller exits with EXIT_USAGE).  Every
+ * numeric option goes through here: nothing wraps or is cut to fit. */
+static bool parse_int_arg(const char *flag, const char *s, long long lo, long long hi, long long *out)
+{
+	/* digits, maybe after a minus: no blanks, no plus, no empty string */
+	bool digits = (s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9');
+	char *end = (char *)s;
+	errno = 0;
+	long long v = digits ? strtoll(s, &end, 10) : 0;
+	if (!digits || *end || errno == ERANGE || v < lo || v > hi) {
+		fprintf(stderr, "graft: %s: '%s' is not a number from %lld to %lld\n(run 'graft --help' for usage)\n", flag, s,
+		        lo, hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* The same for a real number from lo to hi (not NaN). */
+static bool parse_real_arg(const char *flag, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno == ERANGE || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "graft: %s: '%s' is not a number from %g to %g\n(run 'graft --help' for usage)\n", flag, s, lo,
+		        hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* Save m to path in the format its name asks for: ONNX's textual syntax
+ * when it ends in ".onnxtxt" (what load() reads back), binary protobuf
+ * otherwise.  Every command that writes a model saves through here. */
+static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag *d)
+{
+	size_t n = strlen(path);
+	if (n < 8 || strcmp(path + n - 8, ".onnxtxt") != 0)
+		return ir_save_file(m, path, so, d);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		abort();
+	bool ok = ir_print_model(m, f, d);
+	if (fclose(f) != 0)
+		abort();
+	ok = ok && out_write_file(path, text, len, d); /* claimed by the caller (claim_model_output) */
+	free(text);
+	return ok;
+}
+
 /* Memory for a model of many megabytes: large buffers come from the heap,
  * which is kept (a tensor freed is memory the next one reuses) and asked
  * for huge pages.  On virtual machines a first touch of fresh memory costs
@@ -108,9 +167,6 @@ static void prepare_heap(const char *path)
 		free(piece[--n]);
 }
 
-/* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
- * (what `graft print` writes and onnx.parser reads), so a fixture can be
- * written by hand and saved as ONNX with `graft roundtrip`. */
 /* ---- the files of this run --------------------------------------------------
  * Every output is claimed before anything is written (ir/outfile.h): one that
  * is the same file as an input (the model, its external data, rules files,
@@ -147,14 +203,15 @@ static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *s
 	return ok;
 }
 
-static IrModel *load(const char *path)
+/* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
+ * (what `graft print` writes and onnx.parser reads), so a fixture can be
+ * written by hand and saved as ONNX with `graft roundtrip`. */
+static IrModel *load_with(const char *path, Diag *d)
 {
-	Diag d;
-	diag_init(&d, stderr);
 	size_t n = strlen(path);
 	if (n < 8 || strcmp(path + n - 8, ".onnxtxt")) {
 		prepare_heap(path);
-		IrModel *m = ir_load_file(path, NULL, &d);
+		IrModel *m = ir_load_file(path, NULL, d);
 		if (m)
 			ir_model_files(m, &run_files);
 		return m;
@@ -165,18 +222,25 @@ static IrModel *load(const char *path)
 	char *text = dsl_read_file(path, &len, &err);
 	if (!text) {
 		if (err == DSL_READ_TOO_LARGE)
-			diag_error(&d, path, "too large");
+			diag_error(d, path, "too large");
 		else if (err == DSL_READ_FAILED)
-			diag_error(&d, path, "cannot read");
+			diag_error(d, path, "cannot read");
 		else
-			diag_error(&d, path, "cannot open: %s", strerror(err));
+			diag_error(d, path, "cannot open: %s", strerror(err));
 		return NULL;
 	}
-	IrModel *m = ir_parse_model(text, len, path, &d);
+	IrModel *m = ir_parse_model(text, len, path, d);
 	free(text);
 	if (m)
 		fileset_input(&run_files, path, FILE_INPUT_MODEL);
 	return m;
+}
+
+static IrModel *load(const char *path)
+{
+	Diag d;
+	diag_init(&d, stderr);
+	return load_with(path, &d);
 }
 
 /* ---- info -------------------------------------------------------------- */
@@ -356,7 +420,7 @@ static int cmd_roundtrip(int argc, char **argv)
 	}
 	Diag d;
 	diag_init(&d, stderr);
-	bool ok = ir_save_file(m, out, &so, &d);
+	bool ok = save_model(m, out, &so, &d);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
@@ -417,37 +481,46 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", run_opts, NULL)) != -1) {
-		char *end;
+		long long v;
 		switch (c) {
 		case 'i': a->ro.inputs_dir = optarg; break;
 		case 'o': a->out_dir = optarg; break;
 		case 'e': a->expect_dir = optarg; break;
 		case 's':
-			a->ro.seed = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || !*optarg)
-				return usage_error("--seed expects a number, got '%s'", optarg);
+			if (!parse_int_arg("--seed", optarg, 0, UINT32_MAX, &v))
+				return EXIT_USAGE;
+			a->ro.seed = (uint32_t)v;
 			break;
 		case 'p':
-			a->repeat = (int)strtol(optarg, &end, 10);
-			if (*end || a->repeat < 1)
-				return usage_error("--repeat expects a positive number, got '%s'", optarg);
+			if (!parse_int_arg("--repeat", optarg, 1, 1000000, &v))
+				return EXIT_USAGE;
+			a->repeat = (int)v;
 			break;
 		case 'n':
-			a->runs = (int)strtol(optarg, &end, 10);
-			if (*end || a->runs < 1)
-				return usage_error("--runs expects a positive number, got '%s'", optarg);
+			if (!parse_int_arg("--runs", optarg, 1, 1000000, &v))
+				return EXIT_USAGE;
+			a->runs = (int)v;
 			break;
 		case 'x': a->exact = true; break;
 		case 'P': a->plan = true; break;
 		case 'R': case 'A':
-			*(c == 'R' ? &a->rtol : &a->atol) = strtod(optarg, &end);
-			if (*end || !*optarg)
-				return usage_error("--rtol/--atol expect a number, got '%s'", optarg);
+			if (!parse_real_arg(c == 'R' ? "--rtol" : "--atol", optarg, 0, HUGE_VAL, c == 'R' ? &a->rtol : &a->atol))
+				return EXIT_USAGE;
 			break;
 		case 'r': {
-			long long lo, hi;
-			if (sscanf(optarg, "%lld:%lld", &lo, &hi) != 2 || hi <= lo)
+			/* LO:HI, each a number; the span HI - LO must fit int64 */
+			char *colon = strchr(optarg, ':');
+			long long lo, hi, span;
+			if (!colon)
 				return usage_error("--int-range expects LO:HI with LO < HI, got '%s'", optarg);
+			*colon = 0;
+			bool ok = parse_int_arg("--int-range", optarg, INT64_MIN, INT64_MAX, &lo) &&
+			          parse_int_arg("--int-range", colon + 1, INT64_MIN, INT64_MAX, &hi);
+			*colon = ':';
+			if (!ok)
+				return EXIT_USAGE;
+			if (hi <= lo || __builtin_sub_overflow(hi, lo, &span))
+				return usage_error("--int-range expects LO:HI with LO < HI and HI - LO below 2^63, got '%s'", optarg);
 			a->ro.int_lo = lo;
 			a->ro.int_hi = hi;
 			break;
@@ -458,10 +531,9 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 				return usage_error("--dim expects NAME=VALUE, got '%s'", optarg);
 			*eq = 0;
 			a->names[a->ro.ndims] = optarg;
-			a->values[a->ro.ndims] = strtoll(eq + 1, &end, 10);
-			if (*end || a->values[a->ro.ndims] < 0)
-				return usage_error("--dim expects a non-negative size, got '%s'", eq + 1);
-			a->ro.ndims++;
+			if (!parse_int_arg("--dim", eq + 1, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			a->values[a->ro.ndims++] = v;
 			break;
 		}
 		case 'h':
@@ -806,15 +878,15 @@ static int cmd_fold(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
-		char *end;
+		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'w': so.overwrite_input = true; break;
 		case 'v': fo.report_errors = true; break;
 		case 'm':
-			fo.max_bytes = strtoull(optarg, &end, 10);
-			if (*end || !*optarg)
-				return usage_error("--max-bytes expects a number of bytes, got '%s'", optarg);
+			if (!parse_int_arg("--max-bytes", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			fo.max_bytes = (uint64_t)v;
 			break;
 		case 'h':
 			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--overwrite] [-v]\n"
@@ -850,7 +922,7 @@ static int cmd_fold(int argc, char **argv)
 	for (GraphId g = 1; g < m->ngraphs; g++)
 		after += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
 	if (ok)
-		ok = ir_save_file(m, out, &so, &d);
+		ok = save_model(m, out, &so, &d);
 	if (ok)
 		fprintf(stderr, "fold: %u -> %u nodes: %u folded, %u Constant nodes to initializers, "
 		        "%u Shape/Size of static tensors, %u Reshape shapes made constant, %u dead nodes removed; "
@@ -895,14 +967,14 @@ static int cmd_convert(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		char *end;
+		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'w': so.overwrite_input = true; break;
 		case 'n':
-			target = (int)strtol(optarg, &end, 10);
-			if (*end || !*optarg || target <= 0)
-				return usage_error("--opset expects an opset number, got '%s'", optarg);
+			if (!parse_int_arg("--opset", optarg, CONVERT_MIN_OPSET, OPSCHEMA_MAX_OPSET, &v))
+				return EXIT_USAGE;
+			target = (int)v;
 			break;
 		case 'h':
 			printf("usage: graft convert MODEL --opset N -o OUT [--overwrite]\n"
@@ -934,7 +1006,7 @@ static int cmd_convert(int argc, char **argv)
 	}
 	Diag d;
 	diag_init(&d, stderr);
-	bool ok = convert_and_say(m, target, &d) && ir_save_file(m, out, &so, &d);
+	bool ok = convert_and_say(m, target, &d) && save_model(m, out, &so, &d);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
@@ -969,7 +1041,7 @@ static void *plan_figures(const char *path, int target_opset)
 {
 	Diag d;
 	diag_init(&d, NULL);
-	IrModel *m = ir_load_file(path, NULL, &d);
+	IrModel *m = load_with(path, &d);
 	if (!m)
 		return NULL;
 	if (target_opset) {
@@ -1061,7 +1133,7 @@ static int cmd_optimize(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		char *end;
+		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'r': report = optarg; break;
@@ -1081,13 +1153,11 @@ static int cmd_optimize(int argc, char **argv)
 				return usage_error("--layout expects nhwc, got '%s'", optarg);
 			ro.layout_nhwc = true;
 			break;
-		case 'T': {
-			char *e;
-			target_opset = (int)strtol(optarg, &e, 10);
-			if (*e || !*optarg || target_opset <= 0)
-				return usage_error("--target-opset expects an opset number, got '%s'", optarg);
+		case 'T':
+			if (!parse_int_arg("--target-opset", optarg, CONVERT_MIN_OPSET, OPSCHEMA_MAX_OPSET, &v))
+				return EXIT_USAGE;
+			target_opset = (int)v;
 			break;
-		}
 		case 'R':
 			if (nrule_files >= 256)
 				return usage_error("too many --rules%s", "");
@@ -1111,20 +1181,27 @@ static int cmd_optimize(int argc, char **argv)
 			else
 				disabled[ro.ndisabled++] = optarg;
 			break;
-		case 'M': case 'F': case 'S': case 'm': {
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (*end || !*optarg)
-				return usage_error("expected a number, got '%s'", optarg);
-			if (c == 'M')
-				ro.max_rewrites = (long)v;
-			else if (c == 'F')
-				ro.fuel = (long)v;
-			else if (c == 'S')
-				ro.shuffle_seed = v ? v : 1;
-			else
-				ro.fold.max_bytes = v;
+		case 'M':
+			if (!parse_int_arg("--max-rewrites", optarg, 0, LONG_MAX, &v))
+				return EXIT_USAGE;
+			ro.max_rewrites = (long)v;
+			ro.limit_rewrites = true; /* 0 too: none at all */
 			break;
-		}
+		case 'F':
+			if (!parse_int_arg("--fuel", optarg, 1, LONG_MAX, &v))
+				return EXIT_USAGE;
+			ro.fuel = (long)v;
+			break;
+		case 'S':
+			if (!parse_int_arg("--shuffle", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			ro.shuffle_seed = v ? (uint64_t)v : 1;
+			break;
+		case 'm':
+			if (!parse_int_arg("--max-bytes", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			ro.fold.max_bytes = (uint64_t)v;
+			break;
 		case 'h':
 			printf("usage: graft optimize MODEL -o OUT [options]\n"
 			       "Rewrites MODEL to a fixpoint: constant folding, common-subexpression\n"
@@ -1236,6 +1313,14 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 				why_rule = &rule_sets[s]->rules[i];
 	if (ro.why_rule && !why_rule)
 		return usage_error("--why: no rule named '%s' (graft optimize --list-rules)", ro.why_rule);
+	for (int k = 0; k < ro.nenabled + ro.ndisabled; k++) {
+		const char *name = k < ro.nenabled ? ro.enabled[k] : ro.disabled[k - ro.nenabled];
+		if (!rw_name_known(rule_sets, nrule_sets, name)) {
+			fprintf(stderr, "graft: %s: no rule, rule file or level is named '%s'\n(run 'graft --help' for usage)\n",
+			        k < ro.nenabled ? "--enable" : "--disable", name);
+			return EXIT_USAGE;
+		}
+	}
 	if (optind != argc - 1)
 		return usage_error("optimize: expected one MODEL%s", "");
 	if (!out)
@@ -1264,7 +1349,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
 	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
 	audit_histogram(m, &after);
-	if (r.stop != RW_ERROR && !ir_save_file(m, out, so, &d))
+	if (r.stop != RW_ERROR && !save_model(m, out, so, &d))
 		rc = EXIT_INPUT;
 	if (rc != EXIT_INPUT && report) {
 		after.memory = plan_figures(out, 0);
@@ -1381,10 +1466,10 @@ static int cmd_plan(int argc, char **argv)
 		case 's': summary = true; break;
 		case 'n': po.no_alias = true; break;
 		case 'r': {
-			char *end;
-			repeat = (int)strtol(optarg, &end, 10);
-			if (*end || repeat < 1 || repeat > 1000)
-				return usage_error("--repeat expects a number from 1 to 1000, got '%s'", optarg);
+			long long v;
+			if (!parse_int_arg("--repeat", optarg, 1, 1000, &v))
+				return EXIT_USAGE;
+			repeat = (int)v;
 			break;
 		}
 		case 'i': {
@@ -1395,12 +1480,17 @@ static int cmd_plan(int argc, char **argv)
 			names[nshapes] = optarg;
 			int r = 0;
 			for (char *q = eq + 1; *q;) {
-				char *end;
-				long long v = strtoll(q, &end, 10);
-				if (end == q || v < 0 || r >= EV_MAX_RANK || (*end && *end != ','))
-					return usage_error("--input-shape expects non-negative sizes D0,D1,..., got '%s'", eq + 1);
+				char *comma = strchr(q, ',');
+				if (comma)
+					*comma = 0;
+				long long v;
+				bool ok = r < EV_MAX_RANK && parse_int_arg("--input-shape", q, 0, INT64_MAX, &v);
+				if (comma)
+					*comma = ',';
+				if (!ok)
+					return r < EV_MAX_RANK ? EXIT_USAGE : usage_error("--input-shape: too many sizes in '%s'", eq + 1);
 				dims[nshapes][r++] = v;
-				q = *end ? end + 1 : end;
+				q = comma ? comma + 1 : q + strlen(q);
 			}
 			dimp[nshapes] = dims[nshapes];
 			ranks[nshapes++] = r;
@@ -1540,12 +1630,12 @@ static int cmd_verify(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 's': case 'n': case 't': case 'k': {
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (*end || !*optarg || (c != 's' && (v > 1000000 || (v == 0 && c != 'k'))))
-				return usage_error("expected a number, got '%s'", optarg);
+			long long v;
+			const char *flag = c == 's' ? "--seed" : c == 'n' ? "--instances" : c == 't' ? "--tries" : "--keep";
+			if (!parse_int_arg(flag, optarg, c == 's' || c == 'k' ? 0 : 1, c == 's' ? INT64_MAX : 1000000, &v))
+				return EXIT_USAGE;
 			if (c == 's')
 				vo.seed = v;
 			else if (c == 'n')

@@ -558,6 +558,19 @@ static bool names_rule(const char *name, const RwRule *r)
 	       (strncmp(name, base, n) == 0 && strcmp(base + n, ".rules") == 0);
 }
 
+bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
+{
+	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices"};
+	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
+		if (strcmp(name, builtin[i]) == 0)
+			return true;
+	for (int s = 0; s < nsets; s++)
+		for (int i = 0; i < sets[s]->nrules; i++)
+			if (names_rule(name, &sets[s]->rules[i]))
+				return true;
+	return false;
+}
+
 static void compute_enabled(Rewriter *rw)
 {
 	int opset = (int)ir_opset(rw->m, "");
@@ -663,6 +676,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_UNKNOWN] = "unknown shape or dtype",
 		[RW_WHY_LOOP_BODY] = "into a loop body",
 		[RW_WHY_TYPE] = "result type differs",
+		[RW_WHY_SCHEMA] = "result does not fit the schema",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
 }
@@ -1012,14 +1026,33 @@ bool rw_commit(Rewriter *rw)
 			}
 		}
 	}
-	/* A result must have the dtype and shape of what it replaces: one that
-	 * broadcasts a constant's shape in, or changes the element type, would
-	 * change the model's outputs (graft verify finds such rules). */
+	/* the types of what the result creates, for the checks below */
 	if (rw->infer) {
 		Diag quiet;
 		diag_init(&quiet, NULL);
 		for (int i = 0; i < rw->ntx_created; i++)
 			infer_node(rw->infer, rw->tx_created[i], &quiet);
+	}
+	/* Every node the result creates must fit its op's schema at the
+	 * model's opset (type constraints, counts, attributes and their
+	 * ranges): a runtime refuses a model that does not. */
+	for (int i = 0; i < rw->ntx_created; i++) {
+		char buf[300];
+		NodeId n = rw->tx_created[i];
+		const char *why = ir_node(m, n)->dead ? NULL : ir_node_schema_error(m, n, buf, sizeof buf);
+		if (why) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, RW_WHY_SCHEMA, "the result's %s%s%s: %s",
+				            *ir_node(m, n)->domain ? ir_node(m, n)->domain : "", *ir_node(m, n)->domain ? "." : "",
+				            ir_node(m, n)->op_type, why);
+			rw_abort(rw);
+			return false;
+		}
+	}
+	/* A result must have the dtype and shape of what it replaces: one that
+	 * broadcasts a constant's shape in, or changes the element type, would
+	 * change the model's outputs (graft verify finds such rules). */
+	if (rw->infer) {
 		rn = ir_node(m, root);
 		for (uint32_t o = 0; o < rn->noutputs; o++) {
 			char buf[200];
@@ -1492,7 +1525,7 @@ static NodeId to_nhwc(Rewriter *rw, size_t *h, bool *pending)
 	diag_init(&quiet, NULL);
 	for (uint32_t i = 0; order && i < count; i++) {
 		LayoutChange c;
-		if (rw->o.max_rewrites && rw->res->rewrites >= rw->o.max_rewrites)
+		if ((rw->o.max_rewrites || rw->o.limit_rewrites) && rw->res->rewrites >= rw->o.max_rewrites)
 			break;
 		if (ir_node(m, order[i])->dead || !layout_nhwc_node(m, order[i], &c))
 			continue;
@@ -1728,7 +1761,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		if (rw.debug_failed)
 			break;
 #endif
-		if (o->max_rewrites && r->rewrites >= o->max_rewrites) {
+		if ((o->max_rewrites || o->limit_rewrites) && r->rewrites >= o->max_rewrites) {
 			r->stop = RW_MAX_REWRITES;
 			break;
 		}

@@ -81,6 +81,8 @@ typedef enum RwWhyKind {
 	RW_WHY_UNKNOWN,             /* building the result needs a shape or dtype that is unknown */
 	RW_WHY_LOOP_BODY,           /* the result would move work from outside into a Loop/Scan body */
 	RW_WHY_TYPE,                /* the result's dtype or shape is not that of the output it replaces */
+	RW_WHY_SCHEMA,              /* a node of the result does not fit its op's schema (types, counts,
+	                               attributes): a runtime would refuse the model */
 } RwWhyKind;
 const char *rw_why_kind_name(RwWhyKind k);
 
@@ -97,7 +99,8 @@ typedef struct RwOptions {
 	unsigned levels;            /* bit (1 << RwLevel); 0: basic|extended|layout */
 	bool allow_vendor_ops;
 	long fuel;                  /* most rewrites before stopping (0: default, 1,000,000) */
-	long max_rewrites;          /* apply only the first N (bisection; 0: no limit) */
+	long max_rewrites;          /* apply only the first N (bisection; 0: no limit, unless limit_rewrites) */
+	bool limit_rewrites;        /* max_rewrites holds even when 0: then nothing is applied */
 	uint64_t shuffle_seed;      /* randomize the worklist order (0: topological) */
 	bool trace;                 /* print each firing to trace_out as it happens */
 	FILE *trace_out;
@@ -151,6 +154,11 @@ typedef struct RwResult {
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o,
             RwResult *r, Diag *d);
 void rw_result_free(RwResult *r);
+/* Does name, as RwOptions.enabled/disabled take it, name something of these
+ * sets: a rule, a rule file (path, file name, or file name without
+ * .rules), a level, or a built-in pass they switch (inline-if,
+ * push-transpose, split-slices)?  For the CLI to refuse a typo. */
+bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name);
 /* The name of the rule or pass of a firing. */
 const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f);
 

@@ -122,6 +122,82 @@ uint32_t run_fed_inputs(IrModel *m, ValueId *ids)
 	return n;
 }
 
+/* The declared type of graph input v written as "float[N,3]" into buf. */
+static const char *declared(const IrValue *v, char *buf, size_t size)
+{
+	size_t o = (size_t)snprintf(buf, size, "%s", v->dtype ? dtype_name(v->dtype) : "?");
+	if (v->shape.rank < 0)
+		return buf;
+	o += (size_t)snprintf(buf + o, size > o ? size - o : 0, "[");
+	for (int i = 0; i < v->shape.rank && o < size; i++) {
+		const Dim *dm = &v->shape.dims[i];
+		if (dm->size >= 0)
+			o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)dm->size);
+		else
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", dm->param ? dm->param : "?");
+	}
+	if (o < size)
+		snprintf(buf + o, size - o, "]");
+	return buf;
+}
+
+/* Does the tensor t given for graph input v (from file `path`) fit v's
+ * declared dtype and known dims?  A symbolic dim takes one size across all
+ * the inputs (and the --dim value, if given): names[], sizes[] and from[]
+ * hold what earlier inputs bound. */
+static bool given_fits(IrModel *m, ValueId v, const EvValue *t, const char *path, const RunOptions *o,
+                       const char **names, int64_t *sizes, const char **from, int *nbound, Diag *d)
+{
+	const IrValue *val = ir_value(m, v);
+	char buf[200], got[64];
+	if (val->non_tensor || t->kind != EV_TENSOR)
+		return true;
+	if (val->dtype && t->dtype != val->dtype) {
+		diag_error(d, path, "input '%s' is %s, the model declares %s", val->name, dtype_name(t->dtype),
+		           dtype_name(val->dtype));
+		return false;
+	}
+	if (val->shape.rank < 0)
+		return true;
+	run_format_dims(t, got, sizeof got);
+	if (t->rank != val->shape.rank) {
+		diag_error(d, path, "input '%s' has shape %s, the model declares %s", val->name, got,
+		           declared(val, buf, sizeof buf));
+		return false;
+	}
+	for (int i = 0; i < t->rank; i++) {
+		const Dim *dm = &val->shape.dims[i];
+		if (dm->size >= 0 && dm->size != t->dims[i]) {
+			diag_error(d, path, "input '%s' has shape %s, the model declares %s", val->name, got,
+			           declared(val, buf, sizeof buf));
+			return false;
+		}
+		if (dm->size >= 0 || !dm->param)
+			continue;
+		for (int k = 0; k < o->ndims; k++)
+			if (strcmp(o->dim_names[k], dm->param) == 0 && o->dim_values[k] != t->dims[i]) {
+				diag_error(d, path, "input '%s' has shape %s, but --dim %s=%lld", val->name, got, dm->param,
+				           (long long)o->dim_values[k]);
+				return false;
+			}
+		int k = 0;
+		while (k < *nbound && strcmp(names[k], dm->param) != 0)
+			k++;
+		if (k < *nbound && sizes[k] != t->dims[i]) {
+			diag_error(d, path, "input '%s' has shape %s, but %s is %lld in input '%s'", val->name, got, dm->param,
+			           (long long)sizes[k], from[k]);
+			return false;
+		}
+		if (k == *nbound && k < EV_MAX_RANK * 16) {
+			names[k] = dm->param;
+			sizes[k] = t->dims[i];
+			from[k] = val->name;
+			(*nbound)++;
+		}
+	}
+	return true;
+}
+
 bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
 {
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
@@ -153,10 +229,12 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 			}
 		}
 		bool used[256] = {0};
+		uint32_t file_of[nfed + 1];
 		for (uint32_t f = 0; f < nfed; f++)
 			for (uint32_t k = 0; k < nfiles && !given[f]; k++)
 				if (!used[k] && names[k] && strcmp(names[k], ir_value(m, fed[f])->name) == 0) {
 					given[f] = files[k];
+					file_of[f] = k;
 					used[k] = true;
 				}
 		for (uint32_t f = 0, k = 0; f < nfed; f++) {
@@ -164,6 +242,7 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 				k++;
 			if (!given[f] && k < nfiles) {
 				given[f] = files[k];
+				file_of[f] = k;
 				used[k++] = true;
 			}
 		}
@@ -172,13 +251,23 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 				ev_unref(files[k]);
 			free(names[k]);
 		}
-		for (uint32_t f = 0; f < nfed; f++)
-			if (!given[f]) {
+		/* each given tensor against its input's declared type */
+		const char *bound[EV_MAX_RANK * 16], *bound_from[EV_MAX_RANK * 16];
+		int64_t bound_size[EV_MAX_RANK * 16];
+		int nbound = 0;
+		for (uint32_t f = 0; f < nfed; f++) {
+			char path[4096];
+			if (given[f])
+				snprintf(path, sizeof path, "%s/input_%u.pb", o->inputs_dir, file_of[f]);
+			if (!given[f])
 				diag_error(d, o->inputs_dir, "no input_K.pb for graph input '%s'", ir_value(m, fed[f])->name);
+			if (!given[f] ||
+			    !given_fits(m, fed[f], given[f], path, o, bound, bound_size, bound_from, &nbound, d)) {
 				for (uint32_t i = 0; i < nfed; i++)
 					ev_unref(given[i]);
 				return false;
 			}
+		}
 	} else {
 		for (uint32_t f = 0; f < nfed; f++) {
 			given[f] = run_generate_input(m, fed[f], f, o, d);
