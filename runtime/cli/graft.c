@@ -120,6 +120,21 @@ static bool parse_real_arg(const char *flag, const char *s, double lo, double hi
  * otherwise.  Every command that writes a model saves through here. */
 static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag *d)
 {
+	/* the last line of defence: every node graft made (a rule's are checked
+	 * when the rewrite commits; the built-in passes' and the converter's
+	 * here) fits its schema, or nothing is written */
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		for (NodeId nd = ir_first(m, g); nd; nd = ir_next(m, nd)) {
+			char why[512], label[256];
+			if (ir_node(m, nd)->orig || !ir_node_schema_error(m, nd, why, sizeof why))
+				continue;
+			diag_error(d, path, "node '%s', made by graft, does not fit its schema: %s; nothing was written "
+			           "(a bug in graft: please report it)", ir_node_label(m, nd, label, sizeof label), why);
+			return false;
+		}
+	}
 	size_t n = strlen(path);
 	if (n < 8 || strcmp(path + n - 8, ".onnxtxt") != 0)
 		return ir_save_file(m, path, so, d);
