@@ -87,7 +87,8 @@ static int get_axes(InferCtx *c, const char *attr, int slot, int64_t input_since
 			return -2;
 		if (n > max)
 			return -1;
-		memcpy(axes, a, sizeof *a * (size_t)n);
+		if (n)   /* axes = [] has no list to copy */
+			memcpy(axes, a, sizeof *a * (size_t)n);
 		return n;
 	}
 	return inf_ints(c, slot, axes, max);
