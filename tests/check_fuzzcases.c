@@ -21,7 +21,7 @@
 #include "testutil.h"
 
 /* Expected file counts, so an empty or partial folder cannot pass. */
-#define GRAPH_CRASHERS 4
+#define GRAPH_CRASHERS 9
 #define GRAPH_SEEDS 9
 
 static void replay_dir(const char *dir, size_t want)
@@ -161,6 +161,46 @@ START_TEST(test_empty_axes_attr)
 }
 END_TEST
 
+/* From the full campaign: GatherND's shape inference took a negative
+ * batch_dims and read dims before the data's (the kernel refused it);
+ * Pad (opset < 11) and Slice-1 with empty pads/starts/ends lists, in the
+ * kernels and in the rules' attribute reader (rwg_arg_ints), passed NULL
+ * lists to memcpy (the sanitizers' find; here: an empty Slice-1 slices
+ * nothing). */
+START_TEST(test_gathernd_batch_dims)
+{
+	IrModel *m = parse_text_model("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                              "g (float[2,3] x, int64[2,1] i) => (float[2] y) { y = GatherND <batch_dims = -1> (x, i) }\n");
+	Diag d;
+	diag_init(&d, NULL);
+	InferState *s = infer_new(m);
+	ck_assert(!infer_model(s, &d));
+	ck_assert_msg(strstr(d.first, "batch_dims -1 is out of range"), "%s", d.first);
+	infer_free(s);
+	ir_model_free(m);
+}
+END_TEST
+
+START_TEST(test_empty_slice_lists)
+{
+	IrModel *m = parse_text_model("<ir_version: 8, opset_import: [\"\" : 9]>\n"
+	                              "g (float[2,3] x) => (float[2,3] y) { y = Slice <starts: ints = [], ends: ints = []> (x) }\n");
+	Diag d;
+	diag_init(&d, NULL);
+	int64_t dims[2] = {2, 3};
+	EvValue *x = ev_tensor_new(DT_FLOAT, 2, dims), *out[1] = {NULL};
+	for (int k = 0; k < 6; k++)
+		ev_set_f(x, k, k);
+	ck_assert_msg(ev_run(m, (const EvValue *const *)&x, 1, out, NULL, &d), "%s", d.first);
+	ck_assert_int_eq(out[0]->rank, 2);
+	ck_assert_int_eq(out[0]->numel, 6);
+	ck_assert(ev_get_f(out[0], 5) == 5);
+	ev_unref(out[0]);
+	ev_unref(x);
+	ir_model_free(m);
+}
+END_TEST
+
 /* ev_set_numel_limit: the fuzzer's cap on tensor sizes, and its reset. */
 START_TEST(test_numel_limit)
 {
@@ -188,6 +228,8 @@ Suite *suite_fuzzcases(void)
 	tcase_add_test(tc, test_float8_input_refused);
 	tcase_add_test(tc, test_size_without_input);
 	tcase_add_test(tc, test_empty_axes_attr);
+	tcase_add_test(tc, test_gathernd_batch_dims);
+	tcase_add_test(tc, test_empty_slice_lists);
 	tcase_add_test(tc, test_numel_limit);
 	suite_add_tcase(s, tc);
 	return s;

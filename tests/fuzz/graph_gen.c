@@ -310,7 +310,7 @@ static Onnx__TensorProto *make_tensor(Gen *g, const char *name, int dtype, int r
 	t->dims = rank ? arena_dup(g->A, dims, sizeof *dims * (size_t)rank) : NULL;
 	/* the data: as many elements as the dims say, unless they say too many */
 	int64_t numel = 1;
-	for (int i = 0; i < rank; i++)
+	for (int i = 0; i < rank && numel >= 0; i++)
 		numel = dims[i] < 0 || (dims[i] && numel > 4096 / dims[i]) ? -1 : numel * dims[i];
 	if (numel < 0 || numel > 4096)
 		numel = pick(g, 4);   /* dims that lie about the data */
