@@ -16,7 +16,9 @@
 #   make fuzz-load  libFuzzer run over the ONNX loader (FUZZ_SECONDS=60)
 #   make fuzz-text  the same over the ONNX text parser; make fuzz-dsl over the rule language;
 #                   make fuzz-rules over graft optimize --rules and graft verify (load,
-#                   interpret, generate instances)
+#                   interpret, generate instances); make fuzz-graph over whole models
+#                   built from the op schema table: load, infer, optimize, save, run
+#                   (FUZZ_GRAPH_SECONDS=60)
 #   make ort-gate   what graft writes, graft verify's instances and graft convert's
 #                   conversions, in ONNX Runtime; the layout level's Transposes on the
 #                   corpus against ORT's transpose optimizer
@@ -45,7 +47,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules bench bench-corpus clean \
+.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -180,7 +182,9 @@ $(GEN)/suites.h: $(TEST_SRCS) Makefile
 	@for s in $(SUITES); do printf 'SUITE(%s)\n' $$s >> $@.tmp; done
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 $(call obj,tests/runner.c): $(GEN)/suites.h
-$(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
+# tests/fuzz/graph_gen.c: the graph fuzzer's harness, whose crashers
+# check_fuzzcases.c replays.
+$(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c tests/fuzz/graph_gen.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
 test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
@@ -295,6 +299,17 @@ fuzz-rules:
 	@mkdir -p build/fuzz/corpus-rules
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-rules -max_total_time=$(FUZZ_RULES_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-rules tests/fuzz/dsl-seeds
+
+# The graph fuzzer: tests/fuzz/graph_gen.c builds models from the op schema
+# table out of the input bytes and runs them through the whole pipeline.
+# A crash input is written to build/fuzz/crash-*; FUZZ_GRAPH_DUMP=model.onnx
+# build/fuzz/fuzz-graph crash-* writes the model it builds.
+FUZZ_GRAPH_SECONDS ?= 60
+fuzz-graph:
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
+	@mkdir -p build/fuzz/corpus-graph
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS)
+	build/fuzz/fuzz-graph -max_total_time=$(FUZZ_GRAPH_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-graph tests/fuzz/graph-seeds
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
 BENCH_LIBRARY_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx swin_t_narrow/raw/model.onnx))

@@ -258,7 +258,8 @@ RwgInts rwg_arg_ints(Rewriter *rw, RwgArg a, bool *unknown)
 	const IrAttr *at = arg_attr(rw, a);
 	if (at && at->type == ATTR_INTS && at->n <= RWG_MAX_INTS) {
 		r.n = (int)at->n;
-		memcpy(r.v, at->ints, sizeof *r.v * at->n);
+		if (at->n)   /* ints = [] has no list to copy */
+			memcpy(r.v, at->ints, sizeof *r.v * at->n);
 	} else if (at && at->type == ATTR_INT) {
 		r.n = 1;
 		r.v[0] = at->i;

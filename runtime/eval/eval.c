@@ -224,6 +224,26 @@ static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
 	return true;
 }
 
+/* The fewest inputs any version of a default-domain op takes (0 for
+ * OP_UNKNOWN): the kernels serve every version, so a node with fewer
+ * inputs than that has none of them to run it. */
+static int fewest_inputs(OpKind kind)
+{
+	static int8_t fewest[OP_COUNT];
+	static bool known;
+	if (!known) {
+		size_t n;
+		const OpSchema *all = op_schema_all(&n);
+		memset(fewest, -1, sizeof fewest);
+		fewest[OP_UNKNOWN] = 0;
+		for (size_t i = 0; i < n; i++)
+			if (all[i].kind != OP_UNKNOWN && (fewest[all[i].kind] < 0 || all[i].min_inputs < fewest[all[i].kind]))
+				fewest[all[i].kind] = (int8_t)(all[i].min_inputs < 127 ? all[i].min_inputs : 127);
+		known = true;
+	}
+	return kind > OP_UNKNOWN && kind < OP_COUNT ? fewest[kind] : 0;
+}
+
 /* Run node n's kernel on in[]; out[] gets one value per present output.
  * placed: a main-graph node run inside a memory plan, whose outputs the
  * kernel writes at their places in the arena (ev_set_slots) and
@@ -233,18 +253,23 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
 	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
+	memset(out, 0, sizeof *out * (node->noutputs + 1));   /* callers unref them on failure */
 	const EvKernel *k = ev_kernel_find(node->domain, node->op_type);
 	if (!k) {
 		if (*node->domain)
 			return ev_fail(&c, "no kernel for op '%s' of domain '%s'", node->op_type, node->domain);
 		return ev_fail(&c, "no kernel for op '%s'", node->op_type);
 	}
+	/* kernels read their required inputs without looking: a node with
+	 * fewer inputs than any version of its op takes ("Size ()") stops here */
+	int fewest = fewest_inputs(node->kind);
+	if ((int)node->ninputs < fewest)
+		return ev_fail(&c, "%s needs %d input%s, has %u", node->op_type, fewest, fewest == 1 ? "" : "s", node->ninputs);
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		ValueId v = node->inputs[i];
 		if (v && !in[i])
 			return ev_fail(&c, "input '%s' has no value", ir_value(m, v)->name);
 	}
-	memset(out, 0, sizeof *out * (node->noutputs + 1));
 	/* the outputs' places in the plan (views are made by the kernel, then
 	 * checked); a body's nodes, run from inside this kernel, get none */
 	EvSlot slots[node->noutputs + 1];

@@ -55,6 +55,10 @@ EvValue *ev_tensor_new(int dtype, int rank, const int64_t *dims);
  * types are zeroed all the same. */
 EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims);
 EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
+/* Refuse (as too big) every new tensor of more than n elements, for the
+ * whole process; n <= 0 restores the default, 1 T elements.  The graph
+ * fuzzer sets a small limit so its runs stay small. */
+void ev_set_numel_limit(int64_t n);
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);
 EvValue *ev_sequence_new(int elem_dtype);
 void ev_sequence_push(EvValue *seq, EvValue *item);   /* takes the reference */

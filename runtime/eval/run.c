@@ -78,7 +78,10 @@ EvValue *run_generate_input(IrModel *m, ValueId v, uint32_t index, const RunOpti
 	}
 	for (int i = 0; i < rank; i++)
 		dims[i] = val->shape.rank < 0 ? 1 : dim_value(&val->shape.dims[i], o);
-	EvValue *t = ev_tensor_new(val->dtype, rank, dims);
+	/* float8, 4-bit and complex values: no generator (and no kernel) */
+	int dt = val->dtype;
+	bool generable = dt == DT_STRING || (dt >= DT_FLOAT && dt <= DT_BFLOAT16 && dt != DT_COMPLEX64 && dt != DT_COMPLEX128);
+	EvValue *t = generable ? ev_tensor_new(dt, rank, dims) : NULL;
 	if (!t) {
 		diag_error(d, m->path, "input '%s': cannot generate values of type %s (use --inputs)", val->name,
 		           dtype_name(val->dtype));

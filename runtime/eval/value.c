@@ -71,6 +71,14 @@ EvValue *ev_tensor_new_uninit(int dtype, int rank, const int64_t *dims)
 	return tensor_new(dtype, rank, dims, dtype == DT_STRING || dtype_bits(dtype) < 8);
 }
 
+/* The most elements one tensor may hold (ev_set_numel_limit). */
+static int64_t numel_limit = INT64_C(1) << 40;
+
+void ev_set_numel_limit(int64_t n)
+{
+	numel_limit = n > 0 && n < (INT64_C(1) << 40) ? n : INT64_C(1) << 40;
+}
+
 static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 {
 	if (rank < 0 || rank > EV_MAX_RANK)
@@ -79,8 +87,8 @@ static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 	if (numel < 0)
 		return NULL;
 	int bits = dtype == DT_STRING ? 64 : dtype_bits(dtype);
-	if (bits == 0 || (uint64_t)numel > (UINT64_C(1) << 40))
-		return NULL; /* unknown dtype, or over 1 T elements: refuse rather than thrash */
+	if (bits == 0 || numel > numel_limit)
+		return NULL; /* unknown dtype, or over 1 T elements (or the limit set): refuse rather than thrash */
 	EvValue *v = value_alloc(EV_TENSOR);
 	v->dtype = dtype;
 	v->rank = rank;
@@ -353,7 +361,12 @@ void ev_set_i(EvValue *t, int64_t i, int64_t v)
 	case DT_UINT16: ((uint16_t *)d)[i] = (uint16_t)v; break;
 	case DT_UINT32: ((uint32_t *)d)[i] = (uint32_t)v; break;
 	case DT_UINT64: ((uint64_t *)d)[i] = (uint64_t)v; break;
-	default: ev_set_f(t, i, (double)v); break;
+	default:
+		/* the floats ev_set_f stores; float8, 4-bit and complex ones have
+		 * no setter (ev_set_f would come back here for them) */
+		if (ev_is_float(t->dtype) && dtype_bits(t->dtype) >= 16)
+			ev_set_f(t, i, (double)v);
+		break;
 	}
 }
 

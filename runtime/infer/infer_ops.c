@@ -87,7 +87,8 @@ static int get_axes(InferCtx *c, const char *attr, int slot, int64_t input_since
 			return -2;
 		if (n > max)
 			return -1;
-		memcpy(axes, a, sizeof *a * (size_t)n);
+		if (n)   /* axes = [] has no list to copy */
+			memcpy(axes, a, sizeof *a * (size_t)n);
 		return n;
 	}
 	return inf_ints(c, slot, axes, max);
@@ -1201,20 +1202,24 @@ static bool r_gather_elements(InferCtx *c)
 static bool r_gather_nd(InferCtx *c)
 {
 	int rd = inf_rank(c, 0), ri = inf_rank(c, 1);
-	int b = (int)inf_attr_i(c, "batch_dims", 0);
+	int64_t bd = c->opset >= 12 ? inf_attr_i(c, "batch_dims", 0) : 0;
 	int dt = inf_dtype(c, 0);
 	if (rd < 0 || ri < 1 || !dim_known(inf_dims(c, 1)[ri - 1])) {
 		inf_set_dtype(c, 0, dt);
 		return true;
 	}
-	int last = (int)inf_dims(c, 1)[ri - 1].size;
-	if (b + last > rd)
-		return inf_fail(c, "indices address %d dims of a rank-%d tensor", b + last, rd);
+	/* as the kernel checks it: a negative batch_dims read dims before the data's */
+	if (bd < 0 || bd >= rd || bd >= ri)
+		return inf_fail(c, "batch_dims %lld is out of range", (long long)bd);
+	int64_t last = inf_dims(c, 1)[ri - 1].size;
+	if (bd + last > rd)
+		return inf_fail(c, "indices address %lld dims of a rank-%d tensor", (long long)(bd + last), rd);
+	int b = (int)bd;
 	Dim out[R];
 	int n = 0;
 	for (int i = 0; i < ri - 1 && n < R; i++)
 		out[n++] = inf_dims(c, 1)[i];
-	for (int i = b + last; i < rd && n < R; i++)
+	for (int i = b + (int)last; i < rd && n < R; i++)
 		out[n++] = inf_dims(c, 0)[i];
 	inf_set(c, 0, dt, n, out);
 	return true;

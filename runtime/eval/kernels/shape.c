@@ -293,10 +293,14 @@ static bool k_slice(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 			return ev_fail(c, "Slice-1 needs starts and ends attributes");
 		if (ns > EV_MAX_RANK || ne > EV_MAX_RANK || nax > EV_MAX_RANK)
 			return ev_fail(c, "too many slice entries");
-		memcpy(st, a, sizeof *st * (size_t)ns);
-		memcpy(en, b, sizeof *en * (size_t)ne);
+		/* an empty list (starts = []) has none to copy */
+		if (ns)
+			memcpy(st, a, sizeof *st * (size_t)ns);
+		if (ne)
+			memcpy(en, b, sizeof *en * (size_t)ne);
 		if (nax >= 0) {
-			memcpy(ax, axa, sizeof *ax * (size_t)nax);
+			if (nax)
+				memcpy(ax, axa, sizeof *ax * (size_t)nax);
 			na = nax;
 		}
 	} else {
@@ -691,7 +695,8 @@ static bool k_pad(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 			return ev_fail(c, "Pad needs a pads attribute");
 		if (n > 2 * EV_MAX_RANK)
 			return ev_fail(c, "too many pads");
-		memcpy(raw, p, sizeof *p * (size_t)n);
+		if (n)   /* pads = [] has no list to copy */
+			memcpy(raw, p, sizeof *p * (size_t)n);
 		cv = zero_of(c, x->dtype);
 		if (!cv)
 			return false;
