@@ -249,14 +249,17 @@ int inf_dtype(InferCtx *c, int i)
 	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->dtype : DT_UNDEFINED;
 }
 
+/* An input of rank over IR_MAX_RANK is seen as one of unknown rank: rules
+ * size their scratch dims by INF_MAX_RANK. */
 int inf_rank(InferCtx *c, int i)
 {
-	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->shape.rank : -1;
+	int r = inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->shape.rank : -1;
+	return r <= IR_MAX_RANK ? r : -1;
 }
 
 const Dim *inf_dims(InferCtx *c, int i)
 {
-	if (!inf_has(c, i) || ir_value(c->m, c->node->inputs[i])->shape.rank < 0)
+	if (inf_rank(c, i) < 0)
 		return NULL;
 	static const Dim none[1];
 	const Dim *d = ir_value(c->m, c->node->inputs[i])->shape.dims;
@@ -365,7 +368,7 @@ void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
 		return;
 	InferOut *out = &c->out[o];
 	out->dtype = dtype;
-	if (rank > INF_MAX_RANK)
+	if (rank > IR_MAX_RANK)
 		rank = -1;
 	out->rank = rank;
 	for (int i = 0; i < rank; i++)
@@ -415,7 +418,7 @@ bool dim_unify(Dim a, Dim b, Dim *out)
 bool inf_broadcast(InferCtx *c, int ra, const Dim *a, int rb, const Dim *b, int *rout, Dim *out)
 {
 	int r = ra > rb ? ra : rb;
-	if (r > INF_MAX_RANK) {
+	if (r > IR_MAX_RANK) {
 		*rout = -1;
 		return true;
 	}
@@ -517,7 +520,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
 	if (rank < 0) {
-		rank = dt && dt->rank <= INF_MAX_RANK ? dt->rank : -1;
+		rank = dt && dt->rank <= IR_MAX_RANK ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
 			dims[i] = dt->dims[i];
 	} else {
@@ -1182,7 +1185,7 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 			continue;
 		IrValue *val = ir_value(m, v);
 		outs[o].dtype = val->dtype;
-		outs[o].rank = val->shape.rank <= INF_MAX_RANK ? val->shape.rank : -1;
+		outs[o].rank = val->shape.rank <= IR_MAX_RANK ? val->shape.rank : -1;
 		for (int i = 0; i < outs[o].rank; i++)
 			outs[o].dims[i] = val->shape.dims[i];
 	}

@@ -1757,7 +1757,7 @@ static void seq_merge(InferOut *acc, bool first, int dtype, int rank, const Dim 
 {
 	if (first) {
 		acc->dtype = dtype;
-		acc->rank = rank > R ? -1 : rank;
+		acc->rank = rank > IR_MAX_RANK ? -1 : rank;
 		for (int i = 0; i < acc->rank; i++)
 			acc->dims[i] = dims[i];
 		return;
