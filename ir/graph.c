@@ -335,11 +335,15 @@ ValueId ir_add_initializer(IrModel *m, GraphId g, const char *name, TensorId t)
 	if (!val->dtype) {
 		IrTensor *tt = &m->tensors[t];
 		Shape s = {tt->rank, NULL};
-		Dim dims[tt->rank ? tt->rank : 1];
+		Dim *dims = malloc(sizeof *dims * (size_t)(tt->rank + 1));  /* any rank */
+		if (!dims)
+			abort();
 		for (int i = 0; i < tt->rank; i++)
 			dims[i] = (Dim){tt->dims[i], NULL};
 		s.dims = dims;
 		ir_value_set_type(m, v, tt->dtype, &s);
+		free(dims);
+		val = &m->values[v];
 		val->type_dirty = false;
 	}
 	return v;

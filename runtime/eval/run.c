@@ -122,14 +122,12 @@ uint32_t run_fed_inputs(IrModel *m, ValueId *ids)
 	return n;
 }
 
-bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
+/* fed and given: room for every input of the main graph, given all NULL. */
+static bool prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d, ValueId *fed, EvValue **given)
 {
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
-	ValueId fed[g->ninputs + 1];
 	uint32_t nfed = run_fed_inputs(m, fed);
 	memset(inputs, 0, sizeof *inputs * g->ninputs);
-	EvValue *given[nfed + 1];
-	memset(given, 0, sizeof given);
 	if (o->inputs_dir) {
 		/* input_K.pb files, matched by name, else by position */
 		EvValue *files[256] = {0};
@@ -193,6 +191,20 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 		if (f < nfed && g->inputs[i] == fed[f])
 			inputs[i] = given[f++];
 	return true;
+}
+
+bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
+{
+	/* on the heap: a graph may have any number of inputs */
+	uint32_t n = ir_graph(m, IR_MAIN_GRAPH)->ninputs;
+	ValueId *fed = calloc(n + 1, sizeof *fed);
+	EvValue **given = calloc(n + 1, sizeof *given);
+	if (!fed || !given)
+		abort();
+	bool ok = prepare_inputs(m, o, inputs, d, fed, given);
+	free(fed);
+	free(given);
+	return ok;
 }
 
 /* ---- comparing outputs ----------------------------------------------------------- */

@@ -990,21 +990,24 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 		}
 	}
 	total = 0;
-	EvValue *in[node->ninputs + 1];
+	EvValue **in = xrealloc(NULL, sizeof *in * (node->ninputs + 1));  /* any number of inputs */
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		in[i] = NULL;
 		if (!node->inputs[i])
 			continue;
 		in[i] = known_val(c->s, node->inputs[i]);
-		if (!in[i] || in[i]->kind != EV_TENSOR)
+		if (in[i] && in[i]->kind == EV_TENSOR)
+			total += in[i]->numel;
+		if (!in[i] || in[i]->kind != EV_TENSOR || total > KNOWN_MAX_IN) {
+			free(in);
 			return false;
-		total += in[i]->numel;
-		if (total > KNOWN_MAX_IN)
-			return false;
+		}
 	}
 	Diag quiet;
 	diag_init(&quiet, NULL);
-	if (!ev_eval_node(c->m, c->n, in, outv, &quiet)) {
+	bool ok = ev_eval_node(c->m, c->n, in, outv, &quiet);
+	free(in);
+	if (!ok) {
 		for (int o = 0; o < c->nout; o++) {
 			ev_unref(outv[o]);
 			outv[o] = NULL;
@@ -1019,10 +1022,17 @@ static void propagate_known(InferCtx *c, bool *changed)
 {
 	InferState *s = c->s;
 	IrNode *node = c->node;
-	EvValue *vals[c->nout + 1];
-	IVec *vecs[c->nout + 1];
-	memset(vals, 0, sizeof vals);
-	memset(vecs, 0, sizeof vecs);
+	/* on the stack for a usual node, on the heap for a wide one */
+	EvValue *vals_small[4] = {0};
+	IVec *vecs_small[4] = {0};
+	EvValue **vals = vals_small;
+	IVec **vecs = vecs_small;
+	if (c->nout > 4) {
+		vals = xrealloc(NULL, sizeof *vals * (size_t)c->nout);
+		vecs = xrealloc(NULL, sizeof *vecs * (size_t)c->nout);
+		memset(vals, 0, sizeof *vals * (size_t)c->nout);
+		memset(vecs, 0, sizeof *vecs * (size_t)c->nout);
+	}
 	if (*node->domain == 0 || !strcmp(node->domain, "ai.onnx")) {
 		if (node->kind == OP_Constant && c->nout >= 1)
 			vals[0] = constant_value(c);
@@ -1068,6 +1078,10 @@ static void propagate_known(InferCtx *c, bool *changed)
 		s->vec_tried[v] = vecs[o] != NULL;
 		ev_unref(s->val[v]);
 		s->val[v] = vals[o];
+	}
+	if (vals != vals_small) {
+		free(vals);
+		free(vecs);
 	}
 }
 
@@ -1127,15 +1141,11 @@ static InferFn vendor_rule(const IrNode *node)
 	return NULL;
 }
 
-static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
+/* outs: room for the node's outputs. */
+static bool infer_node_into(InferState *s, NodeId n, Diag *d, bool *changed, InferOut *outs)
 {
-	ensure_cap(s);
 	IrModel *m = s->m;
 	IrNode *node = ir_node(m, n);
-	*changed = false;
-	if (node->dead)
-		return true;
-	InferOut outs[node->noutputs + 1];
 	InferCtx c = {s, m, n, node, s->opset, d, false, (int)node->noutputs, outs};
 	for (uint32_t o = 0; o < node->noutputs; o++) {
 		outs[o].is_seq = false;
@@ -1190,6 +1200,23 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 			outs[o].dims[i] = val->shape.dims[i];
 	}
 	propagate_known(&c, changed);
+	return ok;
+}
+
+static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
+{
+	ensure_cap(s);
+	IrNode *node = ir_node(s->m, n);
+	*changed = false;
+	if (node->dead)
+		return true;
+	/* the outputs' types: on the stack for a usual node, on the heap for a
+	 * wide one (a node may have any number of outputs) */
+	InferOut small[4];
+	InferOut *outs = node->noutputs <= 4 ? small : xrealloc(NULL, sizeof *outs * node->noutputs);
+	bool ok = infer_node_into(s, n, d, changed, outs);
+	if (outs != small)
+		free(outs);
 	return ok;
 }
 
