@@ -661,9 +661,8 @@ static IVec *propagate_vec(InferCtx *c)
 		const Dim *d = inf_dims(c, 0);
 		int64_t n = 1;
 		for (int i = 0; i < rank; i++) {
-			if (!dim_known(d[i]))
-				return NULL;
-			n *= d[i].size;
+			if (!dim_known(d[i]) || __builtin_mul_overflow(n, d[i].size, &n))
+				return NULL;  /* not known, or not an int64 */
 		}
 		r = vec_new(0, 1);
 		r->e[0] = sym_known(n);
@@ -953,9 +952,8 @@ static int64_t out_numel(const InferOut *o)
 		return -1;
 	int64_t n = 1;
 	for (int i = 0; i < o->rank; i++) {
-		if (!dim_known(o->dims[i]))
+		if (!dim_known(o->dims[i]) || __builtin_mul_overflow(n, o->dims[i].size, &n))
 			return -1;
-		n *= o->dims[i].size;
 		if (n > KNOWN_MAX_OUT)
 			return -1;
 	}

@@ -24,9 +24,10 @@ static Dim dim_product(const Dim *d, int from, int to)
 	Dim sym = dim_unknown();
 	int nsym = 0;
 	for (int i = from; i < to; i++) {
-		if (dim_known(d[i]))
-			n *= d[i].size;
-		else if (d[i].param && nsym == 0) {
+		if (dim_known(d[i])) {
+			if (__builtin_mul_overflow(n, d[i].size, &n))
+				return dim_unknown();
+		} else if (d[i].param && nsym == 0) {
 			sym = d[i];
 			nsym++;
 		} else
@@ -885,7 +886,7 @@ static bool r_reshape(InferCtx *c)
 			if (i == infer_at)
 				continue;
 			if (dim_known(sh[i])) {
-				pout *= sh[i].size;
+				ok = !__builtin_mul_overflow(pout, sh[i].size, &pout);
 				continue;
 			}
 			ok = false;
@@ -902,7 +903,7 @@ static bool r_reshape(InferCtx *c)
 			if (used[j])
 				continue;
 			if (dim_known(x[j]))
-				pin *= x[j].size;
+				ok = !__builtin_mul_overflow(pin, x[j].size, &pin);
 			else if (x[j].param && nsym++ == 0)
 				sym = x[j].param;
 			else
