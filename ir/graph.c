@@ -335,11 +335,15 @@ ValueId ir_add_initializer(IrModel *m, GraphId g, const char *name, TensorId t)
 	if (!val->dtype) {
 		IrTensor *tt = &m->tensors[t];
 		Shape s = {tt->rank, NULL};
-		Dim dims[tt->rank ? tt->rank : 1];
+		Dim *dims = malloc(sizeof *dims * (size_t)(tt->rank + 1));  /* any rank */
+		if (!dims)
+			abort();
 		for (int i = 0; i < tt->rank; i++)
 			dims[i] = (Dim){tt->dims[i], NULL};
 		s.dims = dims;
 		ir_value_set_type(m, v, tt->dtype, &s);
+		free(dims);
+		val = &m->values[v];
 		val->type_dirty = false;
 	}
 	return v;
@@ -435,7 +439,10 @@ static void del_use(IrModel *m, ValueId v, NodeId n, uint32_t slot)
 	if (!v)
 		return;
 	IrValue *val = &m->values[v];
-	for (uint32_t i = 0; i < val->nuses; i++)
+	/* from the back: the newest uses go first (a node removed reads its
+	 * inputs backwards), so a node reading one value a million times
+	 * goes in linear time */
+	for (uint32_t i = val->nuses; i-- > 0;)
 		if (val->uses[i].node == n && val->uses[i].slot == slot) {
 			/* keep the remaining uses in order: deterministic and readable */
 			memmove(&val->uses[i], &val->uses[i + 1], (val->nuses - i - 1) * sizeof *val->uses);
@@ -649,7 +656,7 @@ static void remove_node_inner(IrModel *m, NodeId n, bool check)
 	assert(!node->dead);
 	node_bodies(m, n, remove_graph);
 	node = &m->nodes[n];
-	for (uint32_t i = 0; i < node->ninputs; i++)
+	for (uint32_t i = node->ninputs; i-- > 0;)
 		del_use(m, node->inputs[i], n, i);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];

@@ -66,6 +66,12 @@ typedef struct Dim {
 	const char *param;  /* symbolic name ("N") if size < 0, else NULL; NULL + size < 0: unknown */
 } Dim;
 
+/* The highest tensor rank graft handles: the loader and the text parser
+ * refuse a tensor or a declared type of higher rank, shape inference leaves
+ * a higher output rank unknown, and the evaluator's values (EvValue) and
+ * kernels size their dims arrays by it. */
+#define IR_MAX_RANK 16
+
 typedef struct Shape {
 	int rank;           /* -1: rank unknown (dims is NULL) */
 	Dim *dims;

@@ -450,20 +450,28 @@ typedef struct Loader {
 
 static const char *str(const char *s) { return s ? s : ""; }
 
-static void parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
+/* The declared type of value v.  A rank over graft's limit is refused here,
+ * once, so nothing later meets one. */
+static bool parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
 {
 	IrValue *val = ir_value(L->m, v);
 	if (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET &&
 	    tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 		val->non_tensor = true;
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-		return;
+		return true;
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	val->dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEFINED;
 	if (!tt->shape)
-		return;
+		return true;
+	if (tt->shape->n_dim > IR_MAX_RANK) {
+		diag_error(L->d, L->where, "tensor '%s': rank %zu is over graft's limit of %d",
+		           val->name, tt->shape->n_dim, IR_MAX_RANK);
+		return false;
+	}
 	int rank = (int)tt->shape->n_dim;
 	Dim *dims = arena_alloc(L->m->arena, sizeof *dims * (size_t)(rank ? rank : 1));
+	int64_t numel = 1;  /* of the known dims (a negative one is unknown) */
 	for (int i = 0; i < rank; i++) {
 		const Onnx__TensorShapeProto__Dimension *dp = tt->shape->dim[i];
 		dims[i].size = -1;
@@ -471,9 +479,14 @@ static void parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
 			dims[i].size = dp->dim_value;
 		else if (dp->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
 			dims[i].param = dp->dim_param;
+		if (dims[i].size >= 0 && __builtin_mul_overflow(numel, dims[i].size, &numel)) {
+			diag_error(L->d, L->where, "tensor '%s': element count overflows int64", val->name);
+			return false;
+		}
 	}
 	val->shape.rank = rank;
 	val->shape.dims = dims;
+	return true;
 }
 
 /* Read external data for tensor t, refusing paths outside the model's folder. */
@@ -668,7 +681,9 @@ static bool build_graph(Loader *L, GraphId g, const Onnx__GraphProto *gp)
 		gr = ir_graph(m, g);
 		ir_value(m, v)->is_input = true;
 		ir_value(m, v)->info = vi;
-		parse_type(L, v, vi->type);
+		if (!parse_type(L, v, vi->type))
+			return false;
+		gr = ir_graph(m, g);
 		gr->inputs = realloc(gr->inputs, sizeof *gr->inputs * (gr->ninputs + 1));
 		gr->inputs[gr->ninputs++] = v;
 		gr->capinputs = gr->ninputs;
@@ -759,7 +774,8 @@ static bool build_graph(Loader *L, GraphId g, const Onnx__GraphProto *gp)
 		ValueId v = ir_lookup(m, g, str(gp->value_info[i]->name));
 		if (v && ir_value(m, v)->graph == g && !ir_value(m, v)->dtype && ir_value(m, v)->shape.rank < 0 &&
 		    !ir_value(m, v)->non_tensor)
-			parse_type(L, v, gp->value_info[i]->type);
+			if (!parse_type(L, v, gp->value_info[i]->type))
+				return false;
 	}
 	for (size_t i = 0; i < gp->n_output; i++) {
 		const Onnx__ValueInfoProto *vi = gp->output[i];
@@ -771,8 +787,8 @@ static bool build_graph(Loader *L, GraphId g, const Onnx__GraphProto *gp)
 		ir_add_output(m, g, v);
 		ir_graph(m, g)->output_info[i] = vi;
 		IrValue *val = ir_value(m, v);
-		if (!val->info && val->graph == g && !val->tensor)
-			parse_type(L, v, vi->type);
+		if (!val->info && val->graph == g && !val->tensor && !parse_type(L, v, vi->type))
+			return false;
 	}
 	return true;
 }

@@ -120,13 +120,42 @@ TensorId ir_tensor_adopt(IrModel *m, int dtype, const int64_t *dims, int rank, v
 	return id;
 }
 
+/* The typed fields of a TensorProto, used when raw_data is not. */
+enum { F_FLOAT, F_DOUBLE, F_INT64, F_UINT64, F_INT32, F_COUNT };
+static const char *const field_names[F_COUNT] = {
+	"float_data", "double_data", "int64_data", "uint64_data", "int32_data",
+};
+
+/* The one field that holds dt's values (decode_typed reads no other). */
+static int typed_field(int dt)
+{
+	switch (dt) {
+	case DT_FLOAT: case DT_COMPLEX64: return F_FLOAT;
+	case DT_DOUBLE: case DT_COMPLEX128: return F_DOUBLE;
+	case DT_INT64: return F_INT64;
+	case DT_UINT32: case DT_UINT64: return F_UINT64;
+	default: return F_INT32;  /* every other type of 32 bits or less */
+	}
+}
+
+static size_t typed_count(const Onnx__TensorProto *p, int f)
+{
+	switch (f) {
+	case F_FLOAT: return p->n_float_data;
+	case F_DOUBLE: return p->n_double_data;
+	case F_INT64: return p->n_int64_data;
+	case F_UINT64: return p->n_uint64_data;
+	default: return p->n_int32_data;
+	}
+}
+
 /* Wrap a loaded TensorProto.  Checks that dims and data agree, so every
  * later reader can trust nbytes.  External data is resolved by the loader. */
 TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char *where, Diag *d)
 {
 	const char *tname = p->name ? p->name : "";
-	if (p->n_dims > 64) {
-		diag_error(d, where, "tensor '%s': rank %zu is too large", tname, p->n_dims);
+	if (p->n_dims > IR_MAX_RANK) {
+		diag_error(d, where, "tensor '%s': rank %zu is over graft's limit of %d", tname, p->n_dims, IR_MAX_RANK);
 		return 0;
 	}
 	int64_t numel = ir_numel(p->dims, (int)p->n_dims);
@@ -158,13 +187,24 @@ TensorId ir_tensor_from_proto(IrModel *m, const Onnx__TensorProto *p, const char
 		if (p->has_raw_data) {
 			have = p->raw_data.len;
 		} else {
-			/* count the elements of whichever typed field is in use */
-			size_t elems = p->n_float_data + p->n_int32_data + p->n_int64_data +
-			               p->n_double_data + p->n_uint64_data;
+			/* the one typed field dt keeps its values in (decode_typed
+			 * reads only that one): data in another is refused */
+			int f = typed_field(dt);
+			field = field_names[f];
+			for (int o = 0; o < F_COUNT; o++)
+				if (o != f && typed_count(p, o)) {
+					diag_error(d, where, "tensor '%s': %s values are in %s, not %s",
+					           tname, dtype_name(dt), field_names[o], field);
+					return 0;
+				}
 			int per = dt == DT_COMPLEX64 || dt == DT_COMPLEX128 ? 2 : 1;
+			size_t elems = typed_count(p, f);
+			if (elems % (size_t)per) {
+				diag_error(d, where, "tensor '%s': %s holds %zu values, not pairs",
+				           tname, field, elems);
+				return 0;
+			}
 			have = elems / (size_t)per;
-			/* 4-bit types keep one packed byte (two values) per int32 entry */
-			field = "typed data";
 		}
 		/* typed fields count elements (4-bit types: one packed byte, two
 		 * values, per int32 entry); raw_data counts bytes */

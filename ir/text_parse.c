@@ -395,6 +395,8 @@ TypeSpec *text_dim(TextParser *p, TypeSpec *t, Lit dim)
 {
 	if (!t)
 		t = type_new();
+	if (t->rank == IR_MAX_RANK)   /* said once, at the first dim too many */
+		text_error(p, dim.tok, "rank %d is over graft's limit of %d", t->rank + 1, IR_MAX_RANK);
 	t->dims = grow(t->dims, &t->cap, (unsigned)t->rank + 1, sizeof *t->dims);
 	t->dimtok = realloc(t->dimtok, sizeof *t->dimtok * t->cap);   /* grows alongside */
 	if (!t->dimtok)

@@ -707,7 +707,9 @@ static int cmd_run(int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto done;
 		}
-		ValueId fed[g->ninputs + 1];
+		ValueId *fed = calloc(g->ninputs + 1, sizeof *fed);  /* any number of inputs */
+		if (!fed)
+			abort();
 		uint32_t nfed = run_fed_inputs(m, fed);
 		/* every file claimed first, then written */
 		for (int pass = 0; pass < 2; pass++) {
@@ -726,6 +728,7 @@ static int cmd_run(int argc, char **argv)
 					rc = pass == 0 ? EXIT_USAGE : EXIT_INPUT;
 			}
 		}
+		free(fed);
 	}
 	for (uint32_t i = 0; i < g->noutputs; i++) {
 		const EvValue *v = outputs[i];
@@ -795,13 +798,18 @@ static int cmd_compare(int argc, char **argv)
 	Diag d;
 	diag_init(&d, stderr);
 	IrGraph *ga = ir_graph(ma, IR_MAIN_GRAPH), *gb = ir_graph(mb, IR_MAIN_GRAPH);
-	ValueId fa[ga->ninputs + 1], fb[gb->ninputs + 1];
+	/* on the heap: a graph may have any number of inputs and outputs */
+	ValueId *fa = calloc(ga->ninputs + 1, sizeof *fa), *fb = calloc(gb->ninputs + 1, sizeof *fb);
+	if (!fa || !fb)
+		abort();
 	uint32_t na = run_fed_inputs(ma, fa), nb = run_fed_inputs(mb, fb);
 	bool same = na == nb && ga->noutputs == gb->noutputs;
 	for (uint32_t i = 0; same && i < na; i++)
 		same = strcmp(ir_value(ma, fa[i])->name, ir_value(mb, fb[i])->name) == 0;
 	for (uint32_t i = 0; same && i < ga->noutputs; i++)
 		same = strcmp(ir_value(ma, ga->outputs[i])->name, ir_value(mb, gb->outputs[i])->name) == 0;
+	free(fa);
+	free(fb);
 	if (!same) {
 		fprintf(stderr, "graft: compare: %s and %s have different inputs or outputs\n", argv[optind], argv[optind + 1]);
 		ir_model_free(ma);
@@ -809,8 +817,9 @@ static int cmd_compare(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	rc = EXIT_OK;
-	RunDiff worst[ga->noutputs + 1];
-	memset(worst, 0, sizeof worst);
+	RunDiff *worst = calloc(ga->noutputs + 1, sizeof *worst);
+	if (!worst)
+		abort();
 	for (uint32_t i = 0; i < ga->noutputs; i++)
 		worst[i].agree = true;
 	for (int run = 0; run < a.runs && rc != 2; run++) {
@@ -869,6 +878,7 @@ static int cmd_compare(int argc, char **argv)
 			printf("%s (%d run%s, rtol %g, atol %g)\n", rc == EXIT_OK ? "models agree" : "models differ",
 			       a.runs, a.runs == 1 ? "" : "s", a.rtol, a.atol);
 	}
+	free(worst);
 	ir_model_free(ma);
 	ir_model_free(mb);
 	return rc;
@@ -1073,11 +1083,14 @@ static void *plan_figures(const char *path, int target_opset)
 		IrValue *v = ir_value(m, g->inputs[i]);
 		if (v->tensor || v->non_tensor || v->shape.rank < 0)
 			continue;
-		Dim dims[v->shape.rank + 1];
+		Dim *dims = malloc(sizeof *dims * (size_t)(v->shape.rank + 1));  /* any rank */
+		if (!dims)
+			abort();
 		for (int k = 0; k < v->shape.rank; k++)
 			dims[k] = (Dim){v->shape.dims[k].size >= 0 ? v->shape.dims[k].size : 1, NULL};
 		Shape sh = {v->shape.rank, dims};
 		ir_value_set_type(m, g->inputs[i], v->dtype, &sh);
+		free(dims);
 	}
 	Plan p;
 	json_t *o = NULL;

@@ -128,7 +128,8 @@ static bool fold_shape_of(IrModel *m, NodeId n, FoldStats *st)
 	if (node->kind == OP_Size) {
 		int64_t numel = 1;
 		for (int i = 0; i < x->shape.rank; i++)
-			numel *= x->shape.dims[i].size;
+			if (__builtin_mul_overflow(numel, x->shape.dims[i].size, &numel))
+				return false; /* not an int64: left to fail at run time */
 		t = ir_tensor_new(m, DT_INT64, NULL, 0, &numel, sizeof numel);
 	} else {
 		int r = x->shape.rank;
@@ -140,10 +141,14 @@ static bool fold_shape_of(IrModel *m, NodeId n, FoldStats *st)
 			end += r;
 		start = start < 0 ? 0 : start > r ? r : start;
 		end = end < 0 ? 0 : end > r ? r : end;
-		int64_t len = end > start ? end - start : 0, dims[EV_MAX_RANK];
+		int64_t len = end > start ? end - start : 0;
+		int64_t *dims = malloc(sizeof *dims * (size_t)(len + 1));
+		if (!dims)
+			abort();
 		for (int64_t i = 0; i < len; i++)
 			dims[i] = x->shape.dims[start + i].size;
 		t = ir_tensor_new(m, DT_INT64, &len, 1, dims, sizeof *dims * (size_t)len);
+		free(dims);
 	}
 	const char *name;
 	ValueId nv = install(m, node->outputs[0], t, &name);
@@ -161,15 +166,17 @@ static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st
 	uint32_t nout = node->noutputs;
 	if (nout == 0)
 		return false;
-	const EvValue *vals[nout + 1];
 	for (uint32_t i = 0; i < nout; i++) {
-		vals[i] = node->outputs[i] ? infer_known_value(o->infer, node->outputs[i]) : NULL;
-		if (node->outputs[i] && (!vals[i] || vals[i]->kind != EV_TENSOR || vals[i]->dtype == DT_STRING ||
-		                         vals[i]->nbytes > o->max_bytes))
+		const EvValue *val = node->outputs[i] ? infer_known_value(o->infer, node->outputs[i]) : NULL;
+		if (node->outputs[i] && (!val || val->kind != EV_TENSOR || val->dtype == DT_STRING ||
+		                         val->nbytes > o->max_bytes))
 			return false;
 	}
-	ValueId nv[nout + 1];
-	const char *names[nout + 1];
+	/* on the heap: a node may have any number of outputs */
+	ValueId *nv = malloc(sizeof *nv * nout);
+	const char **names = malloc(sizeof *names * nout);
+	if (!nv || !names)
+		abort();
 	for (uint32_t i = 0; i < nout; i++) {
 		nv[i] = 0;
 		ValueId ov = ir_node(m, n)->outputs[i];
@@ -186,6 +193,8 @@ static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st
 	}
 	bool shape_op = node->kind == OP_Shape || node->kind == OP_Size;
 	finish(m, n, nv, names, nout);
+	free(nv);
+	free(names);
 	if (shape_op)
 		st->shapes++;
 	else
@@ -422,14 +431,20 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		st->folded++;
 		return true;
 	}
-	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
+	/* on the heap: a node may have any number of inputs and outputs */
+	EvValue **in = calloc(node->ninputs + 1, sizeof *in), **out = calloc(node->noutputs + 1, sizeof *out);
+	if (!in || !out)
+		abort();
+	bool ok = true;
 	for (uint32_t i = 0; i < node->ninputs; i++)
-		in[i] = node->inputs[i] ? ev_value_from_ir_tensor(m, ir_value(m, node->inputs[i])->tensor) : NULL;
+		if (node->inputs[i] && !(in[i] = ev_value_from_ir_tensor(m, ir_value(m, node->inputs[i])->tensor)))
+			ok = false; /* over the evaluator's limits: not folded */
 	Diag quiet;
 	diag_init(&quiet, NULL);
-	bool ok = ev_eval_node(m, n, in, out, &quiet);
+	ok = ok && ev_eval_node(m, n, in, out, &quiet);
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		ev_unref(in[i]);
+	free(in);
 	node = ir_node(m, n);
 	for (uint32_t i = 0; ok && i < node->noutputs; i++) {
 		if (!node->outputs[i])
@@ -449,11 +464,14 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		}
 		for (uint32_t i = 0; i < node->noutputs; i++)
 			ev_unref(out[i]);
+		free(out);
 		return false;
 	}
-	ValueId nv[node->noutputs + 1];
-	const char *names[node->noutputs + 1];
 	uint32_t nout = node->noutputs;
+	ValueId *nv = malloc(sizeof *nv * (nout + 1));
+	const char **names = malloc(sizeof *names * (nout + 1));
+	if (!nv || !names)
+		abort();
 	for (uint32_t i = 0; i < nout; i++) {
 		nv[i] = 0;
 		ValueId ov = ir_node(m, n)->outputs[i];
@@ -468,6 +486,9 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		ev_unref(out[i]);
 	}
 	finish(m, n, nv, names, nout);
+	free(nv);
+	free(names);
+	free(out);
 	st->folded++;
 	return true;
 }
@@ -494,8 +515,10 @@ static unsigned remove_dead(IrModel *m)
 				used = node->attrs[a].type == ATTR_GRAPH || node->attrs[a].type == ATTR_GRAPHS;
 			if (used)
 				continue;
-			ValueId ins[node->ninputs + 1];
 			uint32_t nin = node->ninputs;
+			ValueId *ins = malloc(sizeof *ins * (nin + 1));
+			if (!ins)
+				abort();
 			memcpy(ins, node->inputs, sizeof *ins * nin);
 			ir_node_remove(m, n);
 			removed++;
@@ -503,6 +526,7 @@ static unsigned remove_dead(IrModel *m)
 			for (uint32_t i = 0; i < nin; i++)
 				if (ins[i] && ir_is_constant(m, ins[i]) && !ir_value(m, ins[i])->is_input)
 					ir_value_remove(m, ins[i]);
+			free(ins);
 		}
 	}
 	return removed;
@@ -549,6 +573,9 @@ bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 	/* inputs of folded nodes that may become orphans */
 	ValueId *orphans = NULL;
 	size_t norphans = 0;
+	ValueId *ins = NULL;        /* the node's inputs and output names, kept */
+	const char **names = NULL;  /* across fold_node, which removes it */
+	uint32_t capins = 0, capnames = 0;
 	while (head < nwork) {
 		NodeId n = work[head++];
 		queued[n] = false;
@@ -556,12 +583,21 @@ bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 		if (node->dead)
 			continue;
 		uint32_t nin = node->ninputs, nout = node->noutputs;
-		ValueId ins[nin + 1], outs[nout + 1];
-		memcpy(ins, node->inputs, sizeof *ins * nin);
-		memcpy(outs, node->outputs, sizeof *outs * nout);
-		const char *names[nout + 1];
+		/* grown to the widest node so far: any number of inputs and outputs */
+		if (nin > capins) {
+			capins = nin;
+			ins = realloc(ins, sizeof *ins * capins);
+		}
+		if (nout > capnames) {
+			capnames = nout;
+			names = realloc(names, sizeof *names * capnames);
+		}
+		if ((nin && !ins) || (nout && !names))
+			abort();
+		if (nin)
+			memcpy(ins, node->inputs, sizeof *ins * nin);
 		for (uint32_t i = 0; i < nout; i++)
-			names[i] = outs[i] ? ir_value(m, outs[i])->name : NULL;
+			names[i] = node->outputs[i] ? ir_value(m, node->outputs[i])->name : NULL;
 		if (!fold_node(m, n, o, st, d))
 			continue;
 		orphans = realloc(orphans, sizeof *orphans * (norphans + nin + 1));
@@ -592,6 +628,8 @@ bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 			st->removed_initializers++;
 	}
 	free(orphans);
+	free(ins);
+	free(names);
 	free(work);
 	free(queued);
 	st->dead = remove_dead(m);

@@ -281,7 +281,9 @@ static void remove_if_dead(Rewriter *rw, NodeId n, RwFiring *f)
 			continue;
 		IrNode *node = ir_node(m, x);
 		uint32_t nin = node->ninputs;
-		ValueId ins[nin + 1];
+		ValueId *ins = malloc(sizeof *ins * (nin + 1));  /* any number of inputs */
+		if (!ins)
+			abort();
 		memcpy(ins, node->inputs, sizeof *ins * nin);
 		if (f)
 			add_name(&f->removed, &f->nremoved, firing_label(rw, x));
@@ -298,6 +300,7 @@ static void remove_if_dead(Rewriter *rw, NodeId n, RwFiring *f)
 			else if (p)
 				push(rw, p);
 		}
+		free(ins);
 	}
 }
 
@@ -1106,7 +1109,9 @@ bool rw_commit(Rewriter *rw)
 		free(prov[k]);
 	free(prov);
 	/* rewire: consumers of the root's outputs read the replacements */
-	const char *keep[rn->noutputs + 1];
+	const char **keep = calloc(rn->noutputs + 1, sizeof *keep);  /* any number of outputs */
+	if (!keep)
+		abort();
 	for (uint32_t o = 0; o < rn->noutputs; o++) {
 		ValueId ov = ir_node(m, root)->outputs[o], nv = rw->tx_repl[o];
 		keep[o] = NULL;
@@ -1138,6 +1143,7 @@ bool rw_commit(Rewriter *rw)
 	for (uint32_t o = 0; o < rw->ntx_repl; o++)
 		if (keep[o] && rw->tx_repl[o])
 			ir_value_rename(m, rw->tx_repl[o], keep[o]);
+	free(keep);
 	for (int i = 0; i < rw->ntx_created; i++) {
 		NodeId n = rw->tx_created[i];
 		const char *dom = ir_node(m, n)->domain;
@@ -1335,13 +1341,17 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 		NodeId bn = order[k];
 		IrNode *src = ir_node(m, bn);
 		uint32_t nin = src->ninputs, nout = src->noutputs;
-		ValueId ins[nin + 1];
-		const char *names[nout + 1];
+		ValueId *ins = malloc(sizeof *ins * (nin + 1));           /* any number of */
+		const char **names = malloc(sizeof *names * (nout + 1));  /* inputs and outputs */
+		if (!ins || !names)
+			abort();
 		for (uint32_t i = 0; i < nin; i++)
 			ins[i] = src->inputs[i] ? inl_map(map, nmap, src->inputs[i]) : 0;
 		for (uint32_t i = 0; i < nout; i++)
 			names[i] = src->outputs[i] ? ir_fresh_name(m, ir_value(m, src->outputs[i])->name) : "";
 		NodeId c = ir_node_new(m, g, n, src->domain, src->op_type, src->name, ins, nin, names, nout);
+		free(ins);
+		free(names);
 		src = ir_node(m, bn);
 		rw_copy_attrs(rw, c, bn);
 		/* the bodies move to c (which adopts them): the branch must not take them along */
@@ -1369,8 +1379,10 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 	}
 	free(order);
 	uint32_t nout = ir_node(m, n)->noutputs;
-	ValueId renamed[nout + 1];
-	const char *names[nout + 1];
+	ValueId *renamed = calloc(nout + 1, sizeof *renamed);           /* any number */
+	const char **names = calloc(nout + 1, sizeof *names);           /* of outputs */
+	if (!renamed || !names)
+		abort();
 	for (uint32_t i = 0; i < nout; i++) {
 		ValueId out = ir_node(m, n)->outputs[i];
 		renamed[i] = 0;
@@ -1405,6 +1417,8 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 	for (uint32_t i = 0; i < nout; i++)
 		if (renamed[i])
 			ir_value_rename(m, renamed[i], names[i]);
+	free(renamed);
+	free(names);
 	rw->res->rewrites++;
 	return true;
 }
@@ -1454,8 +1468,12 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 	if (!split_slices_find(m, n, &p))
 		return false;
 	int k = p.npieces;
-	int64_t sizes[k], nk = k;
-	const char *names[k];
+	int64_t nk = k;
+	int64_t *sizes = malloc(sizeof *sizes * ((size_t)k + 1));  /* any number of pieces */
+	const char **names = malloc(sizeof *names * ((size_t)k + 1));
+	const char **keep = malloc(sizeof *keep * ((size_t)k + 1));
+	if (!sizes || !names || !keep)
+		abort();
 	for (int i = 0; i < k; i++) {
 		sizes[i] = p.pieces[i].end - p.pieces[i].start;
 		names[i] = ir_fresh_name(m, ir_value(m, ir_node(m, p.pieces[i].slice)->outputs[0])->name);
@@ -1465,7 +1483,7 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 	ValueId ins[2] = {p.x, 0};
 	if (split_input)
 		ins[1] = ir_add_initializer(m, g, ir_fresh_name(m, "split_sizes"),
-		                            ir_tensor_new(m, DT_INT64, &nk, 1, sizes, sizeof sizes));
+		                            ir_tensor_new(m, DT_INT64, &nk, 1, sizes, sizeof *sizes * (size_t)k));
 	NodeId c = ir_node_new(m, g, n, "", "Split", NULL, ins, split_input ? 2 : 1, names, (uint32_t)k);
 	ir_attr_set_int(m, c, "axis", p.axis);
 	if (!split_input)
@@ -1475,7 +1493,6 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 		add_name(&f->matched, &f->nmatched, firing_label(rw, p.pieces[i].slice));
 	add_name(&f->created, &f->ncreated, firing_label(rw, c));
 	/* a piece that is a graph output: the Split's output takes its place and its name */
-	const char *keep[k];
 	IrGraph *gr = ir_graph(m, g);
 	for (int i = 0; i < k; i++) {
 		ValueId old = ir_node(m, p.pieces[i].slice)->outputs[0], nv = ir_node(m, c)->outputs[i];
@@ -1497,6 +1514,9 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 	push(rw, c);
 	for (int i = 0; i < k; i++)
 		push_consumers(rw, ir_node(m, c)->outputs[i]);
+	free(sizes);
+	free(names);
+	free(keep);
 	split_plan_free(&p);
 	rw->res->rewrites++;
 	return true;
@@ -1592,15 +1612,19 @@ static bool try_fold(Rewriter *rw, NodeId n)
 	IrModel *m = rw->m;
 	IrNode *node = ir_node(m, n);
 	uint32_t nout = node->noutputs, nin = node->ninputs;
-	const char *names[nout + 1];
-	ValueId ins[nin + 1];
+	/* what fold_node removes, kept: on the heap, for any number of inputs and outputs */
+	const char **names = malloc(sizeof *names * (nout + 1));
+	ValueId *ins = malloc(sizeof *ins * (nin + 1));
+	if (!names || !ins)
+		abort();
 	memcpy(ins, node->inputs, sizeof *ins * nin);
 	for (uint32_t i = 0; i < nout; i++)
 		names[i] = node->outputs[i] ? ir_value(m, node->outputs[i])->name : NULL;
 	char *label = firing_label(rw, n);
 	GraphId g = node->graph;
 	FoldStats st = {0};
-	if (!fold_node(m, n, &rw->o.fold, &st, rw->d)) {
+	bool done = fold_node(m, n, &rw->o.fold, &st, rw->d);
+	if (!done) {
 		free(label);
 		if (st.reshapes) { /* the node stayed, with a constant shape: its old chain may be dead */
 			RwFiring *f = new_firing(rw, -1, "fold");
@@ -1610,9 +1634,11 @@ static bool try_fold(Rewriter *rw, NodeId n)
 					remove_if_dead(rw, ir_value(m, ins[i])->producer, f);
 			rw->res->rewrites++;
 			push(rw, n); /* its shape is a constant now: rules may match it */
-			return true;
+			done = true;
 		}
-		return false;
+		free(names);
+		free(ins);
+		return done;
 	}
 	RwFiring *f = new_firing(rw, -1, "fold");
 	add_name(&f->matched, &f->nmatched, label);
@@ -1630,6 +1656,8 @@ static bool try_fold(Rewriter *rw, NodeId n)
 		else if (ir_is_constant(m, ins[i]) && !ir_value(m, ins[i])->is_input && !ir_value(m, ins[i])->nuses)
 			ir_value_remove(m, ins[i]);
 	}
+	free(names);
+	free(ins);
 	rw->res->rewrites++;
 	return true;
 }

@@ -207,7 +207,9 @@ static TestStatus run_dataset(IrModel *m, const char *dir, char *why, size_t siz
 	Diag d;
 	diag_init(&d, NULL);
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
-	ValueId fed[g->ninputs + 1];
+	ValueId *fed = calloc(g->ninputs + 1, sizeof *fed);
+	if (!fed)
+		abort();
 	uint32_t nfed = run_fed_inputs(m, fed); /* inputs that are not initializers */
 	const EvValue **inputs = calloc(g->ninputs + 1, sizeof *inputs);
 	EvValue **loaded = calloc(g->ninputs + 1, sizeof *loaded);
@@ -266,6 +268,7 @@ done:
 		ev_unref(loaded[i]);
 	for (uint32_t i = 0; i < g->noutputs; i++)
 		ev_unref(outputs[i]);
+	free(fed);
 	free(inputs);
 	free(loaded);
 	free(outputs);

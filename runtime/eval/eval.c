@@ -163,13 +163,12 @@ static EvValue *at_place(const EvValue *t, uint8_t *at)
 	return ev_tensor_borrow(t->dtype, t->rank, t->dims, at, t->nbytes);
 }
 
-/* After a main-graph node ran in a plan: each output at its place. */
-static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
+/* After a main-graph node ran in a plan: each output at its place.
+ * pending[noutputs], all false: outputs to copy in once the others are placed. */
+static bool place_each(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out, bool *pending)
 {
 	IrModel *m = e->m;
 	const EvPlacement *pl = e->pl;
-	bool pending[node->noutputs + 1];
-	memset(pending, 0, sizeof pending);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];
 		if (!v || !out[i])
@@ -244,6 +243,16 @@ static int fewest_inputs(OpKind kind)
 	return kind > OP_UNKNOWN && kind < OP_COUNT ? fewest[kind] : 0;
 }
 
+static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
+{
+	bool *pending = calloc(node->noutputs + 1, sizeof *pending);  /* any number of outputs */
+	if (!pending)
+		abort();
+	bool ok = place_each(e, c, node, out, pending);
+	free(pending);
+	return ok;
+}
+
 /* Run node n's kernel on in[]; out[] gets one value per present output.
  * placed: a main-graph node run inside a memory plan, whose outputs the
  * kernel writes at their places in the arena (ev_set_slots) and
@@ -272,7 +281,9 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 	}
 	/* the outputs' places in the plan (views are made by the kernel, then
 	 * checked); a body's nodes, run from inside this kernel, get none */
-	EvSlot slots[node->noutputs + 1];
+	EvSlot *slots = placed ? malloc(sizeof *slots * (node->noutputs + 1)) : NULL;  /* any number of outputs */
+	if (placed && !slots)
+		abort();
 	int nslots = 0, nsaved;
 	for (uint32_t i = 0; placed && i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];
@@ -284,6 +295,7 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 	ev_set_slots(nslots ? slots : NULL, nslots);
 	bool ok = k->fn(&c, in, (int)node->ninputs, out, (int)node->noutputs);
 	ev_set_slots(saved, nsaved);
+	free(slots);
 	node = ir_node(m, n);
 	if (ok && placed)
 		ok = place_outputs(e, &c, node, out);
@@ -314,11 +326,18 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
 	bool placed = e->pl && p && node->graph == IR_MAIN_GRAPH;
-	EvValue *in[node->ninputs + 1], *out[node->noutputs + 1];
+	/* on the heap: a node may have any number of inputs and outputs */
+	EvValue **in = malloc(sizeof *in * (node->ninputs + 1)), **out = malloc(sizeof *out * (node->noutputs + 1));
+	if (!in || !out)
+		abort();
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		in[i] = node->inputs[i] ? e->vals[node->inputs[i]] : NULL;
-	if (!call_kernel(e, n, in, out, placed))
+	bool ok = call_kernel(e, n, in, out, placed);
+	free(in);
+	if (!ok) {
+		free(out);
 		return false;
+	}
 	node = ir_node(m, n);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
 		ValueId v = node->outputs[i];
@@ -328,6 +347,7 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 		}
 		set_val(e, v, out[i]);
 	}
+	free(out);
 	/* free what this node was the last to read */
 	for (uint32_t i = 0; p && i < node->ninputs; i++) {
 		ValueId v = node->inputs[i];
@@ -535,7 +555,9 @@ bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d)
 		/* one kernel, no body to run: no environment sized by the model
 		 * (folding calls this once per node; that was quadratic) */
 		EvEnv e = {.m = m, .d = d, .opset = (int)ir_opset(m, "")};
-		EvValue *res[node->noutputs + 1];
+		EvValue **res = calloc(node->noutputs + 1, sizeof *res);  /* any number of outputs */
+		if (!res)
+			abort();
 		bool ok = call_kernel(&e, n, in, res, false);
 		node = ir_node(m, n);
 		for (uint32_t i = 0; i < node->noutputs; i++) {
@@ -543,6 +565,7 @@ bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d)
 			if (!out[i])
 				ev_unref(res[i]);
 		}
+		free(res);
 		return ok;
 	}
 	EvEnv *e = env_new(m, NULL, d);

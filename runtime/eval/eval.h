@@ -19,7 +19,7 @@
 
 #include "ir.h"
 
-#define EV_MAX_RANK 16
+#define EV_MAX_RANK IR_MAX_RANK   /* one limit for the whole of graft (ir.h) */
 
 typedef enum EvKind {
 	EV_TENSOR = 0,
@@ -59,6 +59,7 @@ EvValue *ev_scalar_f(int dtype, double v);          /* rank-0 tensor */
  * whole process; n <= 0 restores the default, 1 T elements.  The graph
  * fuzzer sets a small limit so its runs stay small. */
 void ev_set_numel_limit(int64_t n);
+/* NULL if rank > EV_MAX_RANK. */
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes);
 EvValue *ev_sequence_new(int elem_dtype);
 void ev_sequence_push(EvValue *seq, EvValue *item);   /* takes the reference */

@@ -201,14 +201,12 @@ static bool given_fits(IrModel *m, ValueId v, const EvValue *t, const char *path
 	return true;
 }
 
-bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
+/* fed and given: room for every input of the main graph, given all NULL. */
+static bool prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d, ValueId *fed, EvValue **given)
 {
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
-	ValueId fed[g->ninputs + 1];
 	uint32_t nfed = run_fed_inputs(m, fed);
 	memset(inputs, 0, sizeof *inputs * g->ninputs);
-	EvValue *given[nfed + 1];
-	memset(given, 0, sizeof given);
 	if (o->inputs_dir) {
 		/* input_K.pb files, matched by name, else by position */
 		EvValue *files[256] = {0};
@@ -232,7 +230,9 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 			}
 		}
 		bool used[256] = {0};
-		uint32_t file_of[nfed + 1];
+		uint32_t *file_of = calloc(nfed + 1, sizeof *file_of);  /* any number of inputs */
+		if (!file_of)
+			abort();
 		for (uint32_t f = 0; f < nfed; f++)
 			for (uint32_t k = 0; k < nfiles && !given[f]; k++)
 				if (!used[k] && names[k] && strcmp(names[k], ir_value(m, fed[f])->name) == 0) {
@@ -268,9 +268,11 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 			    !given_fits(m, fed[f], given[f], path, o, bound, bound_size, bound_from, &nbound, d)) {
 				for (uint32_t i = 0; i < nfed; i++)
 					ev_unref(given[i]);
+				free(file_of);
 				return false;
 			}
 		}
+		free(file_of);
 	} else {
 		for (uint32_t f = 0; f < nfed; f++) {
 			given[f] = run_generate_input(m, fed[f], f, o, d);
@@ -285,6 +287,20 @@ bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag 
 		if (f < nfed && g->inputs[i] == fed[f])
 			inputs[i] = given[f++];
 	return true;
+}
+
+bool run_prepare_inputs(IrModel *m, const RunOptions *o, EvValue **inputs, Diag *d)
+{
+	/* on the heap: a graph may have any number of inputs */
+	uint32_t n = ir_graph(m, IR_MAIN_GRAPH)->ninputs;
+	ValueId *fed = calloc(n + 1, sizeof *fed);
+	EvValue **given = calloc(n + 1, sizeof *given);
+	if (!fed || !given)
+		abort();
+	bool ok = prepare_inputs(m, o, inputs, d, fed, given);
+	free(fed);
+	free(given);
+	return ok;
 }
 
 /* ---- comparing outputs ----------------------------------------------------------- */

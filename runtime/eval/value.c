@@ -121,6 +121,8 @@ EvValue *ev_scalar_f(int dtype, double x)
 
 EvValue *ev_tensor_borrow(int dtype, int rank, const int64_t *dims, const void *data, size_t nbytes)
 {
+	if (rank < 0 || rank > EV_MAX_RANK)
+		return NULL;
 	EvValue *v = value_alloc(EV_TENSOR);
 	v->dtype = dtype;
 	v->rank = rank;

@@ -249,14 +249,17 @@ int inf_dtype(InferCtx *c, int i)
 	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->dtype : DT_UNDEFINED;
 }
 
+/* An input of rank over IR_MAX_RANK is seen as one of unknown rank: rules
+ * size their scratch dims by INF_MAX_RANK. */
 int inf_rank(InferCtx *c, int i)
 {
-	return inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->shape.rank : -1;
+	int r = inf_has(c, i) ? ir_value(c->m, c->node->inputs[i])->shape.rank : -1;
+	return r <= IR_MAX_RANK ? r : -1;
 }
 
 const Dim *inf_dims(InferCtx *c, int i)
 {
-	if (!inf_has(c, i) || ir_value(c->m, c->node->inputs[i])->shape.rank < 0)
+	if (inf_rank(c, i) < 0)
 		return NULL;
 	static const Dim none[1];
 	const Dim *d = ir_value(c->m, c->node->inputs[i])->shape.dims;
@@ -365,7 +368,7 @@ void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
 		return;
 	InferOut *out = &c->out[o];
 	out->dtype = dtype;
-	if (rank > INF_MAX_RANK)
+	if (rank > IR_MAX_RANK)
 		rank = -1;
 	out->rank = rank;
 	for (int i = 0; i < rank; i++)
@@ -415,7 +418,7 @@ bool dim_unify(Dim a, Dim b, Dim *out)
 bool inf_broadcast(InferCtx *c, int ra, const Dim *a, int rb, const Dim *b, int *rout, Dim *out)
 {
 	int r = ra > rb ? ra : rb;
-	if (r > INF_MAX_RANK) {
+	if (r > IR_MAX_RANK) {
 		*rout = -1;
 		return true;
 	}
@@ -517,7 +520,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
 	if (rank < 0) {
-		rank = dt && dt->rank <= INF_MAX_RANK ? dt->rank : -1;
+		rank = dt && dt->rank <= IR_MAX_RANK ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
 			dims[i] = dt->dims[i];
 	} else {
@@ -658,9 +661,8 @@ static IVec *propagate_vec(InferCtx *c)
 		const Dim *d = inf_dims(c, 0);
 		int64_t n = 1;
 		for (int i = 0; i < rank; i++) {
-			if (!dim_known(d[i]))
-				return NULL;
-			n *= d[i].size;
+			if (!dim_known(d[i]) || __builtin_mul_overflow(n, d[i].size, &n))
+				return NULL;  /* not known, or not an int64 */
 		}
 		r = vec_new(0, 1);
 		r->e[0] = sym_known(n);
@@ -950,9 +952,8 @@ static int64_t out_numel(const InferOut *o)
 		return -1;
 	int64_t n = 1;
 	for (int i = 0; i < o->rank; i++) {
-		if (!dim_known(o->dims[i]))
+		if (!dim_known(o->dims[i]) || __builtin_mul_overflow(n, o->dims[i].size, &n))
 			return -1;
-		n *= o->dims[i].size;
 		if (n > KNOWN_MAX_OUT)
 			return -1;
 	}
@@ -987,21 +988,24 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 		}
 	}
 	total = 0;
-	EvValue *in[node->ninputs + 1];
+	EvValue **in = xrealloc(NULL, sizeof *in * (node->ninputs + 1));  /* any number of inputs */
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		in[i] = NULL;
 		if (!node->inputs[i])
 			continue;
 		in[i] = known_val(c->s, node->inputs[i]);
-		if (!in[i] || in[i]->kind != EV_TENSOR)
+		if (in[i] && in[i]->kind == EV_TENSOR)
+			total += in[i]->numel;
+		if (!in[i] || in[i]->kind != EV_TENSOR || total > KNOWN_MAX_IN) {
+			free(in);
 			return false;
-		total += in[i]->numel;
-		if (total > KNOWN_MAX_IN)
-			return false;
+		}
 	}
 	Diag quiet;
 	diag_init(&quiet, NULL);
-	if (!ev_eval_node(c->m, c->n, in, outv, &quiet)) {
+	bool ok = ev_eval_node(c->m, c->n, in, outv, &quiet);
+	free(in);
+	if (!ok) {
 		for (int o = 0; o < c->nout; o++) {
 			ev_unref(outv[o]);
 			outv[o] = NULL;
@@ -1016,10 +1020,17 @@ static void propagate_known(InferCtx *c, bool *changed)
 {
 	InferState *s = c->s;
 	IrNode *node = c->node;
-	EvValue *vals[c->nout + 1];
-	IVec *vecs[c->nout + 1];
-	memset(vals, 0, sizeof vals);
-	memset(vecs, 0, sizeof vecs);
+	/* on the stack for a usual node, on the heap for a wide one */
+	EvValue *vals_small[4] = {0};
+	IVec *vecs_small[4] = {0};
+	EvValue **vals = vals_small;
+	IVec **vecs = vecs_small;
+	if (c->nout > 4) {
+		vals = xrealloc(NULL, sizeof *vals * (size_t)c->nout);
+		vecs = xrealloc(NULL, sizeof *vecs * (size_t)c->nout);
+		memset(vals, 0, sizeof *vals * (size_t)c->nout);
+		memset(vecs, 0, sizeof *vecs * (size_t)c->nout);
+	}
 	if (*node->domain == 0 || !strcmp(node->domain, "ai.onnx")) {
 		if (node->kind == OP_Constant && c->nout >= 1)
 			vals[0] = constant_value(c);
@@ -1065,6 +1076,10 @@ static void propagate_known(InferCtx *c, bool *changed)
 		s->vec_tried[v] = vecs[o] != NULL;
 		ev_unref(s->val[v]);
 		s->val[v] = vals[o];
+	}
+	if (vals != vals_small) {
+		free(vals);
+		free(vecs);
 	}
 }
 
@@ -1124,15 +1139,11 @@ static InferFn vendor_rule(const IrNode *node)
 	return NULL;
 }
 
-static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
+/* outs: room for the node's outputs. */
+static bool infer_node_into(InferState *s, NodeId n, Diag *d, bool *changed, InferOut *outs)
 {
-	ensure_cap(s);
 	IrModel *m = s->m;
 	IrNode *node = ir_node(m, n);
-	*changed = false;
-	if (node->dead)
-		return true;
-	InferOut outs[node->noutputs + 1];
 	InferCtx c = {s, m, n, node, s->opset, d, false, (int)node->noutputs, outs};
 	for (uint32_t o = 0; o < node->noutputs; o++) {
 		outs[o].is_seq = false;
@@ -1182,11 +1193,28 @@ static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
 			continue;
 		IrValue *val = ir_value(m, v);
 		outs[o].dtype = val->dtype;
-		outs[o].rank = val->shape.rank <= INF_MAX_RANK ? val->shape.rank : -1;
+		outs[o].rank = val->shape.rank <= IR_MAX_RANK ? val->shape.rank : -1;
 		for (int i = 0; i < outs[o].rank; i++)
 			outs[o].dims[i] = val->shape.dims[i];
 	}
 	propagate_known(&c, changed);
+	return ok;
+}
+
+static bool infer_node_ex(InferState *s, NodeId n, Diag *d, bool *changed)
+{
+	ensure_cap(s);
+	IrNode *node = ir_node(s->m, n);
+	*changed = false;
+	if (node->dead)
+		return true;
+	/* the outputs' types: on the stack for a usual node, on the heap for a
+	 * wide one (a node may have any number of outputs) */
+	InferOut small[4];
+	InferOut *outs = node->noutputs <= 4 ? small : xrealloc(NULL, sizeof *outs * node->noutputs);
+	bool ok = infer_node_into(s, n, d, changed, outs);
+	if (outs != small)
+		free(outs);
 	return ok;
 }
 

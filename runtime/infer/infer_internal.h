@@ -11,9 +11,11 @@
 
 #include "infer.h"
 
-/* Output ranks beyond this are left unknown (EV_MAX_RANK bounds kernels
- * anyway; this leaves room for rank arithmetic such as Gather's r+q-1). */
-#define INF_MAX_RANK 32
+/* Room for a rule's scratch dims: inputs of rank over IR_MAX_RANK are seen
+ * as of unknown rank (inf_rank) and output ranks over it are left unknown
+ * (inf_set), so this leaves room for rank arithmetic such as Gather's
+ * r+q-1 between the two. */
+#define INF_MAX_RANK (2 * IR_MAX_RANK)
 /* Longest int vector tracked element by element (shape vectors are short). */
 #define INF_VEC_MAX 64
 

@@ -24,9 +24,10 @@ static Dim dim_product(const Dim *d, int from, int to)
 	Dim sym = dim_unknown();
 	int nsym = 0;
 	for (int i = from; i < to; i++) {
-		if (dim_known(d[i]))
-			n *= d[i].size;
-		else if (d[i].param && nsym == 0) {
+		if (dim_known(d[i])) {
+			if (__builtin_mul_overflow(n, d[i].size, &n))
+				return dim_unknown();
+		} else if (d[i].param && nsym == 0) {
 			sym = d[i];
 			nsym++;
 		} else
@@ -37,17 +38,24 @@ static Dim dim_product(const Dim *d, int from, int to)
 	return n == 1 ? sym : (n == 0 ? dim_n(0) : dim_unknown());
 }
 
+/* a * k; unknown if the product is no dim (negative k, or over int64) */
 static Dim dim_mul(Dim a, int64_t k)
 {
+	int64_t p;
 	if (k == 1)
 		return a;
-	return dim_known(a) ? dim_n(a.size * k) : (k == 0 ? dim_n(0) : dim_unknown());
+	if (k < 0)
+		return dim_unknown();
+	if (!dim_known(a))
+		return k == 0 ? dim_n(0) : dim_unknown();
+	return __builtin_mul_overflow(a.size, k, &p) ? dim_unknown() : dim_n(p);
 }
 
 static Dim dim_add(Dim a, Dim b)
 {
+	int64_t sum;
 	if (dim_known(a) && dim_known(b))
-		return dim_n(a.size + b.size);
+		return __builtin_add_overflow(a.size, b.size, &sum) ? dim_unknown() : dim_n(sum);
 	if (a.size == 0)
 		return b;
 	if (b.size == 0)
@@ -490,27 +498,36 @@ static bool window_dims(InferCtx *c, const Dim *x, int nsp, const int64_t *kerne
 	const char *ap = inf_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
 	bool ceil_mode = pool && inf_attr_i(c, "ceil_mode", 0);
 	for (int i = 0; i < nsp; i++) {
-		int64_t s = ns > 0 ? strides[i] : 1, dl = nd > 0 ? dil[i] : 1;
-		int64_t ek = (kernel[i] - 1) * dl + 1;
+		int64_t s = ns > 0 ? strides[i] : 1, dl = nd > 0 ? dil[i] : 1, ek;
 		if (s <= 0 || dl <= 0)
 			return inf_fail(c, "strides and dilations must be positive");
+		if (kernel[i] <= 0)
+			return inf_fail(c, "kernel size %lld is not positive", (long long)kernel[i]);
+		if (__builtin_mul_overflow(kernel[i] - 1, dl, &ek) || __builtin_add_overflow(ek, 1, &ek))
+			return inf_fail(c, "dilated kernel size overflows int64");
+		if (np > 0 && (pads[i] < 0 || pads[i + nsp] < 0))
+			return inf_fail(c, "pads must not be negative");
 		if (!dim_known(x[i])) {
 			out[i] = dim_unknown();
 			continue;
 		}
-		int64_t in = x[i].size, o;
+		int64_t in = x[i].size, o, padded = in;
+		if (np > 0 && (__builtin_add_overflow(in, pads[i], &padded) ||
+		               __builtin_add_overflow(padded, pads[i + nsp], &padded)))
+			return inf_fail(c, "padded input size overflows int64");
+		/* ceil(a / s) as (a - 1) / s + 1: no overflow for any stride */
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-			o = (in + s - 1) / s;
+			o = in ? (in - 1) / s + 1 : 0;
 		else if (!strcmp(ap, "VALID"))
 			o = in >= ek ? (in - ek) / s + 1 : 0;
 		else {
-			int64_t pb = np > 0 ? pads[i] : 0, pe = np > 0 ? pads[i + nsp] : 0;
-			int64_t span = in + pb + pe - ek;
+			int64_t pb = np > 0 ? pads[i] : 0;
+			int64_t span = padded - ek;
 			if (span < 0)
 				return inf_fail(c, "window %lld is larger than padded input %lld", (long long)ek,
-				                (long long)(in + pb + pe));
+				                (long long)padded);
 			if (ceil_mode) {
-				o = (span + s - 1) / s + 1;
+				o = (span ? (span - 1) / s + 1 : 0) + 1;
 				/* the last window must start inside the input or the
 				 * begin padding (PyTorch and current ONNX) */
 				if ((o - 1) * s >= in + pb)
@@ -545,10 +562,13 @@ static bool r_conv(InferCtx *c)
 		out[0] = inf_dims(c, 0)[0];
 	if (rw >= 0)
 		out[1] = inf_dims(c, iw)[0];
-	int64_t group = inf_attr_i(c, "group", 1);
+	int64_t group = inf_attr_i(c, "group", 1), need;
+	if (group <= 0)
+		return inf_fail(c, "group %lld is not positive", (long long)group);
 	if (rx >= 0 && rw >= 0) {
 		Dim cin = inf_dims(c, 0)[1], wc = inf_dims(c, iw)[1];
-		if (dim_known(cin) && dim_known(wc) && cin.size != wc.size * group)
+		if (dim_known(cin) && dim_known(wc) &&
+		    (__builtin_mul_overflow(wc.size, group, &need) || cin.size != need))
 			return inf_fail(c, "X has %lld channels but W expects %lld x group %lld", (long long)cin.size,
 			                (long long)wc.size, (long long)group);
 	}
@@ -584,8 +604,11 @@ bool infer_nhwc_conv(InferCtx *c)
 	if (rx < 3 || rx != rw)
 		return inf_fail(c, "X and W need the same rank, at least 3 (got %d and %d)", rx, rw);
 	const Dim *x = inf_dims(c, 0), *w = inf_dims(c, 1);
-	int64_t group = inf_attr_i(c, "group", 1);
-	if (dim_known(x[rx - 1]) && dim_known(w[rx - 1]) && x[rx - 1].size != w[rx - 1].size * group)
+	int64_t group = inf_attr_i(c, "group", 1), need;
+	if (group <= 0)
+		return inf_fail(c, "group %lld is not positive", (long long)group);
+	if (dim_known(x[rx - 1]) && dim_known(w[rx - 1]) &&
+	    (__builtin_mul_overflow(w[rx - 1].size, group, &need) || x[rx - 1].size != need))
 		return inf_fail(c, "X has %lld channels but W expects %lld x group %lld", (long long)x[rx - 1].size,
 		                (long long)w[rx - 1].size, (long long)group);
 	int nsp = rx - 2;
@@ -864,7 +887,7 @@ static bool r_reshape(InferCtx *c)
 			if (i == infer_at)
 				continue;
 			if (dim_known(sh[i])) {
-				pout *= sh[i].size;
+				ok = !__builtin_mul_overflow(pout, sh[i].size, &pout);
 				continue;
 			}
 			ok = false;
@@ -881,7 +904,7 @@ static bool r_reshape(InferCtx *c)
 			if (used[j])
 				continue;
 			if (dim_known(x[j]))
-				pin *= x[j].size;
+				ok = !__builtin_mul_overflow(pin, x[j].size, &pin);
 			else if (x[j].param && nsym++ == 0)
 				sym = x[j].param;
 			else
@@ -1050,7 +1073,8 @@ static bool r_split(InferCtx *c)
 	if (ns >= 0 && dim_known(x[axis])) {
 		int64_t sum = 0;
 		for (int i = 0; i < ns; i++)
-			sum += split[i];
+			if (split[i] < 0 || __builtin_add_overflow(sum, split[i], &sum))
+				return inf_fail(c, "split sizes are not sizes (negative, or their sum overflows)");
 		if (sum != x[axis].size)
 			return inf_fail(c, "split sizes add up to %lld, not %lld", (long long)sum, (long long)x[axis].size);
 	}
@@ -1065,11 +1089,11 @@ static int64_t slice_len(int64_t d, int64_t st, int64_t en, int64_t step)
 	if (step > 0) {
 		st = st < 0 ? 0 : st > d ? d : st;
 		en = en < 0 ? 0 : en > d ? d : en;
-		return en > st ? (en - st + step - 1) / step : 0;
+		return en > st ? (en - st - 1) / step + 1 : 0;   /* no overflow for any step */
 	}
 	st = st < 0 ? -1 : st > d - 1 ? d - 1 : st;
 	en = en < -1 ? -1 : en > d - 1 ? d - 1 : en;
-	return st > en ? (st - en + (-step) - 1) / (-step) : 0;
+	return st > en ? (int64_t)((uint64_t)(st - en - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
 static bool r_slice(InferCtx *c)
@@ -1538,15 +1562,24 @@ static bool r_depth_space(InferCtx *c)
 		inf_set_dtype(c, 0, dt);
 		return true;
 	}
-	int64_t b = inf_attr_i(c, "blocksize", 1);
+	int64_t b = inf_attr_i(c, "blocksize", 1), bb;
+	if (b <= 0 || __builtin_mul_overflow(b, b, &bb))
+		return inf_fail(c, "blocksize %lld is not a positive size", (long long)b);
 	const Dim *x = inf_dims(c, 0);
 	Dim out[4] = {x[0], x[1], x[2], x[3]};
 	if (c->node->kind == OP_DepthToSpace) {
-		out[1] = dim_known(x[1]) ? dim_n(x[1].size / (b * b)) : dim_unknown();
+		if (dim_known(x[1]) && x[1].size % bb)
+			return inf_fail(c, "channels %lld do not divide by blocksize^2 (%lld)", (long long)x[1].size,
+			                (long long)bb);
+		out[1] = dim_known(x[1]) ? dim_n(x[1].size / bb) : dim_unknown();
 		out[2] = dim_mul(x[2], b);
 		out[3] = dim_mul(x[3], b);
 	} else {
-		out[1] = dim_mul(x[1], b * b);
+		for (int i = 2; i < 4; i++)
+			if (dim_known(x[i]) && x[i].size % b)
+				return inf_fail(c, "spatial dim %lld does not divide by blocksize %lld", (long long)x[i].size,
+				                (long long)b);
+		out[1] = dim_mul(x[1], bb);
 		out[2] = dim_known(x[2]) ? dim_n(x[2].size / b) : dim_unknown();
 		out[3] = dim_known(x[3]) ? dim_n(x[3].size / b) : dim_unknown();
 	}
@@ -1762,7 +1795,7 @@ static void seq_merge(InferOut *acc, bool first, int dtype, int rank, const Dim 
 {
 	if (first) {
 		acc->dtype = dtype;
-		acc->rank = rank > R ? -1 : rank;
+		acc->rank = rank > IR_MAX_RANK ? -1 : rank;
 		for (int i = 0; i < acc->rank; i++)
 			acc->dims[i] = dims[i];
 		return;

@@ -28,11 +28,21 @@ static bool set_input_shape(IrModel *m, ValueId v, const int64_t *dims, int rank
 		diag_error(d, m->path, "input '%s': rank %d given, the model says %d", val->name, rank, val->shape.rank);
 		return false;
 	}
-	Dim nd[rank + 1];
+	if (rank > IR_MAX_RANK) {
+		diag_error(d, m->path, "input '%s': rank %d is over graft's limit of %d", val->name, rank, IR_MAX_RANK);
+		return false;
+	}
+	Dim nd[IR_MAX_RANK + 1];
+	int64_t numel = 1;
 	for (int i = 0; i < rank; i++) {
 		if (val->shape.rank >= 0 && val->shape.dims[i].size >= 0 && val->shape.dims[i].size != dims[i]) {
 			diag_error(d, m->path, "input '%s': dim %d is %lld, %lld given", val->name, i,
 			           (long long)val->shape.dims[i].size, (long long)dims[i]);
+			return false;
+		}
+		if (dims[i] < 0 || __builtin_mul_overflow(numel, dims[i], &numel)) {
+			diag_error(d, m->path, "input '%s': dim %d is %lld: %s", val->name, i, (long long)dims[i],
+			           dims[i] < 0 ? "negative" : "the element count overflows int64");
 			return false;
 		}
 		nd[i] = (Dim){dims[i], NULL};

@@ -210,8 +210,10 @@ static bool scan8(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	for (int o = 0; o < nout; o++)
 		per[o] = calloc((size_t)batch + 1, sizeof **per);
 	bool ok = true;
+	EvValue **slice = calloc((size_t)(n + m) + 1, sizeof *slice), **res = calloc((size_t)nout + 1, sizeof *res);
+	if (!slice || !res)
+		abort();
 	for (int64_t b = 0; ok && b < batch; b++) {
-		EvValue *slice[n + m + 1], *res[nout + 1];
 		for (int i = 0; i < n + m; i++)
 			slice[i] = take(vals[i], 0, b);
 		ok = scan9(c, slice, n + m, res, nout);
@@ -220,6 +222,8 @@ static bool scan8(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		for (int o = 0; ok && o < nout; o++)
 			per[o][b] = res[o];
 	}
+	free(slice);
+	free(res);
 	for (int o = 0; o < nout; o++) {
 		if (ok) {
 			out[o] = stack(c, per[o], (int)batch, 0, false, 0);
@@ -256,15 +260,21 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	const int64_t *out_axes = ev_attr_ints(c, "scan_output_axes", &noa);
 	const int64_t *out_dirs = ev_attr_ints(c, "scan_output_directions", &nod);
 	int64_t len = -1;
-	int axes[m + 1];
+	int *axes = calloc((size_t)m + 1, sizeof *axes);  /* as many as the node has inputs */
+	if (!axes)
+		abort();
 	for (int j = 0; j < m; j++) {
 		const EvValue *t = in[n + j];
+		bool fine;
 		if (!t || t->kind != EV_TENSOR || t->rank < 1)
-			return ev_fail(c, "scan input %d is not a tensor of rank >= 1", j);
-		if (!ev_axis(c, na > j ? in_axes[j] : 0, t->rank, &axes[j]))
+			fine = ev_fail(c, "scan input %d is not a tensor of rank >= 1", j);
+		else
+			fine = ev_axis(c, na > j ? in_axes[j] : 0, t->rank, &axes[j]) &&
+			       (len < 0 || t->dims[axes[j]] == len || ev_fail(c, "scan inputs differ in length"));
+		if (!fine) {
+			free(axes);
 			return false;
-		if (len >= 0 && t->dims[axes[j]] != len)
-			return ev_fail(c, "scan inputs differ in length");
+		}
 		len = t->dims[axes[j]];
 	}
 	EvValue **state = calloc((size_t)n + 1, sizeof *state);
@@ -315,6 +325,7 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	free(state);
 	free(bin);
 	free(bout);
+	free(axes);
 	return ok;
 }
 

@@ -1006,10 +1006,12 @@ static bool k_depthtospace(EvCtx *c, EvValue **in, int nin, EvValue **out, int n
 	bool crd = c->opset >= 11 && !strcmp(mode, "CRD");
 	if (!crd && strcmp(mode, "DCR") != 0)
 		return ev_fail(c, "unknown mode '%s'", mode);
-	int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-	if (b <= 0 || C % (b * b) != 0)
+	int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], bb;
+	if (b <= 0 || __builtin_mul_overflow(b, b, &bb))
+		return ev_fail(c, "blocksize %lld is not a positive size", (long long)b);
+	if (C % bb != 0)
 		return ev_fail(c, "channels %lld do not divide by blocksize^2", (long long)C);
-	int64_t Cp = C / (b * b), HW = H * W;
+	int64_t Cp = C / bb, HW = H * W;
 	/* output viewed as (N, C', H, b, W, b) reading the input's 6-D view */
 	int64_t dims6[6] = {N, Cp, H, b, W, b}, ss[6];
 	if (crd) { /* input (N, C', b1, b2, H, W) */
@@ -1043,7 +1045,9 @@ static bool k_spacetodepth(EvCtx *c, EvValue **in, int nin, EvValue **out, int n
 		return ev_fail(c, "SpaceToDepth needs a 4-D input");
 	int64_t b = ev_attr_int(c, "blocksize", 0);
 	int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-	if (b <= 0 || H % b != 0 || W % b != 0)
+	if (b <= 0)
+		return ev_fail(c, "blocksize %lld is not a positive size", (long long)b);
+	if (H % b != 0 || W % b != 0)
 		return ev_fail(c, "spatial dims do not divide by blocksize");
 	/* input viewed as (N, C, H/b, b1, W/b, b2); output (N, b1, b2, C, H/b, W/b) */
 	int64_t dims6[6] = {N, b, b, C, H / b, W / b};
