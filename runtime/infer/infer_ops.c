@@ -1641,7 +1641,10 @@ static bool r_resize(InferCtx *c)
 			int a;
 			if (!inf_axis(c, axes[i], rank, &a))
 				return false;
-			out[a] = sc[i] == 1.0 ? x[a] : dim_known(x[a]) ? dim_n((int64_t)floor((double)x[a].size * sc[i])) : dim_unknown();
+			/* a scale that takes the size out of int64 (or below 0) gives
+			 * no size: the kernel refuses such a node */
+			double v = dim_known(x[a]) ? floor((double)x[a].size * sc[i]) : -1;
+			out[a] = sc[i] == 1.0 ? x[a] : v >= 0 && v < 0x1p62 ? dim_n((int64_t)v) : dim_unknown();
 		}
 	} else {
 		inf_set(c, 0, dt, rank, NULL);
