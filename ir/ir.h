@@ -349,6 +349,19 @@ bool ir_validate(IrModel *m, Diag *d);
  * known to be sorted (IrGraph.topo_sorted) is returned without a check. */
 NodeId *ir_topo_order(IrModel *m, GraphId g, uint32_t *count, Diag *d);
 
+/* input_file.c: open a user's file for reading, refusing anything but a
+ * regular file (a FIFO would block forever, a device never end).  Returns
+ * the descriptor and fills *st, or -1 with *err an errno value or
+ * IR_OPEN_NOT_REGULAR; ir_open_strerror gives the text ("not a regular
+ * file", or strerror's).  A directory gives EISDIR. */
+struct stat;
+enum { IR_OPEN_NOT_REGULAR = -100 };
+int ir_open_regular(const char *path, struct stat *st, int *err);
+const char *ir_open_strerror(int err);
+/* The largest model file ir_load_file reads (protobuf's 2 GiB limit: larger
+ * models keep their weights in external data files). */
+#define IR_MAX_MODEL_FILE ((int64_t)INT32_MAX)
+
 /* onnx_load.c / onnx_save.c */
 typedef struct LoadOptions {
 	int max_graph_depth;    /* subgraph nesting limit, 0: default (64) */

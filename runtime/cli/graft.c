@@ -124,12 +124,8 @@ static IrModel *load(const char *path)
 	int err;
 	char *text = dsl_read_file(path, &len, &err);
 	if (!text) {
-		if (err == DSL_READ_TOO_LARGE)
-			diag_error(&d, path, "too large");
-		else if (err == DSL_READ_FAILED)
-			diag_error(&d, path, "cannot read");
-		else
-			diag_error(&d, path, "cannot open: %s", strerror(err));
+		char buf[256];
+		diag_error(&d, path, "%s", dsl_read_strerror(err, buf, sizeof buf));
 		return NULL;
 	}
 	IrModel *m = ir_parse_model(text, len, path, &d);

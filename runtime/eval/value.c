@@ -5,11 +5,14 @@
 #include "eval.h"
 #include "onnx.pb-c.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- allocation ---------------------------------------------------------- */
 
@@ -555,22 +558,39 @@ static EvValue *parse_container(const uint8_t *p, const uint8_t *end, bool optio
 
 EvValue *ev_load_pb(const char *path, EvKind kind, char **name, Diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		diag_error(d, path, "cannot open: %m");
+	struct stat st;
+	int err;
+	int fd = ir_open_regular(path, &st, &err);
+	if (fd < 0) {
+		if (err == IR_OPEN_NOT_REGULAR)
+			diag_error(d, path, "not a regular file");
+		else
+			diag_error(d, path, "cannot open: %s", strerror(err));
 		return NULL;
 	}
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
+	if (st.st_size > IR_MAX_MODEL_FILE) {
+		diag_error(d, path, "too large: %lld bytes, over protobuf's 2 GiB limit", (long long)st.st_size);
+		close(fd);
+		return NULL;
+	}
+	long len = (long)st.st_size;
 	uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
-	if (len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		diag_error(d, path, "cannot read");
-		free(buf);
-		fclose(f);
+	if (!buf) {
+		diag_error(d, path, "out of memory reading %ld bytes", len);
+		close(fd);
 		return NULL;
 	}
-	fclose(f);
+	for (long got = 0; got < len;) {
+		ssize_t r = read(fd, buf + got, (size_t)(len - got));
+		if (r <= 0) {
+			diag_error(d, path, "cannot read: %s", r < 0 ? strerror(errno) : "the file shrank while read");
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		got += r;
+	}
+	close(fd);
 	if (name)
 		*name = NULL;
 	EvValue *v = NULL;
