@@ -726,6 +726,7 @@ static int cmd_fold(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"max-bytes", required_argument, NULL, 'm'},
+		{"max-fold-bytes", required_argument, NULL, 'B'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -743,19 +744,30 @@ static int cmd_fold(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'w': so.overwrite_input = true; break;
 		case 'v': fo.report_errors = true; break;
-		case 'm':
-			fo.max_bytes = strtoull(optarg, &end, 10);
-			if (*end || !*optarg)
-				return usage_error("--max-bytes expects a number of bytes, got '%s'", optarg);
+		case 'm': case 'B': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-')
+				return usage_error(c == 'm' ? "--max-bytes expects a number of bytes, got '%s'"
+				                            : "--max-fold-bytes expects a number of bytes, got '%s'", optarg);
+			if (c == 'm')
+				fo.max_bytes = v;
+			else
+				fo.max_total_bytes = v ? v : 1; /* 0: fold nothing that adds bytes */
 			break;
+		}
 		case 'h':
-			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--overwrite] [-v]\n"
+			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--max-fold-bytes N] [--overwrite] [-v]\n"
 			       "Folds constants to a fixpoint: nodes whose inputs are all constant become\n"
 			       "initializers, Constant nodes become initializers, Shape/Size of static\n"
 			       "tensors become constants.  Never folds overridable initializers, random ops or\n"
-			       "DequantizeLinear; never creates a tensor over the size cap.\n"
-			       "  --max-bytes N   size cap per folded tensor (default 1073741824, 1 GB)\n"
-			       "  -v, --verbose   say why a node that looked foldable was not folded\n");
+			       "DequantizeLinear; never creates a tensor over the size cap, nor goes over the\n"
+			       "fold budget; both are checked before the result is computed.\n"
+			       "  --max-bytes N       size cap per folded tensor (default 1073741824, 1 GB)\n"
+			       "  --max-fold-bytes N  the fold budget: the most bytes folding may add to the\n"
+			       "                      model in all (folded tensors less the constants they\n"
+			       "                      replace); default: the model's initializer bytes, at\n"
+			       "                      least 64 MiB (so folding at most doubles the weights)\n"
+			       "  -v, --verbose       say why a node that looked foldable was not folded\n");
 			return EXIT_OK;
 		default:
 			return usage_error("fold: unknown option '%s'", argv[optind - 1]);
@@ -782,9 +794,10 @@ static int cmd_fold(int argc, char **argv)
 	if (ok)
 		fprintf(stderr, "fold: %u -> %u nodes: %u folded, %u Constant nodes to initializers, "
 		        "%u Shape/Size of static tensors, %u Reshape shapes made constant, %u dead nodes removed; "
-		        "%u unused initializers removed; left alone: %u over the size cap, %u refused by their kernel\n",
+		        "%u unused initializers removed; left alone: %u over the size cap, %u over the fold budget, "
+		        "%u refused by their kernel\n",
 		        before, after, st.folded, st.constants, st.shapes, st.reshapes, st.dead, st.removed_initializers,
-		        st.over_cap, st.errors);
+		        st.over_cap, st.over_budget, st.errors);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
@@ -963,6 +976,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-cse", no_argument, NULL, '2'},
 		{"no-dce", no_argument, NULL, '3'},
 		{"max-bytes", required_argument, NULL, 'm'},
+		{"max-fold-bytes", required_argument, NULL, 'b'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"why", required_argument, NULL, 'y'},
 		{"match-each", no_argument, NULL, 'E'},
@@ -1035,9 +1049,9 @@ static int cmd_optimize(int argc, char **argv)
 			else
 				disabled[ro.ndisabled++] = optarg;
 			break;
-		case 'M': case 'F': case 'S': case 'm': {
+		case 'M': case 'F': case 'S': case 'm': case 'b': {
 			unsigned long long v = strtoull(optarg, &end, 10);
-			if (*end || !*optarg)
+			if (*end || !*optarg || *optarg == '-')
 				return usage_error("expected a number, got '%s'", optarg);
 			if (c == 'M')
 				ro.max_rewrites = (long)v;
@@ -1045,6 +1059,8 @@ static int cmd_optimize(int argc, char **argv)
 				ro.fuel = (long)v;
 			else if (c == 'S')
 				ro.shuffle_seed = v ? v : 1;
+			else if (c == 'b')
+				ro.fold.max_total_bytes = v ? v : 1;
 			else
 				ro.fold.max_bytes = v;
 			break;
@@ -1080,6 +1096,9 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --match-each          try each rule in turn instead of the decision trees\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
 			       "  --max-bytes N         size cap per folded tensor (default 1 GB)\n"
+			       "  --max-fold-bytes N    the most bytes folding may add to the model in all\n"
+			       "                        (default: its initializer bytes, at least 64 MiB);\n"
+			       "                        a fold over it is not done (the node stays)\n"
 			       "  --target-opset N      convert to opset N first (as graft convert); without it\n"
 			       "                        the model's opset never changes\n"
 			       "  --overwrite           allow OUT to be MODEL\n");
@@ -1179,7 +1198,13 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	if (report)
 		before.memory = plan_figures(argv[optind], target_opset);
 	RwResult r;
+	if (!ro.fold.max_total_bytes)
+		ro.fold.max_total_bytes = fold_default_budget(m);
 	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
+	if (r.fold_over_budget)
+		fprintf(stderr, "fold: %u fold%s not done: over the fold budget of %zu bytes added to the model "
+		        "(--max-fold-bytes)\n", r.fold_over_budget, r.fold_over_budget == 1 ? "" : "s",
+		        ro.fold.max_total_bytes);
 	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
 	audit_histogram(m, &after);
 	if (r.stop != RW_ERROR && !ir_save_file(m, out, so, &d))
