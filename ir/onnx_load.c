@@ -803,8 +803,10 @@ void ir_proto_free(IrModel *m)
 	m->proto = NULL;
 	free(m->alloc);
 	m->alloc = NULL;
-	if (m->map)
+	if (m->map) {
+		ir_guard_remove(m->map);
 		munmap(m->map, m->map_len);
+	}
 	m->map = NULL;
 }
 
@@ -883,6 +885,8 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		diag_error(d, path, "cannot read: %s", strerror(errno));
 		return NULL;
 	}
+	if (len)
+		ir_guard_add(buf, len, path); /* a SIGBUS in it is the file shrinking (input_file.c) */
 	char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
 	LoadOptions o = opt ? *opt : (LoadOptions){0};
@@ -895,6 +899,7 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		m->map = buf;
 		m->map_len = len;
 	} else if (len) {
+		ir_guard_remove(buf);
 		munmap(buf, len);
 	}
 	if (m)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <malloc.h>
@@ -339,9 +340,21 @@ static const struct option run_opts[] = {
 	{"runs", required_argument, NULL, 'n'},
 	{"repeat", required_argument, NULL, 'p'},
 	{"plan", no_argument, NULL, 'P'},
+	{"max-memory", required_argument, NULL, 'm'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
+
+/* The evaluator's default memory limit: half the machine's memory (4 GiB
+ * when it cannot be known), so a model whose tensors would not fit stops
+ * with a message instead of sending the machine into swap or the OOM killer. */
+static size_t default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return (size_t)4 << 30;
+	return (size_t)pages / 2 * (size_t)size;
+}
 
 static const char *const run_help =
 	"  --inputs DIR        input_K.pb files (TensorProto), matched by name, else by position;\n"
@@ -351,7 +364,11 @@ static const char *const run_help =
 	"  --dim NAME=V        value of a symbolic dim (repeatable)\n"
 	"  --int-range LO:HI   range of generated integer inputs\n"
 	"  --rtol X --atol Y   agreement: |b - a| <= atol + rtol*|a| (default 1e-3, 1e-4)\n"
-	"  --exact             agreement: the same bits (-0 is not 0; NaN agrees with NaN)\n";
+	"  --exact             agreement: the same bits (-0 is not 0; NaN agrees with NaN)\n"
+	"  --max-memory N      the most bytes of tensors the evaluator may hold at once\n"
+	"                      (default: half the machine's memory, 4 GiB if unknown); a\n"
+	"                      kernel whose output would go over it stops the run, before\n"
+	"                      allocating, with a message naming the node\n";
 
 /* Parse shared options; returns -1 to continue, else an exit code. */
 static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
@@ -363,12 +380,18 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 	a->rtol = 1e-3;
 	a->atol = 1e-4;
 	a->runs = 1;
+	size_t max_memory = default_max_memory();
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", run_opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
+		case 'm':
+			max_memory = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-' || !max_memory)
+				return usage_error("--max-memory expects a positive number of bytes, got '%s'", optarg);
+			break;
 		case 'i': a->ro.inputs_dir = optarg; break;
 		case 'o': a->out_dir = optarg; break;
 		case 'e': a->expect_dir = optarg; break;
@@ -421,6 +444,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	ev_set_memory_limit(max_memory);
 	return -1;
 }
 
@@ -1550,8 +1574,27 @@ static int cmd_verify(int argc, char **argv)
 	return vc.wrong || vc.unexercised ? EXIT_INPUT : EXIT_OK;
 }
 
+/* Called when graft must stop at once (a mapped input shrank: SIGBUS; out
+ * of memory): async-signal-safe only.
+ * TODO(issue 24, output files): remove the pending temporary output files
+ * here, through the output-file module's registry of temporaries. */
+static void (*const emergency_cleanup)(void) = NULL;
+
+static void out_of_memory(void)
+{
+	static const char msg[] = "graft: out of memory\n";
+	ssize_t r = write(2, msg, sizeof msg - 1);
+	(void)r;
+	if (emergency_cleanup)
+		emergency_cleanup();
+	_exit(EXIT_INPUT);
+}
+
 int main(int argc, char **argv)
 {
+	/* a model file truncated while mapped: one line, not SIGBUS */
+	ir_guard_mapped_inputs(emergency_cleanup);
+	ev_set_oom_handler(out_of_memory);
 	if (argc < 2)
 		return usage_error("missing command%s", "");
 	const char *cmd = argv[1];

@@ -24,11 +24,73 @@ size_t ev_elem_size(int dt)
 	return bits >= 8 ? (size_t)bits / 8 : 0;
 }
 
+/* ---- out of memory, and the memory limit ---------------------------------- */
+
+static void (*oom_handler)(void);
+
+void ev_set_oom_handler(void (*handler)(void))
+{
+	oom_handler = handler;
+}
+
+_Noreturn void ev_out_of_memory(void)
+{
+	if (oom_handler)
+		oom_handler();
+	/* no handler (a library user), or it returned: one line, then stop */
+	static const char msg[] = "graft: out of memory\n";
+	fwrite(msg, 1, sizeof msg - 1, stderr);
+	abort();
+}
+
+/* Bytes of tensor data the evaluator owns now (tensor_new's, less what was
+ * freed or handed over), the limit on them (0: none), and a refusal the
+ * next ev_fail is to explain. */
+static _Thread_local size_t mem_in_use, mem_limit, mem_refused;
+
+void ev_set_memory_limit(size_t bytes)
+{
+	mem_limit = bytes;
+	mem_refused = 0;
+}
+
+size_t ev_memory_limit(void)
+{
+	return mem_limit;
+}
+
+size_t ev_memory_in_use(void)
+{
+	return mem_in_use;
+}
+
+bool ev_memory_charge(size_t bytes)
+{
+	if (mem_limit && (bytes > mem_limit || mem_in_use > mem_limit - bytes)) {
+		mem_refused = bytes;
+		return false;
+	}
+	mem_in_use += bytes;
+	return true;
+}
+
+void ev_memory_release(size_t bytes)
+{
+	mem_in_use = mem_in_use > bytes ? mem_in_use - bytes : 0;
+}
+
+size_t ev_memory_refused(void)
+{
+	size_t r = mem_refused;
+	mem_refused = 0;
+	return r;
+}
+
 static EvValue *value_alloc(EvKind kind)
 {
 	EvValue *v = calloc(1, sizeof *v);
 	if (!v)
-		abort();
+		ev_out_of_memory();
 	v->kind = kind;
 	v->refs = 1;
 	return v;
@@ -98,8 +160,14 @@ static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 			memset(v->data, 0, v->nbytes);
 		return v;
 	}
+	/* the limit is checked before the bytes are asked for */
+	if (!ev_memory_charge(v->nbytes)) {
+		free(v);
+		return NULL;
+	}
 	v->data = zero ? calloc(1, v->nbytes ? v->nbytes : 1) : malloc(v->nbytes ? v->nbytes : 1);
 	if (!v->data) {
+		ev_memory_release(v->nbytes);
 		free(v);
 		return NULL;
 	}
@@ -134,6 +202,7 @@ void *ev_take_data(EvValue *v)
 	void *d = v->data;
 	v->data = NULL;
 	v->borrowed = true; /* nothing left to free */
+	ev_memory_release(v->nbytes); /* the new owner's now */
 	return d;
 }
 
@@ -148,7 +217,7 @@ void ev_sequence_push(EvValue *seq, EvValue *item)
 {
 	EvValue **items = realloc(seq->items, sizeof *items * (size_t)(seq->nitems + 1));
 	if (!items)
-		abort();
+		ev_out_of_memory();
 	seq->items = items;
 	seq->items[seq->nitems++] = item;
 	if (!seq->dtype && item)
@@ -180,6 +249,8 @@ void ev_unref(EvValue *v)
 		if (v->dtype == DT_STRING && v->kind == EV_TENSOR)
 			for (int64_t i = 0; i < v->numel; i++)
 				free(((char **)v->data)[i]);
+		if (v->kind == EV_TENSOR && v->data)
+			ev_memory_release(v->nbytes);
 		free(v->data);
 	}
 	free(v);
@@ -667,6 +738,15 @@ bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d)
 bool ev_fail(EvCtx *c, const char *fmt, ...)
 {
 	char msg[700], label[256];
+	size_t refused = ev_memory_refused();
+	if (refused) {
+		/* the kernel could not allocate because of the limit: say so,
+		 * rather than its guess at why */
+		diag_error(c->d, c->where, "node '%s' (%s): needs %zu more bytes with %zu in use, over the memory "
+		           "limit of %zu bytes (--max-memory)", ir_node_label(c->m, c->node, label, sizeof label),
+		           ir_node(c->m, c->node)->op_type, refused, mem_in_use, mem_limit);
+		return false;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
