@@ -23,8 +23,8 @@ static void report(Diag *d, DiagLevel level, const RuleFile *f, SrcPos pos, cons
 {
 	char msg[700];
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	diag_at(d, level, f ? f->path : "<input>", pos.line, pos.col, pos.len > 0 ? pos.len : 1,
-	        f ? f->src : NULL, f ? f->srclen : 0, "%s", msg);
+	diag_at_offset(d, level, f ? f->path : "<input>", pos.line, pos.col, pos.len > 0 ? pos.len : 1,
+	               f ? f->src : NULL, f ? f->srclen : 0, pos.offset, "%s", msg);
 }
 
 void dsl_error(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...)
