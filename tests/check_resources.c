@@ -127,6 +127,30 @@ START_TEST(test_fifo_text_model_cli)
 }
 END_TEST
 
+START_TEST(test_fifo_inputs_cli)
+{
+	/* graft run --inputs DIR with a FIFO for input_0.pb */
+	const char *graft = getenv("GRAFT");
+	if (!graft)
+		return;
+	char *model = tpath("id.onnxtxt"), *dir = tpath("in"), *pb = tpath("in/input_0.pb");
+	const char *text = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) {\n"
+	                   "  y = Identity (x)\n}\n";
+	ck_assert(write_file(model, text, strlen(text)));
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkfifo(pb, 0600), 0);
+	char cmd[9000], *out, want[4200];
+	snprintf(cmd, sizeof cmd, "%s run %s --inputs %s", graft, model, dir);
+	ck_assert_int_eq(shell(cmd, &out), 1);
+	snprintf(want, sizeof want, "%s: not a regular file\n", pb);
+	ck_assert_str_eq(out, want);
+	free(out);
+	free(model);
+	free(dir);
+	free(pb);
+}
+END_TEST
+
 /* A sparse file of `size` bytes (no disk blocks). */
 static char *sparse(const char *name, off_t size)
 {
@@ -510,6 +534,7 @@ Suite *suite_resources(void)
 	tcase_add_test(tc, test_fifo_model);
 	tcase_add_test(tc, test_fifo_rules);
 	tcase_add_test(tc, test_fifo_text_model_cli);
+	tcase_add_test(tc, test_fifo_inputs_cli);
 	tcase_add_test(tc, test_rules_too_large);
 	tcase_add_test(tc, test_model_too_large);
 	tcase_add_test(tc, test_sigbus_shrunk_model);

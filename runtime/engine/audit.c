@@ -113,7 +113,7 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 	/* folding trades nodes for bytes: say so when the constants grew */
 	if (after->const_bytes > before->const_bytes + (1u << 20)) {
 		char b[32], a[32];
-		fprintf(out, "constants grew from %s to %s (a folded tensor is at most --max-bytes)\n",
+		fprintf(out, "constants grew from %s to %s (a folded tensor is at most --max-bytes, all of them --max-fold-bytes)\n",
 		        human_bytes(before->const_bytes, b, sizeof b), human_bytes(after->const_bytes, a, sizeof a));
 	}
 	/* fire counts per rule or pass, in order of first firing */
