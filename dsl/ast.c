@@ -130,15 +130,16 @@ char *dsl_read_file(const char *path, uint32_t *len, int *err)
 		abort();
 	for (;;) {
 		if (n == cap) {
-			/* standard input, or a file that grew while read */
-			if (cap > DSL_MAX_FILE) {
+			/* standard input, or a file that grew while read: a byte
+			 * past the limit is enough to refuse it */
+			if (n > DSL_MAX_FILE) {
 				*err = DSL_READ_TOO_LARGE;
 				free(buf);
 				if (fp != stdin)
 					fclose(fp);
 				return NULL;
 			}
-			cap *= 2;
+			cap = cap * 2 < DSL_MAX_FILE + 1 ? cap * 2 : DSL_MAX_FILE + 1;
 			buf = realloc(buf, cap);
 			if (!buf)
 				abort();
