@@ -148,12 +148,11 @@ static char *read_all(const char *path, uint32_t *len)
 {
 	int err;
 	char *text = dsl_read_file(path, len, &err);
-	if (!text && err == DSL_READ_TOO_LARGE)
-		fprintf(stderr, "graftc: '%s' is too large\n", path);
-	else if (!text && err == DSL_READ_FAILED)
-		fprintf(stderr, "graftc: cannot read '%s'\n", path);
-	else if (!text)
+	char buf[256];
+	if (!text && err > 0)
 		fprintf(stderr, "graftc: cannot read '%s': %s\n", path, strerror(err));
+	else if (!text)
+		fprintf(stderr, "graftc: %s: %s\n", path, dsl_read_strerror(err, buf, sizeof buf));
 	return text;
 }
 

@@ -4,10 +4,14 @@
  * levels. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ast.h"
+#include "ir.h"
 
 void dsl_free(RuleFile *f)
 {
@@ -19,8 +23,8 @@ static void report(Diag *d, DiagLevel level, const RuleFile *f, SrcPos pos, cons
 {
 	char msg[700];
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	diag_at(d, level, f ? f->path : "<input>", pos.line, pos.col, pos.len > 0 ? pos.len : 1,
-	        f ? f->src : NULL, f ? f->srclen : 0, "%s", msg);
+	diag_at_offset(d, level, f ? f->path : "<input>", pos.line, pos.col, pos.len > 0 ? pos.len : 1,
+	               f ? f->src : NULL, f ? f->srclen : 0, pos.offset, "%s", msg);
 }
 
 void dsl_error(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...)
@@ -96,25 +100,46 @@ bool dsl_expr_emits_vendor(const Expr *e)
 
 char *dsl_read_file(const char *path, uint32_t *len, int *err)
 {
-	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!fp) {
-		*err = errno;
-		return NULL;
+	FILE *fp = stdin;
+	size_t cap = 1 << 14;
+	if (strcmp(path, "-") != 0) {
+		/* a regular file, whose size says at once whether it is too large */
+		struct stat st;
+		int fd = ir_open_regular(path, &st, err);
+		if (fd < 0) {
+			if (*err == IR_OPEN_NOT_REGULAR)
+				*err = DSL_READ_NOT_REGULAR;
+			return NULL;
+		}
+		if ((uint64_t)st.st_size > DSL_MAX_FILE) {
+			close(fd);
+			*err = DSL_READ_TOO_LARGE;
+			return NULL;
+		}
+		if ((size_t)st.st_size >= cap)
+			cap = (size_t)st.st_size + 1;
+		if (!(fp = fdopen(fd, "rb"))) {
+			*err = errno;
+			close(fd);
+			return NULL;
+		}
 	}
-	size_t n = 0, cap = 1 << 14;
+	size_t n = 0;
 	char *buf = malloc(cap);
 	if (!buf)
 		abort();
 	for (;;) {
 		if (n == cap) {
-			if (cap > UINT32_MAX / 2) {
+			/* standard input, or a file that grew while read: a byte
+			 * past the limit is enough to refuse it */
+			if (n > DSL_MAX_FILE) {
 				*err = DSL_READ_TOO_LARGE;
 				free(buf);
 				if (fp != stdin)
 					fclose(fp);
 				return NULL;
 			}
-			cap *= 2;
+			cap = cap * 2 < DSL_MAX_FILE + 1 ? cap * 2 : DSL_MAX_FILE + 1;
 			buf = realloc(buf, cap);
 			if (!buf)
 				abort();
@@ -127,11 +152,23 @@ char *dsl_read_file(const char *path, uint32_t *len, int *err)
 	bool bad = ferror(fp);
 	if (fp != stdin)
 		fclose(fp);
-	if (bad) {
-		*err = DSL_READ_FAILED;
+	if (bad || n > DSL_MAX_FILE) {
+		*err = bad ? DSL_READ_FAILED : DSL_READ_TOO_LARGE;
 		free(buf);
 		return NULL;
 	}
 	*len = (uint32_t)n;
 	return buf;
+}
+
+const char *dsl_read_strerror(int err, char *buf, size_t size)
+{
+	switch (err) {
+	case DSL_READ_TOO_LARGE: return "too large (over 64 MiB)";
+	case DSL_READ_FAILED: return "cannot read";
+	case DSL_READ_NOT_REGULAR: return "not a regular file";
+	default:
+		snprintf(buf, size, "cannot open: %s", strerror(err));
+		return buf;
+	}
 }

@@ -181,11 +181,18 @@ typedef struct RuleFile {
 RuleFile *dsl_parse(const char *path, const char *src, uint32_t len, Diag *d);
 void dsl_free(RuleFile *f);
 
-/* A rules file's whole text (malloc'd; path "-": standard input), or NULL
- * with *err an errno value from opening it, DSL_READ_TOO_LARGE (over 2 GiB)
- * or DSL_READ_FAILED. */
-enum { DSL_READ_TOO_LARGE = -1, DSL_READ_FAILED = -2 };
+/* A rules file's (or a text model's) whole text (malloc'd; path "-":
+ * standard input), or NULL with *err an errno value from opening it,
+ * DSL_READ_TOO_LARGE (over DSL_MAX_FILE: refused from the file's size
+ * before anything is read), DSL_READ_FAILED or DSL_READ_NOT_REGULAR (a
+ * FIFO, a device: refused at once, see ir_open_regular).
+ * dsl_read_strerror gives the message that goes after "PATH: ". */
+#define DSL_MAX_FILE ((size_t)64 << 20)
+enum { DSL_READ_TOO_LARGE = -1, DSL_READ_FAILED = -2, DSL_READ_NOT_REGULAR = -3 };
 char *dsl_read_file(const char *path, uint32_t *len, int *err);
+/* "too large (over 64 MiB)", "cannot read", "not a regular file" or
+ * "cannot open: <strerror>" (static or strerror's buffer). */
+const char *dsl_read_strerror(int err, char *buf, size_t size);
 
 /* check.c: resolve and type every rule against the schema table; report
  * errors and warnings.  True if there is no error. */
@@ -193,6 +200,10 @@ bool dsl_check(RuleFile **files, int nfiles, Diag *d);
 
 /* dump.c: the AST as readable text (graftc --dump-ast), one rule after another. */
 void dsl_dump(const RuleFile *f, FILE *out);
+/* The left side and guard of r in the dump's form without source positions
+ * (malloc'd; NULL if out of memory): rules with the same text match the same
+ * graphs under the same conditions (analyse.c compares a class once). */
+char *dsl_lhs_text(const Rule *r);
 
 /* diagnostics at a position of a file, GCC style with the source line and a caret */
 void dsl_error(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

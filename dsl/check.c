@@ -48,7 +48,70 @@ typedef struct Checker {
 	ExternRef *externs;     /* every extern of every file */
 	int nexterns;
 	int min_opset;          /* the rule's min_opset_needed so far */
+	struct NameMap *names;  /* r's bindings by name */
 } Checker;
+
+/* ---- names to things, in expected constant time --------------------------
+ * Bindings by name (a rule may bind thousands) and rule names across files
+ * (duplicates): a linear search for each was quadratic, minutes of graftc
+ * on generated rule files.  Open addressing, never more than half full (the
+ * caller says how many keys at most). */
+typedef struct NameMap {
+	const char **keys;
+	void **vals;
+	size_t mask;
+} NameMap;
+
+static NameMap *namemap_new(size_t most)
+{
+	size_t cap = 16;
+	while (cap < 2 * most)
+		cap *= 2;
+	NameMap *m = malloc(sizeof *m);
+	if (!m || !(m->keys = calloc(cap, sizeof *m->keys)) || !(m->vals = calloc(cap, sizeof *m->vals)))
+		abort();
+	m->mask = cap - 1;
+	return m;
+}
+
+static void namemap_free(NameMap *m)
+{
+	if (!m)
+		return;
+	free(m->keys);
+	free(m->vals);
+	free(m);
+}
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+/* The slot of name: where it is, or the empty one where it would go. */
+static size_t namemap_slot(const NameMap *m, const char *name)
+{
+	size_t i = name_hash(name) & m->mask;
+	while (m->keys[i] && strcmp(m->keys[i], name) != 0)
+		i = (i + 1) & m->mask;
+	return i;
+}
+
+static void *namemap_get(const NameMap *m, const char *name)
+{
+	return m->vals[namemap_slot(m, name)];
+}
+
+/* Add name (not there yet) with a non-NULL value. */
+static void namemap_put(NameMap *m, const char *name, void *val)
+{
+	size_t i = namemap_slot(m, name);
+	m->keys[i] = name;
+	m->vals[i] = val;
+}
 
 static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side);
 
@@ -366,10 +429,7 @@ static void check_form_clash(Checker *c, const AttrArg *a, const OpsetForm *form
 
 static Binding *find_binding(Checker *c, const char *name)
 {
-	for (int i = 0; i < c->nb; i++)
-		if (strcmp(c->b[i].name, name) == 0)
-			return &c->b[i];
-	return NULL;
+	return c->names ? namemap_get(c->names, name) : NULL;
 }
 
 /* Bind name at its first occurrence; later occurrences are uses, which
@@ -396,6 +456,7 @@ static Binding *bind(Checker *c, const char *name, SrcPos pos, DslType type, con
 		abort();
 	BindInfo *in = &c->info[c->nb];
 	b = &c->b[c->nb++];
+	namemap_put(c->names, name, b);
 	b->name = name;
 	b->pos = pos;
 	b->type = type;
@@ -1109,6 +1170,7 @@ static void check_rule(Checker *c, Rule *r)
 	c->info = calloc((size_t)c->cap, sizeof *c->info);
 	if (!c->info)
 		abort();
+	c->names = namemap_new((size_t)c->cap);
 
 	if (r->lhs->kind == PAT_VAR || r->lhs->kind == PAT_WILDCARD)
 		dsl_warning(c->d, c->f, name_pos(r->lhs->pos, r->lhs->name),
@@ -1145,6 +1207,8 @@ static void check_rule(Checker *c, Rule *r)
 	r->min_opset_needed = c->min_opset;
 	free(c->info);
 	c->info = NULL;
+	namemap_free(c->names);
+	c->names = NULL;
 }
 
 static void check_externs(Checker *c, RuleFile **files, int nfiles)
@@ -1188,6 +1252,15 @@ bool dsl_check(RuleFile **files, int nfiles, Diag *d)
 	int errors = d->nerrors;
 	Checker c = {.d = d};
 	check_externs(&c, files, nfiles);
+	/* each rule name with where it is first defined: file index and rule */
+	size_t nrules = 0;
+	for (int i = 0; i < nfiles; i++)
+		nrules += files[i] ? (size_t)files[i]->nrules : 0;
+	NameMap *rule_names = namemap_new(nrules);
+	struct First { int file; const Rule *rule; } *firsts = calloc(nrules + 1, sizeof *firsts);
+	size_t nfirst = 0;
+	if (!firsts)
+		abort();
 	for (int i = 0; i < nfiles; i++) {
 		RuleFile *f = files[i];
 		if (!f)
@@ -1198,23 +1271,20 @@ bool dsl_check(RuleFile **files, int nfiles, Diag *d)
 			if (!r || !r->name)
 				continue;
 			/* Duplicate names, across every file given. */
-			for (int fi = 0; fi <= i; fi++) {
-				RuleFile *g = files[fi];
-				int upto = fi == i ? k : (g ? g->nrules : 0);
-				const Rule *first = NULL;
-				for (int j = 0; j < upto && !first; j++)
-					if (g->rules[j] && g->rules[j]->name && strcmp(g->rules[j]->name, r->name) == 0)
-						first = g->rules[j];
-				if (first) {
-					dsl_error(d, f, name_pos(r->pos, r->name), "duplicate rule name '%s'", r->name);
-					dsl_note(d, g, name_pos(first->pos, first->name), "'%s' is first defined here",
-					         r->name);
-					break;
-				}
+			const struct First *first = namemap_get(rule_names, r->name);
+			if (first) {
+				dsl_error(d, f, name_pos(r->pos, r->name), "duplicate rule name '%s'", r->name);
+				dsl_note(d, files[first->file], name_pos(first->rule->pos, first->rule->name),
+				         "'%s' is first defined here", r->name);
+			} else {
+				firsts[nfirst] = (struct First){i, r};
+				namemap_put(rule_names, r->name, &firsts[nfirst++]);
 			}
 			check_rule(&c, r);
 		}
 	}
+	namemap_free(rule_names);
+	free(firsts);
 	free(c.externs);
 	return d->nerrors == errors;
 }

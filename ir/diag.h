@@ -34,5 +34,11 @@ void diag_warning(Diag *d, const char *where, const char *fmt, ...)
 void diag_at(Diag *d, DiagLevel level, const char *file, int line, int col, int width,
              const char *src, size_t srclen, const char *fmt, ...)
 	__attribute__((format(printf, 9, 10)));
+/* The same for a spot known by its byte offset in src too (line and col
+ * still label it): the line is found from there, not from src's start, so
+ * many messages about a large file cost no more than the lines they show. */
+void diag_at_offset(Diag *d, DiagLevel level, const char *file, int line, int col, int width,
+                    const char *src, size_t srclen, size_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 10, 11)));
 
 #endif

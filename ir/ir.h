@@ -368,6 +368,28 @@ const char *ir_node_schema_error(IrModel *m, NodeId n, char *buf, size_t size);
  * (Softmax): attribute 'axis' must be an int, not a string"), negative
  * dims in a graph input's or output's type.  Reports to d; false if any. */
 bool ir_check_declarations(IrModel *m, Diag *d);
+/* input_file.c: open a user's file for reading, refusing anything but a
+ * regular file (a FIFO would block forever, a device never end).  Returns
+ * the descriptor and fills *st, or -1 with *err an errno value or
+ * IR_OPEN_NOT_REGULAR; ir_open_strerror gives the text ("not a regular
+ * file", or strerror's).  A directory gives EISDIR. */
+struct stat;
+enum { IR_OPEN_NOT_REGULAR = -100 };
+int ir_open_regular(const char *path, struct stat *st, int *err);
+const char *ir_open_strerror(int err);
+/* A model file mapped by ir_load_file that shrinks while the model lives
+ * raises SIGBUS when its bytes are touched.  ir_guard_mapped_inputs installs
+ * a SIGBUS handler that, for an address inside a mapping ir_load_file
+ * registered (ir_guard_add; removed when the model is freed), writes
+ * "graft: PATH: the file changed size while graft was reading it", calls
+ * cleanup (may be NULL; it must be async-signal-safe) and _exit(1)s; other
+ * SIGBUS keep the default action.  For programs, not libraries. */
+bool ir_guard_mapped_inputs(void (*cleanup)(void));
+void ir_guard_add(const void *base, size_t len, const char *path);
+void ir_guard_remove(const void *base);
+/* The largest model file ir_load_file reads (protobuf's 2 GiB limit: larger
+ * models keep their weights in external data files). */
+#define IR_MAX_MODEL_FILE ((int64_t)INT32_MAX)
 
 /* onnx_load.c / onnx_save.c */
 typedef struct LoadOptions {

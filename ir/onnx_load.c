@@ -539,12 +539,15 @@ static bool load_external(Loader *L, TensorId id)
 		           tname, location);
 		return false;
 	}
-	int fd = open(path, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		diag_error(L->d, L->where, "tensor '%s': cannot read external data '%s': %s", tname, location, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	int err;
+	int fd = ir_open_regular(path, &st, &err);
+	if (fd < 0) {
+		if (err == IR_OPEN_NOT_REGULAR)
+			diag_error(L->d, L->where, "tensor '%s': external data '%s': not a regular file", tname, location);
+		else
+			diag_error(L->d, L->where, "tensor '%s': cannot read external data '%s': %s", tname, location,
+			           strerror(err));
 		return false;
 	}
 	if (length < 0)
@@ -816,8 +819,10 @@ void ir_proto_free(IrModel *m)
 	m->proto = NULL;
 	free(m->alloc);
 	m->alloc = NULL;
-	if (m->map)
+	if (m->map) {
+		ir_guard_remove(m->map);
 		munmap(m->map, m->map_len);
+	}
 	m->map = NULL;
 }
 
@@ -873,16 +878,19 @@ fail:
 
 IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 {
-	int fd = open(path, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		diag_error(d, path, "cannot open: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	int err;
+	int fd = ir_open_regular(path, &st, &err);
+	if (fd < 0) {
+		if (err == IR_OPEN_NOT_REGULAR)
+			diag_error(d, path, "not a regular file");
+		else
+			diag_error(d, path, "cannot open: %s", strerror(err));
 		return NULL;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		diag_error(d, path, "cannot open: Is a directory");
+	if (st.st_size > IR_MAX_MODEL_FILE) {
+		diag_error(d, path, "too large: %lld bytes, over protobuf's 2 GiB limit (larger models keep their "
+		           "weights in external data files)", (long long)st.st_size);
 		close(fd);
 		return NULL;
 	}
@@ -893,6 +901,8 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		diag_error(d, path, "cannot read: %s", strerror(errno));
 		return NULL;
 	}
+	if (len)
+		ir_guard_add(buf, len, path); /* a SIGBUS in it is the file shrinking (input_file.c) */
 	char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
 	LoadOptions o = opt ? *opt : (LoadOptions){0};
@@ -905,6 +915,7 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 		m->map = buf;
 		m->map_len = len;
 	} else if (len) {
+		ir_guard_remove(buf);
 		munmap(buf, len);
 	}
 	if (m)

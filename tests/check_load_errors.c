@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -460,6 +461,16 @@ START_TEST(test_external_outside_folder)
 }
 END_TEST
 
+START_TEST(test_external_fifo)
+{
+	/* a FIFO as external data is refused at once: reading it would wait
+	 * forever for a writer (issue 24) */
+	ck_assert_int_eq(mkfifo(tpath("w.bin"), 0600), 0);
+	const char *p = model_with_tensor("ext.onnx", external_tensor("w.bin"));
+	ck_assert_str_eq(load_error(p), expect(p, "tensor 'W': external data 'w.bin': not a regular file"));
+}
+END_TEST
+
 START_TEST(test_external_symlink_escape)
 {
 	/* a symlink inside the folder that points outside it is refused too */
@@ -594,6 +605,7 @@ Suite *suite_load_errors(void)
 	tcase_add_test(tc, test_raw_data_size);
 	tcase_add_test(tc, test_external_outside_folder);
 	tcase_add_test(tc, test_external_symlink_escape);
+	tcase_add_test(tc, test_external_fifo);
 	tcase_add_test(tc, test_external_missing_and_short);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fuzz");

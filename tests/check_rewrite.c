@@ -834,7 +834,7 @@ START_TEST(test_cli_constant_growth)
 		text = realloc(text, len + 1);
 		text[len] = 0;
 		if (i == 0)
-			ck_assert_msg(strstr(text, "\nconstants grew from 20 bytes to 2.0 MB (a folded tensor is at most --max-bytes)\n") &&
+			ck_assert_msg(strstr(text, "\nconstants grew from 20 bytes to 2.0 MB (a folded tensor is at most --max-bytes, all of them --max-fold-bytes)\n") &&
 			              strstr(text, "ConstantOfShape        1        0       -1\n"), "%s", text);
 		else
 			ck_assert_msg(!strstr(text, "constants grew") && strstr(text, "ConstantOfShape        1        1"), "%s", text);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <malloc.h>
@@ -236,12 +237,8 @@ static IrModel *load_with(const char *path, Diag *d)
 	int err;
 	char *text = dsl_read_file(path, &len, &err);
 	if (!text) {
-		if (err == DSL_READ_TOO_LARGE)
-			diag_error(d, path, "too large");
-		else if (err == DSL_READ_FAILED)
-			diag_error(d, path, "cannot read");
-		else
-			diag_error(d, path, "cannot open: %s", strerror(err));
+		char buf[256];
+		diag_error(d, path, "%s", dsl_read_strerror(err, buf, sizeof buf));
 		return NULL;
 	}
 	IrModel *m = ir_parse_model(text, len, path, d);
@@ -468,9 +465,21 @@ static const struct option run_opts[] = {
 	{"runs", required_argument, NULL, 'n'},
 	{"repeat", required_argument, NULL, 'p'},
 	{"plan", no_argument, NULL, 'P'},
+	{"max-memory", required_argument, NULL, 'm'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
+
+/* The evaluator's default memory limit: half the machine's memory (4 GiB
+ * when it cannot be known), so a model whose tensors would not fit stops
+ * with a message instead of sending the machine into swap or the OOM killer. */
+static size_t default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return (size_t)4 << 30;
+	return (size_t)pages / 2 * (size_t)size;
+}
 
 static const char *const run_help =
 	"  --inputs DIR        input_K.pb files (TensorProto), matched by name, else by position;\n"
@@ -480,7 +489,11 @@ static const char *const run_help =
 	"  --dim NAME=V        value of a symbolic dim (repeatable)\n"
 	"  --int-range LO:HI   range of generated integer inputs\n"
 	"  --rtol X --atol Y   agreement: |b - a| <= atol + rtol*|a| (default 1e-3, 1e-4)\n"
-	"  --exact             agreement: the same bits (-0 is not 0; NaN agrees with NaN)\n";
+	"  --exact             agreement: the same bits (-0 is not 0; NaN agrees with NaN)\n"
+	"  --max-memory N      the most bytes of tensors the evaluator may hold at once\n"
+	"                      (default: half the machine's memory, 4 GiB if unknown); a\n"
+	"                      kernel whose output would go over it stops the run, before\n"
+	"                      allocating, with a message naming the node\n";
 
 /* Parse shared options; returns -1 to continue, else an exit code. */
 static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
@@ -492,12 +505,18 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 	a->rtol = 1e-3;
 	a->atol = 1e-4;
 	a->runs = 1;
+	size_t max_memory = default_max_memory();
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", run_opts, NULL)) != -1) {
 		long long v;
 		switch (c) {
+		case 'm':
+			if (!parse_int_arg("--max-memory", optarg, 1, INT64_MAX, &v))
+				return EXIT_USAGE;
+			max_memory = (uint64_t)v;
+			break;
 		case 'i': a->ro.inputs_dir = optarg; break;
 		case 'o': a->out_dir = optarg; break;
 		case 'e': a->expect_dir = optarg; break;
@@ -558,6 +577,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	ev_set_memory_limit(max_memory);
 	return -1;
 }
 
@@ -891,6 +911,7 @@ static int cmd_fold(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"max-bytes", required_argument, NULL, 'm'},
+		{"max-fold-bytes", required_argument, NULL, 'B'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -908,19 +929,28 @@ static int cmd_fold(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'w': so.overwrite_input = true; break;
 		case 'v': fo.report_errors = true; break;
-		case 'm':
-			if (!parse_int_arg("--max-bytes", optarg, 0, INT64_MAX, &v))
+		case 'm': case 'B': {
+			if (!parse_int_arg(c == 'm' ? "--max-bytes" : "--max-fold-bytes", optarg, 0, INT64_MAX, &v))
 				return EXIT_USAGE;
-			fo.max_bytes = (uint64_t)v;
+			if (c == 'm')
+				fo.max_bytes = (uint64_t)v;
+			else
+				fo.max_total_bytes = v ? (uint64_t)v : 1; /* 0: fold nothing that adds bytes */
 			break;
+		}
 		case 'h':
-			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--overwrite] [-v]\n"
+			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--max-fold-bytes N] [--overwrite] [-v]\n"
 			       "Folds constants to a fixpoint: nodes whose inputs are all constant become\n"
 			       "initializers, Constant nodes become initializers, Shape/Size of static\n"
 			       "tensors become constants.  Never folds overridable initializers, random ops or\n"
-			       "DequantizeLinear; never creates a tensor over the size cap.\n"
-			       "  --max-bytes N   size cap per folded tensor (default 1073741824, 1 GB)\n"
-			       "  -v, --verbose   say why a node that looked foldable was not folded\n");
+			       "DequantizeLinear; never creates a tensor over the size cap, nor goes over the\n"
+			       "fold budget; both are checked before the result is computed.\n"
+			       "  --max-bytes N       size cap per folded tensor (default 1073741824, 1 GB)\n"
+			       "  --max-fold-bytes N  the fold budget: the most bytes folding may add to the\n"
+			       "                      model in all (folded tensors less the constants they\n"
+			       "                      replace); default: the model's initializer bytes, at\n"
+			       "                      least 64 MiB (so folding at most doubles the weights)\n"
+			       "  -v, --verbose       say why a node that looked foldable was not folded\n");
 			return EXIT_OK;
 		default:
 			return usage_error("fold: unknown option '%s'", argv[optind - 1]);
@@ -951,9 +981,10 @@ static int cmd_fold(int argc, char **argv)
 	if (ok)
 		fprintf(stderr, "fold: %u -> %u nodes: %u folded, %u Constant nodes to initializers, "
 		        "%u Shape/Size of static tensors, %u Reshape shapes made constant, %u dead nodes removed; "
-		        "%u unused initializers removed; left alone: %u over the size cap, %u refused by their kernel\n",
+		        "%u unused initializers removed; left alone: %u over the size cap, %u over the fold budget, "
+		        "%u refused by their kernel\n",
 		        before, after, st.folded, st.constants, st.shapes, st.reshapes, st.dead, st.removed_initializers,
-		        st.over_cap, st.errors);
+		        st.over_cap, st.over_budget, st.errors);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
 }
@@ -1139,6 +1170,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-cse", no_argument, NULL, '2'},
 		{"no-dce", no_argument, NULL, '3'},
 		{"max-bytes", required_argument, NULL, 'm'},
+		{"max-fold-bytes", required_argument, NULL, 'b'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"why", required_argument, NULL, 'y'},
 		{"match-each", no_argument, NULL, 'E'},
@@ -1215,6 +1247,11 @@ static int cmd_optimize(int argc, char **argv)
 			ro.max_rewrites = (long)v;
 			ro.limit_rewrites = true; /* 0 too: none at all */
 			break;
+		case 'b':
+			if (!parse_int_arg("--max-fold-bytes", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			ro.fold.max_total_bytes = v ? (uint64_t)v : 1; /* 0: fold nothing that adds bytes */
+			break;
 		case 'F':
 			if (!parse_int_arg("--fuel", optarg, 1, LONG_MAX, &v))
 				return EXIT_USAGE;
@@ -1261,6 +1298,9 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --match-each          try each rule in turn instead of the decision trees\n"
 			       "  --no-fold --no-cse --no-dce   switch a built-in pass off\n"
 			       "  --max-bytes N         size cap per folded tensor (default 1 GB)\n"
+			       "  --max-fold-bytes N    the most bytes folding may add to the model in all\n"
+			       "                        (default: its initializer bytes, at least 64 MiB);\n"
+			       "                        a fold over it is not done (the node stays)\n"
 			       "  --target-opset N      convert to opset N first (as graft convert); without it\n"
 			       "                        the model's opset never changes\n"
 			       "  --overwrite           allow OUT to be MODEL\n");
@@ -1374,7 +1414,13 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	if (report)
 		before.memory = plan_figures(argv[optind], target_opset);
 	RwResult r;
+	if (!ro.fold.max_total_bytes)
+		ro.fold.max_total_bytes = fold_default_budget(m);
 	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
+	if (r.fold_over_budget)
+		fprintf(stderr, "fold: %u fold%s not done: over the fold budget of %zu bytes added to the model "
+		        "(--max-fold-bytes)\n", r.fold_over_budget, r.fold_over_budget == 1 ? "" : "s",
+		        ro.fold.max_total_bytes);
 	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
 	audit_histogram(m, &after);
 	if (r.stop != RW_ERROR && !save_model(m, out, so, &d))
@@ -1725,10 +1771,27 @@ static int cmd_verify(int argc, char **argv)
 	return vc.wrong || vc.unexercised ? EXIT_INPUT : EXIT_OK;
 }
 
+/* Called when graft must stop at once (a mapped input shrank: SIGBUS; out
+ * of memory): async-signal-safe only.  Removes the temporary output files. */
+static void (*const emergency_cleanup)(void) = out_remove_pending;
+
+static void out_of_memory(void)
+{
+	static const char msg[] = "graft: out of memory\n";
+	ssize_t r = write(2, msg, sizeof msg - 1);
+	(void)r;
+	if (emergency_cleanup)
+		emergency_cleanup();
+	_exit(EXIT_INPUT);
+}
+
 int main(int argc, char **argv)
 {
 	out_catch_signals();
 	fileset_init(&run_files);
+	/* a model file truncated while mapped: one line, not SIGBUS */
+	ir_guard_mapped_inputs(emergency_cleanup);
+	ev_set_oom_handler(out_of_memory);
 	if (argc < 2)
 		return usage_error("missing command%s", "");
 	const char *cmd = argv[1];

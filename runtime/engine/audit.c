@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void audit_histogram(IrModel *m, AuditHist *h)
 {
@@ -113,7 +115,7 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 	/* folding trades nodes for bytes: say so when the constants grew */
 	if (after->const_bytes > before->const_bytes + (1u << 20)) {
 		char b[32], a[32];
-		fprintf(out, "constants grew from %s to %s (a folded tensor is at most --max-bytes)\n",
+		fprintf(out, "constants grew from %s to %s (a folded tensor is at most --max-bytes, all of them --max-fold-bytes)\n",
 		        human_bytes(before->const_bytes, b, sizeof b), human_bytes(after->const_bytes, a, sizeof a));
 	}
 	/* fire counts per rule or pass, in order of first firing */
@@ -144,9 +146,15 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 
 static bool sha256_file(const char *path, char hex[65])
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	int err;
+	int fd = ir_open_regular(path, &st, &err);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	Sha256 ctx;
 	sha256_init(&ctx);
 	unsigned char buf[1 << 16];
@@ -308,7 +316,18 @@ static void print_names(FILE *out, const char *what, json_t *arr)
 int audit_explain(const char *report, const char *node, FILE *out, Diag *d)
 {
 	json_error_t err;
-	json_t *root = json_load_file(report, 0, &err);
+	struct stat st;
+	int oerr;
+	int fd = ir_open_regular(report, &st, &oerr);
+	if (fd < 0) {
+		if (oerr == IR_OPEN_NOT_REGULAR)
+			diag_error(d, report, "not a regular file");
+		else
+			diag_error(d, report, "cannot open: %s", strerror(oerr));
+		return -1;
+	}
+	json_t *root = json_loadfd(fd, 0, &err);
+	close(fd);
 	if (!root) {
 		diag_error(d, report, "%d:%d: not a graft report: %s", err.line, err.column, err.text);
 		return -1;

@@ -6,8 +6,11 @@
  * What is never folded: nodes reading overridable initializers (also graph
  * inputs: the user may replace them), random ops, DequantizeLinear (keeps
  * quantized weights quantized), ops with subgraphs, ops of other domains,
- * string results, and results over the size cap (so ConstantOfShape, Expand,
- * Tile and Range cannot bloat the file).  A large weight scaled by a small
+ * string results, results over the size cap (so ConstantOfShape, Expand,
+ * Tile and Range cannot bloat the file), and results that would take folding
+ * over its budget of bytes added to the whole model (fold.h).  Both limits
+ * are checked before the kernel runs, from the result's predicted size,
+ * whenever it can be predicted (always for those four ops).  A large weight scaled by a small
  * broadcast constant is not computed here but deferred to the saver (see
  * "deferred results" below).  The engine calls fold_node on one node;
  * fold_model runs it to a fixpoint with a worklist. */
@@ -90,6 +93,101 @@ static int64_t predicted_numel(IrModel *m, NodeId n)
 	return ok ? p : INT64_MAX;
 }
 
+/* Bytes the node's first output will take (its dtype from the input for
+ * Tile and Expand, from `value` for ConstantOfShape, else inferred; an
+ * unknown dtype counts a byte an element); -1 if unknown, INT64_MAX if it
+ * overflows. */
+static int64_t predicted_bytes(IrModel *m, NodeId n)
+{
+	int64_t numel = predicted_numel(m, n);
+	if (numel < 0 || numel == INT64_MAX)
+		return numel;
+	IrNode *node = ir_node(m, n);
+	int dtype = 0;
+	if ((node->kind == OP_Tile || node->kind == OP_Expand) && node->inputs[0])
+		dtype = ir_tensor(m, ir_value(m, node->inputs[0])->tensor)->dtype;
+	else if (node->kind == OP_ConstantOfShape) {
+		const IrAttr *v = ir_attr(m, n, "value");
+		dtype = v && v->type == ATTR_TENSOR && v->t ? ir_tensor(m, v->t)->dtype : DT_FLOAT;
+	} else if (node->noutputs && node->outputs[0])
+		dtype = ir_value(m, node->outputs[0])->dtype;
+	int64_t bits = dtype && dtype != DT_STRING && dtype_bits(dtype) > 0 ? dtype_bits(dtype) : 8, b;
+	if (__builtin_mul_overflow(numel, bits, &b) || __builtin_add_overflow(b, 7, &b))
+		return INT64_MAX;
+	return b / 8;
+}
+
+/* Bytes of the constants only node n reads: folding n removes them. */
+static int64_t freed_bytes(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	int64_t freed = 0;
+	for (uint32_t i = 0; i < node->ninputs; i++) {
+		ValueId v = node->inputs[i];
+		bool seen = false;
+		for (uint32_t j = 0; j < i && !seen; j++)
+			seen = node->inputs[j] == v;
+		IrValue *x = v ? ir_value(m, v) : NULL;
+		if (!x || seen || !x->tensor || x->producer || x->is_input || x->is_output)
+			continue;
+		bool only = true;
+		for (uint32_t u = 0; u < x->nuses && only; u++)
+			only = x->uses[u].node == n;
+		if (only)
+			freed += (int64_t)ir_tensor(m, x->tensor)->nbytes;
+	}
+	return freed;
+}
+
+/* May node n make results of `bytes` bytes in all?  No (with a reason under
+ * report_errors) if one is over the cap or they take folding over budget. */
+static bool fits(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes, FoldStats *st, Diag *d)
+{
+	char label[256];
+	if ((uint64_t)bytes > o->max_bytes) {
+		st->over_cap++;
+		if (o->report_errors)
+			diag_warning(d, m->path, "node '%s' (%s) not folded: its result would take %lld bytes, over the "
+			             "size cap of %zu (--max-bytes)", ir_node_label(m, n, label, sizeof label),
+			             ir_node(m, n)->op_type, (long long)bytes, o->max_bytes);
+		return false;
+	}
+	if (!o->added)
+		return true;
+	int64_t total = *o->added + bytes - freed_bytes(m, n);
+	if (total > 0 && (uint64_t)total > o->max_total_bytes) {
+		st->over_budget++;
+		if (o->report_errors)
+			diag_warning(d, m->path, "node '%s' (%s) not folded: its %lld bytes would bring what folding "
+			             "added to the model to %lld bytes, over the fold budget of %zu (--max-fold-bytes)",
+			             ir_node_label(m, n, label, sizeof label), ir_node(m, n)->op_type, (long long)bytes,
+			             (long long)total, o->max_total_bytes);
+		return false;
+	}
+	return true;
+}
+
+/* Count a fold of node n (about to be removed) into the budget. */
+static void spend(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes)
+{
+	if (o->added)
+		*o->added += bytes - freed_bytes(m, n);
+}
+
+size_t fold_default_budget(IrModel *m)
+{
+	size_t bytes = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		for (uint32_t i = 0; !gr->dead && i < gr->ninits; i++) {
+			IrValue *v = ir_value(m, gr->inits[i]);
+			if (!v->dead && v->tensor)
+				bytes += ir_tensor(m, v->tensor)->nbytes;
+		}
+	}
+	return bytes > FOLD_MIN_BUDGET ? bytes : FOLD_MIN_BUDGET;
+}
+
 /* Replace output value `old` of a node about to be removed by an initializer
  * holding t; the new value takes over old's name once old is gone. */
 static ValueId install(IrModel *m, ValueId old, TensorId t, const char **name)
@@ -166,11 +264,20 @@ static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st
 	uint32_t nout = node->noutputs;
 	if (nout == 0)
 		return false;
+	int64_t bytes = 0;
 	for (uint32_t i = 0; i < nout; i++) {
 		const EvValue *val = node->outputs[i] ? infer_known_value(o->infer, node->outputs[i]) : NULL;
 		if (node->outputs[i] && (!val || val->kind != EV_TENSOR || val->dtype == DT_STRING ||
 		                         val->nbytes > o->max_bytes))
 			return false;
+		bytes += val ? (int64_t)val->nbytes : 0;
+	}
+	if (o->added) {
+		/* within budget, or left to fold_node's path, which says why not */
+		int64_t total = *o->added + bytes - freed_bytes(m, n);
+		if (total > 0 && (uint64_t)total > o->max_total_bytes)
+			return false;
+		spend(m, n, o, bytes);
 	}
 	/* on the heap: a node may have any number of outputs */
 	ValueId *nv = malloc(sizeof *nv * nout);
@@ -417,15 +524,16 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 	}
 	if (!all_const || !ev_kernel_find(node->domain, node->op_type))
 		return false;
-	int64_t predicted = predicted_numel(m, n);
-	if (predicted >= 0 && (uint64_t)predicted > o->max_bytes) {
-		/* elements, not bytes, but each takes at least a byte: refuse early */
-		st->over_cap++;
+	/* the result's size, when it can be known, is checked before the
+	 * kernel allocates it (a Tile of a billion floats is 4 GB) */
+	int64_t predicted = predicted_bytes(m, n);
+	if (predicted >= 0 && !fits(m, n, o, predicted, st, d))
 		return false;
-	}
-	TensorId deferred = defer_scaled(m, n, o);
+	/* a deferred result's size is its large operand's: it was predicted */
+	TensorId deferred = predicted >= 0 ? defer_scaled(m, n, o) : 0;
 	if (deferred) {
 		const char *name;
+		spend(m, n, o, (int64_t)ir_tensor(m, deferred)->nbytes);
 		ValueId nv = install(m, ir_node(m, n)->outputs[0], deferred, &name);
 		finish(m, n, &nv, &name, 1);
 		st->folded++;
@@ -446,16 +554,20 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		ev_unref(in[i]);
 	free(in);
 	node = ir_node(m, n);
+	int64_t made = 0;
 	for (uint32_t i = 0; ok && i < node->noutputs; i++) {
 		if (!node->outputs[i])
 			continue;
 		if (!out[i] || out[i]->kind != EV_TENSOR || out[i]->dtype == DT_STRING)
 			ok = false;
-		else if (out[i]->nbytes > o->max_bytes) {
-			st->over_cap++;
+		else if (!fits(m, n, o, (int64_t)out[i]->nbytes, st, d))
 			ok = false;
-		}
+		else
+			made += (int64_t)out[i]->nbytes;
 	}
+	/* the outputs together (each alone was checked), when not predicted */
+	if (ok && node->noutputs > 1 && !fits(m, n, o, made, st, d))
+		ok = false;
 	if (!ok) {
 		if (quiet.nerrors) {
 			st->errors++;
@@ -467,6 +579,7 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		free(out);
 		return false;
 	}
+	spend(m, n, o, made);
 	uint32_t nout = node->noutputs;
 	ValueId *nv = malloc(sizeof *nv * (nout + 1));
 	const char **names = malloc(sizeof *names * (nout + 1));
@@ -537,6 +650,11 @@ bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 	memset(st, 0, sizeof *st);
 	FoldOptions local = *opt;
 	const FoldOptions *o = &local;
+	int64_t added = 0;
+	if (!local.added)
+		local.added = &added;
+	if (!local.max_total_bytes)
+		local.max_total_bytes = fold_default_budget(m);
 	InferState *own = NULL;
 	if (!local.infer) {
 		/* shapes and known values from inference; a contradiction found

@@ -37,6 +37,7 @@ struct Rewriter {
 	RwOptions o;
 	Diag *d;
 	RwResult *res;
+	int64_t fold_added;         /* bytes folding has added to the model (its budget: fold.h) */
 	size_t capfirings;          /* of res->firings */
 	InferState *infer;
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
@@ -1626,6 +1627,7 @@ static bool try_fold(Rewriter *rw, NodeId n)
 	bool done = fold_node(m, n, &rw->o.fold, &st, rw->d);
 	if (!done) {
 		free(label);
+		rw->res->fold_over_budget += st.over_budget;
 		if (st.reshapes) { /* the node stayed, with a constant shape: its old chain may be dead */
 			RwFiring *f = new_firing(rw, -1, "fold");
 			add_name(&f->matched, &f->nmatched, firing_label(rw, n));
@@ -1750,6 +1752,9 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	Rewriter rw = {.m = m, .sets = sets, .nsets = nsets, .o = *o, .d = d, .res = r};
 	if (!rw.o.fold.max_bytes)
 		rw.o.fold.max_bytes = FOLD_DEFAULT_MAX_BYTES;
+	if (!rw.o.fold.max_total_bytes)
+		rw.o.fold.max_total_bytes = fold_default_budget(m);
+	rw.o.fold.added = &rw.fold_added;
 	rw.rng = o->shuffle_seed ? o->shuffle_seed : 1;
 	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
 	r->nodes_before = count_nodes(m);

@@ -149,6 +149,7 @@ typedef struct RwResult {
 	uint32_t nodes_before, nodes_after;
 	RwWhy *why;                 /* why_rule: one entry per node with the rule's root op */
 	int nwhy;
+	unsigned fold_over_budget;  /* times fold left a node alone: over the fold budget (fold.h) */
 } RwResult;
 
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o,

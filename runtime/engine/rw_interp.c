@@ -122,12 +122,9 @@ static char *read_all(const char *path, uint32_t *len, Diag *d)
 {
 	int err;
 	char *text = dsl_read_file(path, len, &err);
-	if (!text && err == DSL_READ_TOO_LARGE)
-		diag_error(d, path, "too large");
-	else if (!text && err == DSL_READ_FAILED)
-		diag_error(d, path, "cannot read");
-	else if (!text)
-		diag_error(d, path, "cannot open: %s", strerror(err));
+	char buf[256];
+	if (!text)
+		diag_error(d, path, "%s", dsl_read_strerror(err, buf, sizeof buf));
 	return text;
 }
 

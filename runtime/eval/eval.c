@@ -87,7 +87,7 @@ static bool plan_graph(EvEnv *e, GraphId g)
 	p->uses = calloc(m->nvalues, sizeof *p->uses);
 	p->pinned = calloc(m->nvalues, sizeof *p->pinned);
 	if (!p->uses || !p->pinned)
-		abort();
+		ev_out_of_memory();
 	for (ValueId v = 1; v < m->nvalues; v++) {
 		IrValue *val = ir_value(m, v);
 		if (val->dead)
@@ -293,6 +293,7 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 	}
 	EvSlot *saved = ev_get_slots(&nsaved);
 	ev_set_slots(nslots ? slots : NULL, nslots);
+	ev_memory_refused(); /* a refusal ev_fail explains is this kernel's */
 	bool ok = k->fn(&c, in, (int)node->ninputs, out, (int)node->noutputs);
 	ev_set_slots(saved, nsaved);
 	free(slots);
@@ -304,6 +305,8 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 			ev_unref(out[i]);
 			out[i] = NULL;
 		}
+		/* a kernel that returned without a word (ev_fail says so if it was
+		 * for the memory limit) */
 		if (e->d->nerrors == 0)
 			ev_fail(&c, "kernel failed");
 		return false;
@@ -445,7 +448,7 @@ static void bucket(const uint32_t *step, uint32_t nbufs, uint32_t nsteps, uint32
 	*at = calloc(nsteps + 2, sizeof **at);
 	*idx = malloc(sizeof **idx * (nbufs + 1));
 	if (!*at || !*idx)
-		abort();
+		ev_out_of_memory();
 	for (uint32_t b = 0; b < nbufs; b++)
 		(*at)[(step[b] > nsteps ? nsteps : step[b]) + 1]++;
 	for (uint32_t s = 0; s <= nsteps; s++)
@@ -463,8 +466,15 @@ static bool env_place(EvEnv *e, const EvPlacement *pl)
 	e->pl = pl;
 	size_t bytes = (pl->arena_bytes + 63) / 64 * 64;
 	if (bytes) {
+		if (!ev_memory_charge(bytes)) {
+			ev_memory_refused();
+			diag_error(e->d, e->m->path, "plan: an arena of %zu bytes with %zu in use is over the memory "
+			           "limit of %zu bytes (--max-memory)", bytes, ev_memory_in_use(), ev_memory_limit());
+			return false;
+		}
 		e->arena = aligned_alloc(64, bytes);
 		if (!e->arena) {
+			ev_memory_release(bytes);
 			diag_error(e->d, e->m->path, "plan: cannot allocate an arena of %zu bytes", pl->arena_bytes);
 			return false;
 		}
@@ -479,7 +489,7 @@ static EvEnv *env_new(IrModel *m, const EvOptions *opt, Diag *d)
 {
 	EvEnv *e = calloc(1, sizeof *e);
 	if (!e)
-		abort();
+		ev_out_of_memory();
 	e->m = m;
 	e->d = d;
 	if (opt)
@@ -488,7 +498,7 @@ static EvEnv *env_new(IrModel *m, const EvOptions *opt, Diag *d)
 	e->vals = calloc(m->nvalues, sizeof *e->vals);
 	e->plans = calloc(m->ngraphs, sizeof *e->plans);
 	if (!e->vals || !e->plans)
-		abort();
+		ev_out_of_memory();
 	return e;
 }
 
@@ -506,6 +516,7 @@ static void env_free(EvEnv *e)
 	if (e->arena) {
 		UNPOISON(e->arena, (e->pl->arena_bytes + 63) / 64 * 64);
 		free(e->arena);
+		ev_memory_release((e->pl->arena_bytes + 63) / 64 * 64);
 	}
 	free(e->opens);
 	free(e->open_at);

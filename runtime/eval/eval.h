@@ -118,6 +118,26 @@ EvValue *ev_load_pb(const char *path, EvKind kind, char **name, Diag *d);
 EvKind ev_declared_kind(IrModel *m, ValueId v);
 bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d);
 
+/* ---- memory (value.c) --------------------------------------------------------
+ * The evaluator counts the tensor bytes it owns (ev_tensor_new's, until freed
+ * or taken).  With a limit set, an allocation that would take the count over
+ * it is refused before any memory is asked for: ev_tensor_new returns NULL,
+ * and the kernel's failure (ev_fail) is reported as over the limit, naming
+ * the node and the bytes.  Out of memory where a kernel cannot report it (a
+ * small allocation, scratch space) calls ev_out_of_memory: the handler set
+ * (the CLI's prints one line and exits), else one line and abort(). */
+void ev_set_memory_limit(size_t bytes);     /* 0: no limit */
+size_t ev_memory_limit(void);
+size_t ev_memory_in_use(void);
+/* Count `bytes` more (the memory plan's arena); false (nothing counted) if
+ * that would go over the limit. */
+bool ev_memory_charge(size_t bytes);
+void ev_memory_release(size_t bytes);
+/* The size of the last allocation refused by the limit (0: none), cleared. */
+size_t ev_memory_refused(void);
+void ev_set_oom_handler(void (*handler)(void));
+_Noreturn void ev_out_of_memory(void);
+
 /* ---- kernels (runtime/kernels/) ---------------------------------------------- */
 typedef struct EvCtx {
 	IrModel *m;

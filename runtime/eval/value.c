@@ -6,11 +6,14 @@
 #include "eval.h"
 #include "onnx.pb-c.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- allocation ---------------------------------------------------------- */
 
@@ -22,11 +25,73 @@ size_t ev_elem_size(int dt)
 	return bits >= 8 ? (size_t)bits / 8 : 0;
 }
 
+/* ---- out of memory, and the memory limit ---------------------------------- */
+
+static void (*oom_handler)(void);
+
+void ev_set_oom_handler(void (*handler)(void))
+{
+	oom_handler = handler;
+}
+
+_Noreturn void ev_out_of_memory(void)
+{
+	if (oom_handler)
+		oom_handler();
+	/* no handler (a library user), or it returned: one line, then stop */
+	static const char msg[] = "graft: out of memory\n";
+	fwrite(msg, 1, sizeof msg - 1, stderr);
+	abort();
+}
+
+/* Bytes of tensor data the evaluator owns now (tensor_new's, less what was
+ * freed or handed over), the limit on them (0: none), and a refusal the
+ * next ev_fail is to explain. */
+static _Thread_local size_t mem_in_use, mem_limit, mem_refused;
+
+void ev_set_memory_limit(size_t bytes)
+{
+	mem_limit = bytes;
+	mem_refused = 0;
+}
+
+size_t ev_memory_limit(void)
+{
+	return mem_limit;
+}
+
+size_t ev_memory_in_use(void)
+{
+	return mem_in_use;
+}
+
+bool ev_memory_charge(size_t bytes)
+{
+	if (mem_limit && (bytes > mem_limit || mem_in_use > mem_limit - bytes)) {
+		mem_refused = bytes;
+		return false;
+	}
+	mem_in_use += bytes;
+	return true;
+}
+
+void ev_memory_release(size_t bytes)
+{
+	mem_in_use = mem_in_use > bytes ? mem_in_use - bytes : 0;
+}
+
+size_t ev_memory_refused(void)
+{
+	size_t r = mem_refused;
+	mem_refused = 0;
+	return r;
+}
+
 static EvValue *value_alloc(EvKind kind)
 {
 	EvValue *v = calloc(1, sizeof *v);
 	if (!v)
-		abort();
+		ev_out_of_memory();
 	v->kind = kind;
 	v->refs = 1;
 	return v;
@@ -104,8 +169,14 @@ static EvValue *tensor_new(int dtype, int rank, const int64_t *dims, bool zero)
 			memset(v->data, 0, v->nbytes);
 		return v;
 	}
+	/* the limit is checked before the bytes are asked for */
+	if (!ev_memory_charge(v->nbytes)) {
+		free(v);
+		return NULL;
+	}
 	v->data = zero ? calloc(1, v->nbytes ? v->nbytes : 1) : malloc(v->nbytes ? v->nbytes : 1);
 	if (!v->data) {
+		ev_memory_release(v->nbytes);
 		free(v);
 		return NULL;
 	}
@@ -142,6 +213,7 @@ void *ev_take_data(EvValue *v)
 	void *d = v->data;
 	v->data = NULL;
 	v->borrowed = true; /* nothing left to free */
+	ev_memory_release(v->nbytes); /* the new owner's now */
 	return d;
 }
 
@@ -156,7 +228,7 @@ void ev_sequence_push(EvValue *seq, EvValue *item)
 {
 	EvValue **items = realloc(seq->items, sizeof *items * (size_t)(seq->nitems + 1));
 	if (!items)
-		abort();
+		ev_out_of_memory();
 	seq->items = items;
 	seq->items[seq->nitems++] = item;
 	if (!seq->dtype && item)
@@ -188,6 +260,8 @@ void ev_unref(EvValue *v)
 		if (v->dtype == DT_STRING && v->kind == EV_TENSOR)
 			for (int64_t i = 0; i < v->numel; i++)
 				free(((char **)v->data)[i]);
+		if (v->kind == EV_TENSOR && v->data)
+			ev_memory_release(v->nbytes);
 		free(v->data);
 	}
 	free(v);
@@ -571,22 +645,39 @@ static EvValue *parse_container(const uint8_t *p, const uint8_t *end, bool optio
 
 EvValue *ev_load_pb(const char *path, EvKind kind, char **name, Diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		diag_error(d, path, "cannot open: %m");
+	struct stat st;
+	int err;
+	int fd = ir_open_regular(path, &st, &err);
+	if (fd < 0) {
+		if (err == IR_OPEN_NOT_REGULAR)
+			diag_error(d, path, "not a regular file");
+		else
+			diag_error(d, path, "cannot open: %s", strerror(err));
 		return NULL;
 	}
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
+	if (st.st_size > IR_MAX_MODEL_FILE) {
+		diag_error(d, path, "too large: %lld bytes, over protobuf's 2 GiB limit", (long long)st.st_size);
+		close(fd);
+		return NULL;
+	}
+	long len = (long)st.st_size;
 	uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
-	if (len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		diag_error(d, path, "cannot read");
-		free(buf);
-		fclose(f);
+	if (!buf) {
+		diag_error(d, path, "out of memory reading %ld bytes", len);
+		close(fd);
 		return NULL;
 	}
-	fclose(f);
+	for (long got = 0; got < len;) {
+		ssize_t r = read(fd, buf + got, (size_t)(len - got));
+		if (r <= 0) {
+			diag_error(d, path, "cannot read: %s", r < 0 ? strerror(errno) : "the file shrank while read");
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		got += r;
+	}
+	close(fd);
 	if (name)
 		*name = NULL;
 	EvValue *v = NULL;
@@ -651,6 +742,15 @@ bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d)
 bool ev_fail(EvCtx *c, const char *fmt, ...)
 {
 	char msg[700], label[256];
+	size_t refused = ev_memory_refused();
+	if (refused) {
+		/* the kernel could not allocate because of the limit: say so,
+		 * rather than its guess at why */
+		diag_error(c->d, c->where, "node '%s' (%s): needs %zu more bytes with %zu in use, over the memory "
+		           "limit of %zu bytes (--max-memory)", ir_node_label(c->m, c->node, label, sizeof label),
+		           ir_node(c->m, c->node)->op_type, refused, mem_in_use, mem_limit);
+		return false;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);

@@ -146,7 +146,7 @@ static bool run_nll(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		/* a zeroed copy, not nn_f32_view: gcc cannot see that view filled */
 		float *v = calloc((size_t)x->numel + 1, sizeof(float));
 		if (!v)
-			abort();
+			ev_out_of_memory();
 		for (int64_t i = 0; i < x->numel; i++)
 			v[i] = (float)ev_get_f(x, i);
 		ok = nll_core(c, &l, v, false, t, w, x->dtype, t, &out[0]);

@@ -43,7 +43,7 @@ static inline void *nn_alloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		abort(); /* out of memory is not a user error we can report usefully */
+		ev_out_of_memory(); /* scratch space: nowhere to report it from (eval.h) */
 	return p;
 }
 

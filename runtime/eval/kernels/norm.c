@@ -147,7 +147,7 @@ static bool run_batchnorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	size_t esz = w.f64 ? sizeof(double) : sizeof(float);
 	void *bmean = calloc((size_t)ch + 1, esz), *bvar = calloc((size_t)ch + 1, esz);
 	if (!bmean || !bvar)
-		abort();
+		ev_out_of_memory();
 	for (int i = 0; i < 4; i++)
 		stv[i] = st[i] ? work_out(&w, i + 1, st[i]) : NULL;
 	if (w.f64) {

@@ -350,7 +350,7 @@ static int64_t *iconv(EvCtx *c, const EvValue *x, const EvValue *xzp, const EvVa
 	int64_t *col = nn_alloc(sizeof(int64_t) * (size_t)(rows * osp > 0 ? rows * osp : 1));
 	int64_t *acc = calloc((size_t)(nb * m * osp > 0 ? nb * m * osp : 1), sizeof(int64_t));
 	if (!acc)
-		abort();
+		ev_out_of_memory();
 	for (int64_t n = 0; n < nb; n++)
 		for (int64_t g = 0; g < group; g++) {
 			for (int64_t r = 0; r < rows; r++) {

@@ -102,7 +102,7 @@ static void reduce_int(RedOp op, const RedPlan *p, const EvValue *x, EvValue *y)
 		});
 		double *sum = calloc((size_t)p->nout + 1, sizeof(double));
 		if (!sum)
-			abort();
+			ev_out_of_memory();
 		RED_FOREACH(p, i, o, {
 			double v = uns ? (double)ev_get_u(x, i) : (double)ev_get_i(x, i);
 			sum[o] += exp(v - facc[o]);

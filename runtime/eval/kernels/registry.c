@@ -35,7 +35,7 @@ static void build(void)
 			n++;
 	all = calloc(n + 1, sizeof *all);
 	if (!all)
-		abort();
+		ev_out_of_memory();
 	for (size_t f = 0; families[f]; f++)
 		for (const EvKernel *k = families[f]; k->op; k++) {
 			all[nall++] = k;

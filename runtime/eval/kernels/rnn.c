@@ -206,7 +206,7 @@ static double *dvec(int64_t n)
 {
 	double *p = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
 	if (!p)
-		abort();
+		ev_out_of_memory();
 	return p;
 }
 

@@ -139,7 +139,7 @@ static bool run_sequence_map(EvCtx *c, EvValue **in, int nin, EvValue **out, int
 	}
 	EvValue **bin = calloc((size_t)nin + 1, sizeof *bin), **bout = calloc((size_t)nout + 1, sizeof *bout);
 	if (!bin || !bout)
-		abort();
+		ev_out_of_memory();
 	bool ok = true;
 	for (int it = 0; ok && it < n; it++) {
 		for (int i = 0; i < nin; i++)
@@ -253,7 +253,7 @@ static bool run_nms(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 					cap *= 2;
 					sel = realloc(sel, sizeof(int64_t) * 3 * (size_t)cap);
 					if (!sel)
-						abort();
+						ev_out_of_memory();
 				}
 				sel[3 * nsel] = b;
 				sel[3 * nsel + 1] = k;
