@@ -330,9 +330,11 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 	IrNode *node = ir_node(m, n);
 	bool placed = e->pl && p && node->graph == IR_MAIN_GRAPH;
 	/* on the heap: a node may have any number of inputs and outputs */
-	EvValue **in = malloc(sizeof *in * (node->ninputs + 1)), **out = malloc(sizeof *out * (node->noutputs + 1));
+	EvValue **in = calloc(node->ninputs + 1, sizeof *in), **out = calloc(node->noutputs + 1, sizeof *out);
 	if (!in || !out)
 		abort();
+	/* in[ninputs] stays NULL: a kernel that reads one input more than a
+	 * crafted node has sees none (fuzz-graph: com.microsoft Gelu of no input) */
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		in[i] = node->inputs[i] ? e->vals[node->inputs[i]] : NULL;
 	bool ok = call_kernel(e, n, in, out, placed);

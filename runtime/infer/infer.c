@@ -371,8 +371,16 @@ void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
 	if (rank > IR_MAX_RANK)
 		rank = -1;
 	out->rank = rank;
-	for (int i = 0; i < rank; i++)
+	/* known dims whose product overflows int64 are no shape a model can
+	 * declare (the loader refuses them): the dim that overflows is unknown */
+	int64_t numel = 1;
+	for (int i = 0; i < rank; i++) {
 		out->dims[i] = dims ? dims[i] : dim_unknown();
+		if (dim_known(out->dims[i]) && __builtin_mul_overflow(numel, out->dims[i].size, &numel)) {
+			out->dims[i] = dim_unknown();
+			numel = 1;
+		}
+	}
 }
 
 const InferOut *inf_seq(InferCtx *c, int i)

@@ -182,6 +182,8 @@ static bool run_instancenorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int
 	if (!y)
 		return false;
 	out[0] = y;
+	if (x->numel == 0)
+		return true; /* no channel or no image: nothing to normalize (and no group to divide by) */
 	Work w = {.f64 = x->dtype == DT_DOUBLE};
 	const void *xv = work_in(&w, 0, x), *sv = work_in(&w, 1, in[1]), *bv = work_in(&w, 2, in[2]);
 	void *yv = work_out(&w, 0, y);
