@@ -190,9 +190,12 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
  * opset-9 scan on each batch entry and stacks the results. */
 static bool scan8(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
-	int m = (int)ev_attr_int(c, "num_scan_inputs", 0);
+	int64_t ma = ev_attr_int(c, "num_scan_inputs", 0);
+	if (ma <= 0 || ma >= nin)  /* before any arithmetic on it */
+		return ev_fail(c, "Scan body signature does not match the node");
+	int m = (int)ma;
 	int n = nin - 1 - m, k = nout - n;
-	if (m <= 0 || n < 0 || k < 0)
+	if (n < 0 || k < 0)
 		return ev_fail(c, "Scan body signature does not match the node");
 	EvValue **vals = in + 1;
 	for (int i = 0; i < n + m; i++)
@@ -249,10 +252,13 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	if (!g)
 		return ev_fail(c, "Scan has no body");
 	IrGraph *body = ir_graph(c->m, g);
-	int m = (int)ev_attr_int(c, "num_scan_inputs", 0);
+	int64_t ma = ev_attr_int(c, "num_scan_inputs", 0);
+	if (ma <= 0 || ma > nin)  /* before any arithmetic on it */
+		return ev_fail(c, "Scan body signature does not match the node");
+	int m = (int)ma;
 	int n = nin - m;
 	int k = (int)body->noutputs - n;
-	if (m <= 0 || n < 0 || k < 0 || (int)body->ninputs != n + m || nout != n + k)
+	if (n < 0 || k < 0 || (int)body->ninputs != n + m || nout != n + k)
 		return ev_fail(c, "Scan body signature does not match the node");
 	int na, nd, noa, nod;
 	const int64_t *in_axes = ev_attr_ints(c, "scan_input_axes", &na);
