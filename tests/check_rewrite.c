@@ -642,6 +642,101 @@ START_TEST(test_inline_if)
 }
 END_TEST
 
+/* An inlined branch's initializers become the enclosing graph's: readers in
+ * bodies nested in the branch (which move along) must read the copies.  They
+ * kept reading the branch's own initializer, which died with the If: the
+ * saved model named no value ("input 'k' names no value"), and where a later
+ * fold removed such a reader, del_use aborted ("use not found"; found by
+ * make fuzz-graph).  Both models are checked for the optimized node list,
+ * a reload of the saved bytes, and the same outputs as before. */
+static const char *if_reads_branch_init[] = {
+	/* a nested If on an input reads the branch's k: it stays, reading k's copy */
+	"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	"main (bool b, float[2] x) => (float[2] y) <bool c = {1}> {\n"
+	"  y = If (c) <then_branch: graph = t () => (float[2] o) <float k = {2.0}> {\n"
+	"    o = If (b) <then_branch: graph = t2 () => (float[2] p) { p = Add (x, k) },\n"
+	"                else_branch: graph = e2 () => (float[2] q) { q = Identity (x) }>\n"
+	"  }, else_branch: graph = e () => (float[2] r) { r = Identity (x) }>\n"
+	"}\n",
+	/* the nested If's condition is k itself: inlined too, then folded away */
+	"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	"main (bool b, float[2] x) => (bool y) <bool c = {1}> {\n"
+	"  y = If (c) <then_branch: graph = t () => (bool o) <bool k = {1}> {\n"
+	"    o = If (k) <then_branch: graph = t2 () => (bool p) { p = Not (k) },\n"
+	"                else_branch: graph = e2 () => (bool q) { q = Identity (k) }>\n"
+	"  }, else_branch: graph = e () => (bool r) { r = Identity (c) }>\n"
+	"}\n",
+};
+
+static const char *if_reads_branch_init_after[] = {
+	"<\n   ir_version: 8,\n   opset_import: [\"\" : 13]\n>\n"
+	"main (bool b, float[2] x) => (float[2] y)\n   <float k__1 = {2.0}>\n{\n"
+	"   y = If (b) <then_branch: graph = t2 () => (float[2] p) {\n"
+	"      p = Add (x, k__1)\n"
+	"   }, else_branch: graph = e2 () => (float[2] q) {\n"
+	"      q = Identity (x)\n"
+	"   }>\n}\n",
+	"<\n   ir_version: 8,\n   opset_import: [\"\" : 13]\n>\n"
+	"main (bool b, float[2] x) => (bool y)\n   <bool y = {0}>\n{\n}\n",
+};
+
+/* m's only output on b and x = {1.5, -3} */
+static EvValue *eval_bx(IrModel *m, bool b)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	int64_t two = 2;
+	EvValue *in[2] = {ev_scalar_f(DT_BOOL, b), ev_tensor_new(DT_FLOAT, 1, &two)}, *out[1] = {NULL};
+	ev_set_f(in[1], 0, 1.5);
+	ev_set_f(in[1], 1, -3);
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, 2, out, NULL, &d), "%s", d.first);
+	ev_unref(in[0]);
+	ev_unref(in[1]);
+	return out[0];
+}
+
+START_TEST(test_inline_if_nested_reads_branch_init)
+{
+	const RwRuleSet *lib[] = {&graft_rules_basic, &graft_rules_extended};
+	for (size_t k = 0; k < sizeof if_reads_branch_init / sizeof *if_reads_branch_init; k++) {
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = parse(if_reads_branch_init[k]);
+		EvValue *before[2] = {eval_bx(m, false), eval_bx(m, true)};
+		RwOptions o = {0};
+		RwResult r;
+		ck_assert_msg(rw_run(m, lib, 2, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(ir_validate(m, &d), "model %zu: %s", k, d.first);
+		ck_assert_int_eq(count_op(m, "If"), k == 0 ? 1 : 0);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ck_assert(ir_print_model(m, f, &d));
+		fclose(f);
+		ck_assert_str_eq(text, if_reads_branch_init_after[k]);
+		free(text);
+		/* as saved: every name resolves on reload, and the outputs are the same */
+		uint8_t *bytes;
+		size_t nbytes;
+		ck_assert(ir_save_bytes(m, &bytes, &nbytes, &d));
+		IrModel *saved = ir_load_bytes(bytes, nbytes, "saved.onnx", NULL, NULL, &d);
+		ck_assert_msg(saved, "model %zu: %s", k, d.first);
+		for (int b = 0; b < 2; b++) {
+			EvValue *after = eval_bx(saved, b);
+			RunDiff diff;
+			run_compare(before[b], after, 0, 0, &diff);
+			ck_assert_msg(diff.agree, "model %zu, b = %d: outputs differ", k, b);
+			ev_unref(after);
+			ev_unref(before[b]);
+		}
+		free(bytes);
+		ir_model_free(saved);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 /* The control-flow fixtures (tests/data/control, make_control.py: networks
  * in If/Loop/Scan bodies reading outer values, Loop-carried sequences,
  * absent optionals, an output that is an input), optimized with the rule
@@ -1028,6 +1123,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_library_rules_shuffle_corpus);
 	tcase_add_test(tc, test_control_fixtures);
 	tcase_add_test(tc, test_inline_if);
+	tcase_add_test(tc, test_inline_if_nested_reads_branch_init);
 	tcase_add_test(tc, test_conformance_interfaces);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);

@@ -1337,6 +1337,10 @@ static bool try_inline_if(Rewriter *rw, NodeId n)
 	for (uint32_t i = 0; i < bg->ninits; i++) {
 		ValueId v = ir_graph(m, b)->inits[i];
 		map[v] = ir_add_initializer(m, g, ir_fresh_name(m, ir_value(m, v)->name), ir_value(m, v)->tensor);
+		/* readers in bodies nested in the branch move along with their nodes
+		 * and keep reading by id: they must read the copy, or removing the If
+		 * (and the branch with its initializers) leaves them a dead value */
+		ir_replace_all_uses(m, v, map[v]);
 	}
 	for (uint32_t k = 0; k < count; k++) {
 		NodeId bn = order[k];
