@@ -28,6 +28,7 @@
 
 #include "analyse.h"
 #include "check_internal.h"
+#include "namemap.h"
 #include "opset_forms.h"
 
 #define MAX_COMMUTATIVE 12      /* more orientations than 2^12 are not tried */
@@ -49,6 +50,7 @@ typedef enum TermKind {
 
 typedef struct RuleInfo RuleInfo;
 typedef struct Term Term;
+
 
 typedef struct TAttr {
 	const char *name;
@@ -97,6 +99,8 @@ struct RuleInfo {
 	int nterms, capterms;
 	VarRef *vars;
 	int nvars, capvars;
+	NameMap *var_index;         /* name -> 1 + index in vars */
+	NameMap *binding_index;     /* name -> its Binding in r (made at first use) */
 	int ncommut;
 	Skip skip;                  /* why it takes no part as a sure rule */
 	char why[200];
@@ -146,10 +150,8 @@ static Term *lhs_term(Analyser *an, RuleInfo *ri, TermKind kind)
 
 static VarRef *find_var(const RuleInfo *ri, const char *name)
 {
-	for (int i = 0; i < ri->nvars; i++)
-		if (strcmp(ri->vars[i].name, name) == 0)
-			return &ri->vars[i];
-	return NULL;
+	intptr_t i = ri->var_index ? (intptr_t)namemap_get(ri->var_index, name) : 0;
+	return i ? &ri->vars[i - 1] : NULL;
 }
 
 static void note_var(RuleInfo *ri, const char *name, Term *t)
@@ -162,15 +164,21 @@ static void note_var(RuleInfo *ri, const char *name, Term *t)
 		if (!ri->vars)
 			abort();
 	}
+	if (!ri->var_index)
+		ri->var_index = namemap_new(16);
+	namemap_put(ri->var_index, name, (void *)(intptr_t)(ri->nvars + 1));
 	ri->vars[ri->nvars++] = (VarRef){name, t};
 }
 
-static const Binding *binding_of(const Rule *r, const char *name)
+static const Binding *binding_of(RuleInfo *ri, const char *name)
 {
-	for (int i = 0; i < r->nbindings; i++)
-		if (strcmp(r->bindings[i].name, name) == 0)
-			return &r->bindings[i];
-	return NULL;
+	const Rule *r = ri->r;
+	if (!ri->binding_index) {
+		ri->binding_index = namemap_new((size_t)r->nbindings);
+		for (int i = r->nbindings - 1; i >= 0; i--) /* the first of a name wins */
+			namemap_put(ri->binding_index, r->bindings[i].name, &r->bindings[i]);
+	}
+	return namemap_get(ri->binding_index, name);
 }
 
 static void unsupported(RuleInfo *ri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -326,7 +334,7 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 			unsupported(ri, "an output '%s#%d' of a node binding", p->name, p->output);
 			return NULL;
 		}
-		const Binding *b = binding_of(ri->r, p->name);
+		const Binding *b = binding_of(ri, p->name);
 		Term *t = lhs_term(an, ri, T_VAR);
 		t->name = p->name;
 		t->is_const = p->is_const;
@@ -1519,6 +1527,8 @@ bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 		free(an.rules[i].terms);
 		free(an.rules[i].text);
 		free(an.rules[i].vars);
+		namemap_free(an.rules[i].var_index);
+		namemap_free(an.rules[i].binding_index);
 	}
 	free(an.rules);
 	free(an.group);

@@ -19,6 +19,7 @@
 
 #include "ast.h"
 #include "check_internal.h"
+#include "namemap.h"
 #include "opset_forms.h"
 
 /* Where an expression is: only the result may build ONNX nodes. */
@@ -50,68 +51,6 @@ typedef struct Checker {
 	int min_opset;          /* the rule's min_opset_needed so far */
 	struct NameMap *names;  /* r's bindings by name */
 } Checker;
-
-/* ---- names to things, in expected constant time --------------------------
- * Bindings by name (a rule may bind thousands) and rule names across files
- * (duplicates): a linear search for each was quadratic, minutes of graftc
- * on generated rule files.  Open addressing, never more than half full (the
- * caller says how many keys at most). */
-typedef struct NameMap {
-	const char **keys;
-	void **vals;
-	size_t mask;
-} NameMap;
-
-static NameMap *namemap_new(size_t most)
-{
-	size_t cap = 16;
-	while (cap < 2 * most)
-		cap *= 2;
-	NameMap *m = malloc(sizeof *m);
-	if (!m || !(m->keys = calloc(cap, sizeof *m->keys)) || !(m->vals = calloc(cap, sizeof *m->vals)))
-		abort();
-	m->mask = cap - 1;
-	return m;
-}
-
-static void namemap_free(NameMap *m)
-{
-	if (!m)
-		return;
-	free(m->keys);
-	free(m->vals);
-	free(m);
-}
-
-static size_t name_hash(const char *s)
-{
-	size_t h = 1469598103934665603u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
-
-/* The slot of name: where it is, or the empty one where it would go. */
-static size_t namemap_slot(const NameMap *m, const char *name)
-{
-	size_t i = name_hash(name) & m->mask;
-	while (m->keys[i] && strcmp(m->keys[i], name) != 0)
-		i = (i + 1) & m->mask;
-	return i;
-}
-
-static void *namemap_get(const NameMap *m, const char *name)
-{
-	return m->vals[namemap_slot(m, name)];
-}
-
-/* Add name (not there yet) with a non-NULL value. */
-static void namemap_put(NameMap *m, const char *name, void *val)
-{
-	size_t i = namemap_slot(m, name);
-	m->keys[i] = name;
-	m->vals[i] = val;
-}
 
 static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side);
 

@@ -27,6 +27,7 @@
 
 #include "check_internal.h"
 #include "ir.h"
+#include "namemap.h"
 
 /* ---- helpers the lowering exports (mprog.h) ----------------------------------------------- */
 
@@ -164,6 +165,7 @@ typedef struct L {
 	int nsites, nloop;
 	Var *vars;
 	int nvars;
+	NameMap *var_names;         /* name -> its Var (a rule may bind thousands) */
 	Vec insns;                  /* MInsn */
 	Vec nodes;                  /* int: registers of matched nodes */
 	Vec node_desc;              /* const char * */
@@ -229,10 +231,7 @@ static bool is_tree(L *g, int reg)
 
 static Var *var(L *g, const char *name)
 {
-	for (int i = 0; i < g->nvars; i++)
-		if (strcmp(g->vars[i].name, name) == 0)
-			return &g->vars[i];
-	return NULL;
+	return namemap_get(g->var_names, name);
 }
 
 static MExpr *ex(L *g, MExprKind k, MType t)
@@ -1593,11 +1592,14 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
+	g.var_names = namemap_new((size_t)r->nbindings);
 	new_reg_named(&g, MT_NODE, "n"); /* register 0: the root */
 	((bool *)g.tree.p)[0] = true;
 	for (int i = 0; i < r->nbindings; i++) {
 		Var *v = &g.vars[g.nvars++];
 		v->name = r->bindings[i].name;
+		if (!namemap_get(g.var_names, v->name)) /* the first of a name, as the search found it */
+			namemap_put(g.var_names, v->name, v);
 		char *c = dsl_c_name(v->name);
 		v->cname = arena_strdup(g.A, c);
 		free(c);
@@ -1692,6 +1694,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	free(g.likes.p);
 	free(g.like_text.p);
 	free(g.vars);
+	namemap_free(g.var_names);
 	return g.failed ? -1 : g.nloop;
 }
 

@@ -526,6 +526,30 @@ START_TEST(test_many_shadowed_rules)
 }
 END_TEST
 
+START_TEST(test_rule_too_wide)
+{
+	/* a rule whose Sum has 5,000 operands: refused when loaded, not a
+	 * stack of 5,000 registers and operands at each match */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	fprintf(f, "level basic;\nrule wide: Sum(");
+	for (int i = 0; i < 5000; i++)
+		fprintf(f, "%sx%d", i ? ", " : "", i);
+	fprintf(f, ") => Max(");
+	for (int i = 0; i < 5000; i++)
+		fprintf(f, "%sx%d", i ? ", " : "", i);
+	fprintf(f, ");\n");
+	fclose(f);
+	Diag d;
+	diag_init(&d, NULL);
+	ck_assert_ptr_null(rw_rules_load_text("wide.rules", text, (uint32_t)len, "wide", &d));
+	ck_assert_str_eq(d.first, "wide.rules: rule 'wide' (line 2) is too large for graft: 5001 operands or steps, "
+	                          "the limit is 4096");
+	free(text);
+}
+END_TEST
+
 Suite *suite_resources(void)
 {
 	Suite *s = suite_create("resources");
@@ -552,6 +576,7 @@ Suite *suite_resources(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_graftc_many_unused_variables);
 	tcase_add_test(tc, test_many_shadowed_rules);
+	tcase_add_test(tc, test_rule_too_wide);
 	suite_add_tcase(s, tc);
 	return s;
 }

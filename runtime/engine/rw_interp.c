@@ -219,6 +219,46 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 }
 
 /* A rule may not take the name of a rule of the sets run beside it. */
+/* The interpreter keeps a program's registers and a result's operands on
+ * the stack: a rules file may not make them larger than any real rule. */
+#define RULE_LIMIT 4096
+
+static int widest_val(const MVal *v)
+{
+	if (!v)
+		return 0;
+	int w = v->nkids > v->nforms ? v->nkids : v->nforms;
+	for (int i = 0; v->kids && i < v->nkids; i++) {
+		int k = widest_val(v->kids[i]);
+		w = k > w ? k : w;
+	}
+	return w;
+}
+
+static bool within_limits(const MRuleSet *p, Diag *d)
+{
+	for (int i = 0; i < p->nrules; i++) {
+		const MRule *r = &p->rules[i];
+		for (int k = 0; k < r->nvariants; k++) {
+			const MProg *g = &r->variants[k];
+			int w = g->nregs > g->nnodes ? g->nregs : g->nnodes;
+			w = g->nresults > w ? g->nresults : w;
+			for (int j = 0; j < g->nresults; j++) {
+				int kw = widest_val(g->results[j]);
+				w = kw > w ? kw : w;
+			}
+			for (int j = 0; j < g->ninsns; j++)
+				w = g->insns[j].nforms > w ? g->insns[j].nforms : w;
+			if (w > RULE_LIMIT) {
+				diag_error(d, r->file->path, "rule '%s' (line %d) is too large for graft: %d operands or steps, "
+				           "the limit is %d", r->name, r->line, w, RULE_LIMIT);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 static bool names_unique(const RwInterp *I, const RwRuleSet *const *others, int nothers, Diag *d)
 {
 	bool ok = true;
@@ -267,7 +307,8 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	}
 	if (d->nerrors == errors)
 		I->prog = dsl_lower(I->files, I->nfiles, d);
-	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !names_unique(I, others, nothers, d)) {
+	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !names_unique(I, others, nothers, d) ||
+	    !within_limits(I->prog, d)) {
 		interp_free(I);
 		return NULL;
 	}
