@@ -330,11 +330,16 @@ static Onnx__TypeProto *emit_type(Emit *e, const IrValue *val)
 		onnx__tensor_shape_proto__init(sp);
 		sp->n_dim = (size_t)val->shape.rank;
 		sp->dim = arena_alloc(e->a, sizeof *sp->dim * (sp->n_dim ? sp->n_dim : 1));
+		int64_t numel = 1; /* of the dims written so far */
 		for (size_t i = 0; i < sp->n_dim; i++) {
 			Onnx__TensorShapeProto__Dimension *dp = arena_alloc(e->a, sizeof *dp);
 			onnx__tensor_shape_proto__dimension__init(dp);
 			const Dim *dim = &val->shape.dims[i];
-			if (dim->size >= 0) {
+			/* never a shape whose element count overflows int64 (the loader
+			 * refuses it): such a dim is written unknown */
+			int64_t next;
+			if (dim->size >= 0 && !__builtin_mul_overflow(numel, dim->size, &next)) {
+				numel = next;
 				dp->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
 				dp->dim_value = dim->size;
 			} else if (dim->param) {

@@ -373,13 +373,15 @@ void inf_set(InferCtx *c, int o, int dtype, int rank, const Dim *dims)
 	out->rank = rank;
 	/* known dims whose product overflows int64 are no shape a model can
 	 * declare (the loader refuses them): the dim that overflows is unknown */
-	int64_t numel = 1;
+	int64_t numel = 1, next;  /* of the known dims kept */
 	for (int i = 0; i < rank; i++) {
 		out->dims[i] = dims ? dims[i] : dim_unknown();
-		if (dim_known(out->dims[i]) && __builtin_mul_overflow(numel, out->dims[i].size, &numel)) {
+		if (!dim_known(out->dims[i]))
+			continue;
+		if (__builtin_mul_overflow(numel, out->dims[i].size, &next))
 			out->dims[i] = dim_unknown();
-			numel = 1;
-		}
+		else
+			numel = next;
 	}
 }
 
