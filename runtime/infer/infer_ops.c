@@ -650,7 +650,8 @@ static bool r_conv_transpose(InferCtx *c)
 	Dim out[R];
 	out[0] = x[0];
 	int64_t group = inf_attr_i(c, "group", 1);
-	out[1] = rw >= 0 ? dim_mul(inf_dims(c, 1)[1], group) : dim_unknown();
+	/* W is (C, M/group, k...): a W of lower rank has no such dims to read */
+	out[1] = rw >= 2 ? dim_mul(inf_dims(c, 1)[1], group) : dim_unknown();
 	const int64_t *ks, *strides, *dil, *pads, *opad, *oshape;
 	int nk = inf_attr_ints(c, "kernel_shape", &ks);
 	int ns = inf_attr_ints(c, "strides", &strides);
@@ -669,7 +670,7 @@ static bool r_conv_transpose(InferCtx *c)
 		int64_t k;
 		if (nk == nsp)
 			k = ks[i];
-		else if (rw >= 0 && dim_known(inf_dims(c, 1)[2 + i]))
+		else if (rw > 2 + i && dim_known(inf_dims(c, 1)[2 + i]))
 			k = inf_dims(c, 1)[2 + i].size;
 		else
 			continue;
@@ -678,12 +679,20 @@ static bool r_conv_transpose(InferCtx *c)
 		int64_t s = ns == nsp ? strides[i] : 1, dl = nd == nsp ? dil[i] : 1;
 		int64_t op = nop == nsp ? opad[i] : 0;
 		int64_t in = x[2 + i].size;
+		/* in int64 or unknown: a crafted stride, pad or kernel size may take
+		 * the size out of range (the kernel refuses such a node) */
+		int64_t v, t;
+		bool ok;
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-			out[2 + i] = dim_n(in * s);
+			ok = !__builtin_mul_overflow(in, s, &v);
 		else {
 			int64_t pb = np == 2 * nsp ? pads[i] : 0, pe = np == 2 * nsp ? pads[i + nsp] : 0;
-			out[2 + i] = dim_n(s * (in - 1) + op + (k - 1) * dl + 1 - pb - pe);
+			ok = !__builtin_mul_overflow(s, in - 1, &v) && !__builtin_add_overflow(v, op, &v) &&
+			     !__builtin_sub_overflow(k, 1, &t) && !__builtin_mul_overflow(t, dl, &t) &&
+			     !__builtin_add_overflow(v, t, &v) && !__builtin_add_overflow(v, 1, &v) &&
+			     !__builtin_sub_overflow(v, pb, &v) && !__builtin_sub_overflow(v, pe, &v);
 		}
+		out[2 + i] = ok && v >= 0 ? dim_n(v) : dim_unknown();
 	}
 	inf_set(c, 0, dt, rx, out);
 	return true;
@@ -1890,7 +1899,7 @@ static bool r_split_to_seq(InferCtx *c)
 			return true;
 		}
 		out[axis] = dim_n(1);
-	} else if (inf_rank(c, 1) == 0 && inf_ints(c, 1, sp, 1) == 1 && dim_known(out[axis]) &&
+	} else if (inf_rank(c, 1) == 0 && inf_ints(c, 1, sp, 1) == 1 && dim_known(out[axis]) && sp[0] > 0 &&
 	           out[axis].size % sp[0] == 0)
 		out[axis] = dim_n(sp[0]);
 	else

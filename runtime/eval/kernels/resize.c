@@ -183,6 +183,11 @@ static bool build_taps(EvCtx *c, const ResizeCfg *cf, Axis *a)
 		return ev_fail(c, "scale %g needs too many taps", a->scale);
 	a->n = n;
 	size_t cnt = (size_t)(a->out ? a->out : 1);
+	/* the taps are scratch the memory budget does not see: bounded here
+	 * (an antialiased downscale by a tiny factor asks for billions) */
+	if (cnt > ((size_t)1 << 24) / (size_t)n)
+		return ev_fail(c, "scale %g needs %lld taps on an axis of %lld, over graft's limit of %d", a->scale,
+		               (long long)n, (long long)cnt, 1 << 24);
 	a->idx = malloc(sizeof *a->idx * cnt * (size_t)n);
 	a->w = malloc(sizeof *a->w * cnt * (size_t)n);
 	a->ext = calloc(cnt, 1);
