@@ -357,7 +357,8 @@ const char *inf_attr_s(InferCtx *c, const char *name, const char *def, char *buf
 	if (!a || a->type != ATTR_STRING)
 		return def;
 	size_t n = a->s.len < size - 1 ? a->s.len : size - 1;
-	memcpy(buf, a->s.data, n);
+	if (n)
+		memcpy(buf, a->s.data, n);
 	buf[n] = 0;
 	return buf;
 }
@@ -971,6 +972,18 @@ static int64_t out_numel(const InferOut *o)
 }
 
 /* Small known values by the reference kernels, when every input is known. */
+/* Does v (or an item of it) point into bytes it does not own? */
+static bool borrows(const EvValue *v)
+{
+	if (v->kind == EV_SEQUENCE) {
+		for (int i = 0; i < v->nitems; i++)
+			if (v->items[i] && borrows(v->items[i]))
+				return true;
+		return false;
+	}
+	return v->kind == EV_TENSOR && v->borrowed;
+}
+
 static bool eval_known(InferCtx *c, EvValue **outv)
 {
 	IrNode *node = c->node;
@@ -1015,6 +1028,17 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 	diag_init(&quiet, NULL);
 	bool ok = ev_eval_node(c->m, c->n, in, outv, &quiet);
 	free(in);
+	/* A result that is a view of an initializer's bytes (Identity,
+	 * Reshape, ... of a constant) gets bytes of its own: the cache outlives
+	 * the initializer, which a fold may remove once nothing reads it.  Known
+	 * values are small (KNOWN_MAX_OUT), so the copy is too. */
+	for (int o = 0; ok && o < c->nout; o++)
+		if (outv[o] && borrows(outv[o])) {
+			EvValue *own = ev_copy(outv[o]);
+			ev_unref(outv[o]);
+			outv[o] = own;
+			ok = own != NULL;
+		}
 	if (!ok) {
 		for (int o = 0; o < c->nout; o++) {
 			ev_unref(outv[o]);
