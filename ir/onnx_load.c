@@ -552,7 +552,7 @@ static bool load_external(Loader *L, TensorId id)
 	}
 	if (length < 0)
 		length = st.st_size > offset ? st.st_size - offset : 0;
-	if ((size_t)length != t->nbytes || offset + length > st.st_size) {
+	if ((size_t)length != t->nbytes || offset > st.st_size || length > st.st_size - offset) { /* no int64 overflow */
 		diag_error(L->d, L->where, "tensor '%s': external data '%s' has %lld bytes at offset %lld, dims need %zu",
 		           tname, location, (long long)(st.st_size > offset ? (length < st.st_size - offset ? length : st.st_size - offset) : 0),
 		           (long long)offset, t->nbytes);

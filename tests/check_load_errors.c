@@ -490,6 +490,29 @@ START_TEST(test_external_missing_and_short)
 }
 END_TEST
 
+START_TEST(test_external_huge_offset)
+{
+	/* offset + length past INT64_MAX: refused, not an int64 overflow
+	 * (found by make fuzz-graph under UBSan) */
+	ck_assert(write_file(tpath("w.bin"), "0123456789abcdef", 16));
+	Onnx__TensorProto *t = external_tensor("w.bin");
+	Onnx__StringStringEntryProto **kv = arena_alloc(A, sizeof *kv * 3);
+	kv[0] = t->external_data[0];
+	const char *keys[] = {"offset", "length"}, *vals[] = {"9223372036854775807", "16"};
+	for (int i = 0; i < 2; i++) {
+		kv[1 + i] = arena_alloc(A, sizeof **kv);
+		onnx__string_string_entry_proto__init(kv[1 + i]);
+		kv[1 + i]->key = (char *)keys[i];
+		kv[1 + i]->value = (char *)vals[i];
+	}
+	t->external_data = kv;
+	t->n_external_data = 3;
+	const char *p = model_with_tensor("ext.onnx", t);
+	ck_assert_str_eq(load_error(p), expect(p, "tensor 'W': external data 'w.bin' has 0 bytes at offset "
+	                                          "9223372036854775807, dims need 16"));
+}
+END_TEST
+
 /* ---- fuzz regressions: every seed and every crash input the fuzzer ever
  * found (tests/fuzz/load-seeds/, crashes saved as crash-*.onnx) loads to a
  * valid IR or fails with exactly one error line --------------------------- */
@@ -607,6 +630,7 @@ Suite *suite_load_errors(void)
 	tcase_add_test(tc, test_external_symlink_escape);
 	tcase_add_test(tc, test_external_fifo);
 	tcase_add_test(tc, test_external_missing_and_short);
+	tcase_add_test(tc, test_external_huge_offset);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fuzz");
 	tcase_add_test(tc, test_fuzz_seeds);
