@@ -424,6 +424,9 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 /* The path of the external data file ir_save_file(path) writes if it writes
  * one: "OUT.data" (or opt->ext_file) in OUT's folder.  The caller frees it. */
 char *ir_save_data_path(const char *path, const SaveOptions *opt);
+/* Did m come with external data (a tensor still read from a data file)?  A
+ * save then writes OUT.data (EXT_KEEP acts as EXT_ALL). */
+bool ir_model_has_external(const IrModel *m);
 /* Note the files m was read from in s (outfile.h): its path as
  * FILE_INPUT_MODEL, each external data file as FILE_INPUT_DATA. */
 struct FileSet;

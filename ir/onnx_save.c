@@ -606,6 +606,14 @@ static size_t inline_bytes(IrModel *m)
 	return total;
 }
 
+bool ir_model_has_external(const IrModel *m)
+{
+	for (TensorId t = 1; t < m->ntensors; t++)
+		if (m->tensors[t].external)
+			return true;
+	return false;
+}
+
 void ir_model_files(IrModel *m, FileSet *s)
 {
 	if (m->path)
@@ -674,10 +682,7 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
 	/* a model that came with external data keeps its large tensors there,
 	 * the ones folding made included */
-	bool had_external = false;
-	for (TensorId t = 1; t < m->ntensors && !had_external; t++)
-		had_external = m->tensors[t].external;
-	e.externalize = opt->external == EXT_ALL || had_external || inline_bytes(m) > limit;
+	e.externalize = opt->external == EXT_ALL || ir_model_has_external(m) || inline_bytes(m) > limit;
 
 	OutFile data = {.fd = -1}, model = {.fd = -1};
 	bool have_data = false;

@@ -23,17 +23,14 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* "(cmd) 2>&1" with the output in out; returns the exit status (-1: killed). */
+/* run_shell with the output copied into out (truncated to size). */
 static int run_cmd(const char *cmd, char *out, size_t size)
 {
-	char full[4096];
-	snprintf(full, sizeof full, "(%s) 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = fread(out, 1, size - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	char *all;
+	int rc = run_shell(cmd, &all);
+	snprintf(out, size, "%s", all);
+	free(all);
+	return rc;
 }
 
 /* SHA-256 of a file as hex, or "(none)" if it cannot be read. */

@@ -53,27 +53,6 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Runs `sh -c cmd` with stdout and stderr into *out (malloc'd); the exit status. */
-static int shell(const char *cmd, char **out)
-{
-	size_t n = strlen(cmd) + 16;
-	char *full = malloc(n);
-	snprintf(full, n, "(%s) 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	for (size_t got; (got = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
-		len += got;
-		if (len + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[len] = 0;
-	int st = pclose(p);
-	free(full);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
-}
 
 /* ---- files that are not files ------------------------------------------------ */
 
@@ -119,7 +98,7 @@ START_TEST(test_fifo_text_model_cli)
 	ck_assert_int_eq(mkfifo(p, 0600), 0);
 	char cmd[8300], *out, want[4200];
 	snprintf(cmd, sizeof cmd, "%s info %s", graft, p);
-	ck_assert_int_eq(shell(cmd, &out), 1);
+	ck_assert_int_eq(run_shell(cmd, &out), 1);
 	snprintf(want, sizeof want, "%s: not a regular file\n", p);
 	ck_assert_str_eq(out, want);
 	free(out);
@@ -141,7 +120,7 @@ START_TEST(test_fifo_inputs_cli)
 	ck_assert_int_eq(mkfifo(pb, 0600), 0);
 	char cmd[9000], *out, want[4200];
 	snprintf(cmd, sizeof cmd, "%s run %s --inputs %s", graft, model, dir);
-	ck_assert_int_eq(shell(cmd, &out), 1);
+	ck_assert_int_eq(run_shell(cmd, &out), 1);
 	snprintf(want, sizeof want, "%s: not a regular file\n", pb);
 	ck_assert_str_eq(out, want);
 	free(out);
@@ -323,12 +302,12 @@ START_TEST(test_fold_budget_default_cli)
 	ck_assert(write_file(in, text, len));
 	char cmd[9000], *out;
 	snprintf(cmd, sizeof cmd, "%s optimize %s -o %s --no-library", graft, in, outp);
-	ck_assert_int_eq(shell(cmd, &out), 0);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(strstr(out, "fold: 8 folds not done: over the fold budget of 67108864 bytes added to the model "
 	                          "(--max-fold-bytes)\n"), "%s", out);
 	free(out);
 	snprintf(cmd, sizeof cmd, "%s fold %s -o %s --overwrite --max-fold-bytes 20000000", graft, in, outp);
-	ck_assert_int_eq(shell(cmd, &out), 0);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(strstr(out, "left alone: 0 over the size cap, 11 over the fold budget"), "%s", out);
 	free(out);
 	free(text);
@@ -390,14 +369,14 @@ START_TEST(test_run_memory_limit_cli)
 	ck_assert(write_file(in, text, strlen(text)));
 	char cmd[4500], *out, want[4500];
 	snprintf(cmd, sizeof cmd, "%s run %s --max-memory 1000000", graft, in);
-	ck_assert_int_eq(shell(cmd, &out), 1);
+	ck_assert_int_eq(run_shell(cmd, &out), 1);
 	/* in use: the kernel's default fill value, a float (s is the model's) */
 	snprintf(want, sizeof want, "%s: node 'ConstantOfShape#1' (ConstantOfShape): needs 4000000000 more bytes with "
 	         "4 in use, over the memory limit of 1000000 bytes (--max-memory)\n", in);
 	ck_assert_str_eq(out, want);
 	free(out);
 	snprintf(cmd, sizeof cmd, "%s run %s --max-memory lots", graft, in);
-	ck_assert_int_eq(shell(cmd, &out), 2);
+	ck_assert_int_eq(run_shell(cmd, &out), 2);
 	free(out);
 	free(in);
 }
@@ -490,7 +469,7 @@ START_TEST(test_graftc_many_unused_variables)
 	fclose(f);
 	char cmd[9000], *out;
 	snprintf(cmd, sizeof cmd, "%s %s -o %s", graftc, p, c);
-	ck_assert_int_eq(shell(cmd, &out), 0);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(strstr(out, "graftc: 0 errors, 4999 warnings"), "%.300s", out);
 	/* the last warning's excerpt: a window around x5000, its caret under it */
 	const char *last = strstr(out, "'x5000' is bound but never used\n");

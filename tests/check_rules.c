@@ -1794,25 +1794,6 @@ END_TEST
 
 /* ---- graftc -o ------------------------------------------------------------------------ */
 
-/* Runs `sh -c cmd` with stderr into *err (malloc'd); the exit status. */
-static int shell(const char *cmd, char **err)
-{
-	char *full = fmt("(%s) 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = 0, cap = 4096;
-	char *buf = malloc(cap);
-	for (size_t got; (got = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-		n += got;
-		if (n + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = 0;
-	int st = pclose(p);
-	free(full);
-	*err = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
-}
 
 /* Runs GRAFTC with args, stderr into *err; the exit status, or -1 without GRAFTC. */
 static int graftc(const char *args, char **err)
@@ -1822,7 +1803,7 @@ static int graftc(const char *args, char **err)
 	if (!exe)
 		return -1;
 	char *cmd = fmt("%s %s", exe, args);
-	int st = shell(cmd, err);
+	int st = run_shell(cmd, err);
 	free(cmd);
 	return st;
 }
@@ -1854,7 +1835,7 @@ START_TEST(test_cli_rules)
 	ir_model_free(m);
 	write_text(rules, "level basic;\n\nrule relu_twice \"Relu is idempotent\":\n    Relu(Relu(x)) => Relu(x);\n");
 	cmd = fmt("env PATH=/nonexistent %s optimize %s --rules %s -o %s", graft, model, rules, out);
-	ck_assert_msg(shell(cmd, &err) == 0, "%s", err);
+	ck_assert_msg(run_shell(cmd, &err) == 0, "%s", err);
 	ck_assert_msg(strstr(err, "relu_twice"), "%s", err);
 	free(err);
 	free(cmd);
@@ -1864,7 +1845,7 @@ START_TEST(test_cli_rules)
 	ir_model_free(m);
 	/* --why and --list-rules know it, with its file and line */
 	cmd = fmt("%s optimize %s --rules %s --list-rules", graft, model, rules);
-	ck_assert_int_eq(shell(cmd, &err), 0);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
 	ck_assert_msg(strstr(err, "relu_twice") && strstr(err, "mine.rules:3  Relu is idempotent"), "%s", err);
 	free(err);
 	free(cmd);
@@ -1873,7 +1854,7 @@ START_TEST(test_cli_rules)
 	remove(out);
 	write_text(rules, "rule bad: Relu(Relu(x)) => Relux(x);\n");
 	cmd = fmt("%s optimize %s --rules %s -o %s", graft, model, rules, out);
-	ck_assert_int_eq(shell(cmd, &err), 1);
+	ck_assert_int_eq(run_shell(cmd, &err), 1);
 	ck_assert_msg(strstr(err, "mine.rules:1:28: error: unknown operator 'Relux' (did you mean 'Relu'?)\n"
 	                          "    1 | rule bad: Relu(Relu(x)) => Relux(x);\n"
 	                          "      |                            ^~~~~\n"
@@ -1882,12 +1863,12 @@ START_TEST(test_cli_rules)
 	struct stat st;
 	ck_assert_int_ne(stat(out, &st), 0);
 	write_text(rules, "extern bool foo(value) = \"my_foo\";\nrule r: Relu(x) if foo(x) => x;\n");
-	ck_assert_int_eq(shell(cmd, &err), 1);
+	ck_assert_int_eq(run_shell(cmd, &err), 1);
 	ck_assert_msg(strstr(err, "mine.rules:2:20: error: 'foo' calls the C function 'my_foo', which graft cannot call here"),
 	              "%s", err);
 	free(err);
 	write_text(rules, "rule identity: Relu(Relu(x)) => Relu(x);\n");
-	ck_assert_int_eq(shell(cmd, &err), 1);
+	ck_assert_int_eq(run_shell(cmd, &err), 1);
 	ck_assert_msg(strstr(err, "mine.rules:1:6: error: rule 'identity' has the name of a rule of graft-basic "
 	                          "(rules/basic/identity.rules:"), "%s", err);
 	free(err);
@@ -1895,14 +1876,14 @@ START_TEST(test_cli_rules)
 	free(cmd);
 	/* ...which --no-library allows */
 	cmd = fmt("%s optimize %s --no-library --rules %s -o %s", graft, model, rules, out);
-	ck_assert_int_eq(shell(cmd, &err), 0);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
 	free(err);
 	free(cmd);
 
 	/* the interpreted library writes what the compiled one writes */
 	cmd = fmt("%s optimize examples/tiny_cnn.onnx -o %s/c.onnx && %s optimize examples/tiny_cnn.onnx --no-library "
 	          "--rules rules/*/*.rules -o %s/i.onnx && cmp %s/c.onnx %s/i.onnx", graft, tmp, graft, tmp, tmp, tmp);
-	ck_assert_msg(shell(cmd, &err) == 0, "%s", err);
+	ck_assert_msg(run_shell(cmd, &err) == 0, "%s", err);
 	free(err);
 	free(cmd);
 	free(model);
@@ -1932,19 +1913,19 @@ START_TEST(test_cli_layout)
 	ck_assert(ir_save_file(m, model, &(SaveOptions){0}, &d));
 	ir_model_free(m);
 	cmd = fmt("%s optimize %s -o %s --layout nhwc", graft, model, out);
-	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_int_eq(run_shell(cmd, &err), 2);
 	ck_assert_str_eq(err, "graft: --layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
 	                      "(each Conv becomes com.microsoft NhwcConv)\n(run 'graft --help' for usage)\n");
 	ck_assert(access(out, F_OK) != 0);
 	free(err);
 	free(cmd);
 	cmd = fmt("%s optimize %s -o %s --layout nchw --allow-vendor-ops", graft, model, out);
-	ck_assert_int_eq(shell(cmd, &err), 2);
+	ck_assert_int_eq(run_shell(cmd, &err), 2);
 	ck_assert_msg(strstr(err, "graft: --layout expects nhwc, got 'nchw'") == err, "%s", err);
 	free(err);
 	free(cmd);
 	cmd = fmt("%s optimize %s -o %s --layout nhwc --allow-vendor-ops", graft, model, out);
-	ck_assert_msg(shell(cmd, &err) == 0, "%s", err);
+	ck_assert_msg(run_shell(cmd, &err) == 0, "%s", err);
 	ck_assert_msg(strstr(err, "layout-nhwc"), "%s", err);
 	free(err);
 	free(cmd);
@@ -1969,7 +1950,7 @@ START_TEST(test_cli_verify)
 	char *tmp = temp_dir(), *out, *cmd, *again;
 	/* right rules: every one verified, exit 0 */
 	cmd = fmt("%s verify tests/verify/correct.rules -o %s", graft, tmp);
-	ck_assert_msg(shell(cmd, &out) == 0, "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);
 	ck_assert_msg(strstr(out, "verified       sub_zero                 tests/verify/correct.rules:4: 100 instances, exact\n") &&
 	              strstr(out, "verified       neg_neg ") && strstr(out, "verified       transpose_pair ") &&
 	              strstr(out, "4 verified, 0 wrong, 0 not exercised (seed 0)\n"), "%s", out);
@@ -1977,7 +1958,7 @@ START_TEST(test_cli_verify)
 	free(cmd);
 	/* three wrong rules: each named, each counterexample reproduces under graft compare */
 	cmd = fmt("%s verify tests/verify/wrong.rules -o %s --seed 7", graft, tmp);
-	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 1, "%s", out);
 	ck_assert_msg(strstr(out, "0 verified, 3 wrong, 0 not exercised (seed 7)\n"), "%s", out);
 	const char *wrong[] = {"add_zero", "drop_transpose", "div_to_mul"};
 	for (int i = 0; i < 3; i++) {
@@ -1985,7 +1966,7 @@ START_TEST(test_cli_verify)
 		char *repro = fmt("reproduce: graft compare %s/%s.onnx %s/%s.rewritten.onnx --exact\n", tmp, wrong[i], tmp, wrong[i]);
 		ck_assert_msg(strstr(out, line) && strstr(out, repro), "%s: %s", wrong[i], out);
 		char *cmp = fmt("%s compare %s/%s.onnx %s/%s.rewritten.onnx --exact", graft, tmp, wrong[i], tmp, wrong[i]), *res;
-		ck_assert_msg(shell(cmp, &res) == 1 && strstr(res, "models differ (1 run, exact)"), "%s: %s", wrong[i], res);
+		ck_assert_msg(run_shell(cmp, &res) == 1 && strstr(res, "models differ (1 run, exact)"), "%s: %s", wrong[i], res);
 		free(res);
 		free(cmp);
 		free(line);
@@ -1998,14 +1979,14 @@ START_TEST(test_cli_verify)
 	ck_assert_msg(strstr(out, "    before (inputs are the graph inputs' values):\n") && strstr(out, "[root] ") &&
 	              strstr(out, " x = {"), "%s", out);
 	/* the same seed, the same report */
-	ck_assert_msg(shell(cmd, &again) == 1, "%s", again);
+	ck_assert_msg(run_shell(cmd, &again) == 1, "%s", again);
 	ck_assert_str_eq(again, out);
 	free(again);
 	free(out);
 	free(cmd);
 	/* quantizing and dequantizing again is not exact */
 	cmd = fmt("%s verify tests/verify/quant.rules -o %s", graft, tmp);
-	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 1, "%s", out);
 	ck_assert_msg(strstr(out, "WRONG          qdq                      tests/verify/quant.rules:5: instance") &&
 	              strstr(out, ": not exact: output y") && strstr(out, "0 verified, 1 wrong, 0 not exercised"), "%s", out);
 	free(out);
@@ -2017,7 +1998,7 @@ START_TEST(test_cli_verify)
 	                  "rule gemm_tight [tolerance 1e-12]: Add(MatMul(a, b:const), c:const)\n"
 	                  "    if rank(a) == 2 && rank(b) == 2 && rank(c) == 1 && dim(c, 0) == dim(b, 1) => Gemm(a, b, c);\n");
 	cmd = fmt("%s verify %s -o %s --tries 500", graft, rules, tmp);
-	ck_assert_msg(shell(cmd, &out) == 1, "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 1, "%s", out);
 	char *never = fmt("not exercised  never                    %s:2: fired on 0 of 500 instances; most often: guard false: "
 	                  "rank(x) == 9 (500)\n", rules);
 	ck_assert_msg(strstr(out, never) && strstr(out, "> tolerance 1e-12)\n"), "%s", out);
@@ -2025,7 +2006,7 @@ START_TEST(test_cli_verify)
 	ck_assert_msg(atol, "%s", out);
 	char *cmp = fmt("%s compare %s/gemm_tight.onnx %s/gemm_tight.rewritten.onnx --rtol 0 --atol %g", graft, tmp, tmp,
 	                strtod(atol + 16, NULL)), *res;
-	ck_assert_msg(shell(cmp, &res) == 1, "%s", res);
+	ck_assert_msg(run_shell(cmp, &res) == 1, "%s", res);
 	free(res);
 	free(cmp);
 	free(never);
@@ -2034,23 +2015,23 @@ START_TEST(test_cli_verify)
 	/* errors in the file: graftc's diagnostics, exit 1 */
 	write_text(rules, "rule bad: Relu(x) => Relux(x);\n");
 	cmd = fmt("%s verify %s", graft, rules);
-	ck_assert_msg(shell(cmd, &out) == 1 && strstr(out, "mine.rules:1:22: error: unknown operator 'Relux'") &&
+	ck_assert_msg(run_shell(cmd, &out) == 1 && strstr(out, "mine.rules:1:22: error: unknown operator 'Relux'") &&
 	              strstr(out, "graft: 1 error in the rules\n"), "%s", out);
 	free(out);
 	free(cmd);
 	/* a missing file, a --rule that names nothing */
 	cmd = fmt("%s verify %s/missing.rules", graft, tmp);
-	ck_assert_msg(shell(cmd, &out) == 1 && strstr(out, "missing.rules: cannot open: No such file or directory\n"), "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 1 && strstr(out, "missing.rules: cannot open: No such file or directory\n"), "%s", out);
 	free(out);
 	free(cmd);
 	cmd = fmt("%s verify tests/verify/correct.rules --rule nosuch", graft);
-	ck_assert_msg(shell(cmd, &out) == 1 && !strcmp(out, "graft verify: no rule named 'nosuch' in the files given\n"),
+	ck_assert_msg(run_shell(cmd, &out) == 1 && !strcmp(out, "graft verify: no rule named 'nosuch' in the files given\n"),
 	              "%s", out);
 	free(out);
 	free(cmd);
 	/* the library verifies, every rule exercised */
 	cmd = fmt("%s verify rules/*/*.rules -o %s", graft, tmp);
-	ck_assert_msg(shell(cmd, &out) == 0 && strstr(out, " verified, 0 wrong, 0 not exercised (seed 0)\n"), "%s", out);
+	ck_assert_msg(run_shell(cmd, &out) == 0 && strstr(out, " verified, 0 wrong, 0 not exercised (seed 0)\n"), "%s", out);
 	free(out);
 	free(cmd);
 	free(rules);

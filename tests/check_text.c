@@ -643,14 +643,11 @@ END_TEST
  * naming file:line:col, exit 1, and no output file. */
 static int run_cmd(const char *cmd, char *out, size_t size)
 {
-	char full[1024];
-	snprintf(full, sizeof full, "(%s) 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = fread(out, 1, size - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	char *all;
+	int rc = run_shell(cmd, &all);
+	snprintf(out, size, "%s", all);
+	free(all);
+	return rc;
 }
 
 START_TEST(test_cli_onnxtxt)

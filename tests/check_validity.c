@@ -316,25 +316,6 @@ END_TEST
 
 /* ---- the CLI ------------------------------------------------------------------------- */
 
-/* Runs `sh -c cmd`; stderr (and stdout) into *out (malloc'd); the exit status. */
-static int shell(const char *cmd, char **out)
-{
-	char *full = fmt("(%s) 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = 0, cap = 4096;
-	char *buf = malloc(cap);
-	for (size_t got; (got = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-		n += got;
-		if (n + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = 0;
-	int st = pclose(p);
-	free(full);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
-}
 
 static bool exists(const char *path)
 {
@@ -382,7 +363,7 @@ static char *cli_setup(const char **graft)
 static void expect(const char *graft, const char *tmp, const char *args, int want_rc, const char *want_out)
 {
 	char *cmd = fmt("cd %s && %s %s", tmp, graft, args), *out;
-	int rc = shell(cmd, &out);
+	int rc = run_shell(cmd, &out);
 	ck_assert_msg(rc == want_rc, "%s: exit %d, want %d\n%s", args, rc, want_rc, out);
 	if (want_out)
 		ck_assert_msg(strncmp(out, want_out, strlen(want_out)) == 0, "%s:\n%s\nwant:\n%s", args, out, want_out);
@@ -511,7 +492,7 @@ START_TEST(test_cli_max_rewrites_zero)
 	                                      "  y = Relu (b)\n}\n");
 	char *out;
 	char *cmd = fmt("cd %s && %s optimize c.onnxtxt --max-rewrites 0 -o o.onnx", tmp, graft);
-	ck_assert_int_eq(shell(cmd, &out), 0);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(strstr(out, "\n0 rewrites in ") && strstr(out, "; 3 -> 3 nodes; stopped at --max-rewrites\n"), "%s", out);
 	free(out);
 	free(cmd);
@@ -626,7 +607,7 @@ START_TEST(test_cli_run_inputs_checked)
 	/* a symbolic dim: any size, but the same one in every input */
 	char *cmd = fmt("cd %s && mkdir a b && cp n2/input_0.pb a/input_0.pb && cp n3/input_0.pb a/input_1.pb && "
 	                "cp n2/input_0.pb b/input_0.pb && cp m2/input_0.pb b/input_1.pb", tmp), *out;
-	ck_assert_int_eq(shell(cmd, &out), 0);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	free(cmd);
 	free(out);
 	expect(graft, tmp, "run nxy.onnxtxt --inputs a -o out", 1, "a/input_1.pb: input 'y' has shape [3,4], but N is 2 in input 'x'\n");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -383,4 +384,26 @@ IrModel *parse_text_model(const char *text)
 	IrModel *m = ir_parse_model(text, strlen(text), "t.onnx", &d);
 	ck_assert_msg(m != NULL, "%s", d.first);
 	return m;
+}
+
+int run_shell(const char *cmd, char **out)
+{
+	size_t n = strlen(cmd) + 16;
+	char *full = malloc(n);
+	ck_assert_ptr_nonnull(full);
+	snprintf(full, n, "(%s) 2>&1", cmd);
+	FILE *p = popen(full, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	for (size_t got; (got = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
+		len += got;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[len] = 0;
+	int st = pclose(p);
+	free(full);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
 }

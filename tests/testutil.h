@@ -30,6 +30,9 @@ void rm_rf(const char *path);
 /* A model from ONNX's textual syntax, named "t.onnx" in messages; a parse
  * error fails the calling test with the parser's message. */
 IrModel *parse_text_model(const char *text);
+/* Runs `sh -c cmd` with stdout and stderr into *out (malloc'd); the exit
+ * status, or -2 if the command was killed. */
+int run_shell(const char *cmd, char **out);
 /* Load, expecting failure: returns the first error message (static buffer). */
 const char *load_error(const char *path);
 

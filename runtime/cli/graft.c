@@ -208,10 +208,7 @@ static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *s
 	bool onto_input = in && in->role == FILE_INPUT_MODEL;
 	if (!claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0))
 		return false;
-	bool external = so->external == EXT_ALL;
-	for (TensorId t = 1; t < m->ntensors && !external; t++)
-		external = m->tensors[t].external;
-	if (!external)
+	if (so->external != EXT_ALL && !ir_model_has_external(m))
 		return true;
 	char *data = ir_save_data_path(out, so);
 	bool ok = claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
