@@ -319,6 +319,7 @@ bench: $(BUILD)/bench-load $(BUILD)/bench-engine $(BUILD)/bench-tree $(BUILD)/be
 	$(BUILD)/bench-attention
 	$(BUILD)/bench-tree $(GEN)/rules100.rules
 	sh tests/bench/dsl_5000.sh $(BUILD)/graftc
+	sh tests/bench/dsl_large.sh $(BUILD)
 	sh tests/bench/rules_loop.sh $(BUILD)/graft $(BENCH_RULES_MODELS)
 	sh tests/bench/library_size.sh $(BUILD)/graft $(BUILD)/graftc examples/tiny_cnn.onnx $(BENCH_LIBRARY_MODELS)
 # graft's whole process against ONNX Runtime's session creation at `basic` and
