@@ -563,6 +563,45 @@ START_TEST(test_fold_static_shape)
 }
 END_TEST
 
+/* A pool with ceil_mode whose last window would start past the input: ONNX
+ * Runtime's kernel drops it ([1,6,4]), the ONNX shape inference ORT runs at
+ * load keeps it ([1,6,5]).  Folding the Shape to either size makes a model ORT
+ * refuses (Add: "Incompatible dimensions") or one it runs wrong, so the Shape
+ * stays, even where a value_info declares a size (issue 25). */
+START_TEST(test_fold_pool_ceil_shape_kept)
+{
+	static const char *decl[] = {"", ", float[1,6,5] p", ", float[1,6,4] p"};
+	for (int k = 0; k < 3; k++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+		         "g (float[1,6,8] x, float[1,6,7] x7) => (y, y7) <float one = {1}%s> {\n"
+		         "  p = MaxPool <kernel_shape = [1], strides = [2], ceil_mode = 1> (x)\n"
+		         "  s = Shape (p)\n  c = ConstantOfShape <value = float[1] {1}> (s)\n  y = Add (p, c)\n"
+		         "  p7 = MaxPool <kernel_shape = [1], strides = [2], ceil_mode = 1> (x7)\n"
+		         "  s7 = Shape (p7)\n  c7 = ConstantOfShape <value = float[1] {1}> (s7)\n  y7 = Add (p7, c7)\n"
+		         "}\n", decl[k]);
+		IrModel *m = parse(text);
+		FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+		FoldStats st;
+		Diag d;
+		diag_init(&d, stderr);
+		ck_assert(fold_model(m, &o, &st, &d));
+		/* length 7: both say 4, and the Shape folds (so does ConstantOfShape) */
+		char ops[256] = "";
+		for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+			snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? " " : "",
+			         ir_node(m, n)->op_type);
+		ck_assert_str_eq(ops, "MaxPool Shape ConstantOfShape Add MaxPool Add");
+		ValueId p = ir_lookup(m, IR_MAIN_GRAPH, "p");
+		ck_assert_int_eq(ir_value(m, p)->shape.dims[2].size, -1);
+		ck_assert_int_eq(ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "p7"))->shape.dims[2].size, 4);
+		ck_assert(ir_validate(m, &d));
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 START_TEST(test_ir3_initializers_are_constants)
 {
 	/* IR version 3 listed every initializer as an input: they are constants
@@ -650,6 +689,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_fold_graph_output_keeps_name);
 	tcase_add_test(tc, test_fold_shape_chain_symbolic);
 	tcase_add_test(tc, test_fold_static_shape);
+	tcase_add_test(tc, test_fold_pool_ceil_shape_kept);
 	tcase_add_test(tc, test_ir3_initializers_are_constants);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");

@@ -159,8 +159,10 @@ START_TEST(test_conv_pool_sizes)
 	ck_type(f, "c5", "float[N,16,32,32]");
 	ck_type(f, "p1", "float[1,1,2,2]");
 	ck_type(f, "p2", "float[1,1,3,3]");
-	/* ceil would give 3, but the last window would start in the end padding */
-	ck_type(f, "p3", "float[1,1,2,2]");
+	/* ceil gives 3, which ONNX's inference (and ONNX Runtime's at load) keeps,
+	 * but ORT's kernel drops the last window, which would start in the end
+	 * padding, and makes 2: unknown */
+	ck_type(f, "p3", "float[1,1,?,?]");
 	ck_type(f, "p4", "float[1,1,4,4]");
 	ck_type(f, "p5", "float[N,3,15,15]");
 	ck_type(f, "g1", "float[N,3,1,1]");
