@@ -434,6 +434,21 @@ START_TEST(test_overridable_initializer_not_known)
 }
 END_TEST
 
+/* PRelu of a scalar X and a [1] slope: ONNX's inference (ORT at load) says
+ * [], ORT's kernel gives [1]; the shape is unknown, a declaration does not
+ * fill it, and a slope that broadcasts to X keeps X's shape (issue 25). */
+START_TEST(test_prelu_contested)
+{
+	Fixture f = infer_text("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+	                       "g (float x, float[1] s, float[2,3] a, float[3] b) => (z, w) <float[1] y> {\n"
+	                       "  y = PRelu (x, s)\n  z = Identity (y)\n  w = PRelu (a, b)\n}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "float[*]");
+	ck_type(f, "w", "float[2,3]");
+	fixture_free(&f);
+}
+END_TEST
+
 START_TEST(test_declared_types_kept)
 {
 	/* a declared graph output names its own symbol; unknown dims get refined */
@@ -729,6 +744,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_split_concat_gather_transpose);
 	tcase_add_test(tc, test_overridable_initializer_not_known);
 	tcase_add_test(tc, test_declared_types_kept);
+	tcase_add_test(tc, test_prelu_contested);
 	tcase_add_test(tc, test_more_ops);
 	tcase_add_test(tc, test_if_branches);
 	suite_add_tcase(s, tc);

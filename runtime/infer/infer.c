@@ -532,7 +532,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
 	if (rank < 0) {
-		rank = dt && dt->rank <= IR_MAX_RANK ? dt->rank : -1;
+		rank = dt && dt->rank <= IR_MAX_RANK && !o->contested ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
 			dims[i] = dt->dims[i];
 	} else {

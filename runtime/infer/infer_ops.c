@@ -182,15 +182,27 @@ static bool r_prelu(InferCtx *c)
 	/* before opset 7 the slope was matched to channels, not broadcast */
 	if (c->opset < 7)
 		return r_same(c);
-	/* unidirectional: the slope broadcasts to X */
+	/* the spec: the slope broadcasts to X, and Y has X's shape (ONNX's
+	 * inference, which ORT runs at load); ORT's kernel broadcasts both ways
+	 * (a [1] slope on a scalar X gives [1]).  Where the two differ, Y's
+	 * shape is unknown and no declaration fills it (InferOut.contested). */
 	if (!bcast_all(c, 0, inf_dtype(c, 0)))
 		return false;
-	if (inf_rank(c, 0) >= 0 && c->out[0].rank == inf_rank(c, 0)) {
-		const Dim *x = inf_dims(c, 0);
-		for (int i = 0; i < inf_rank(c, 0); i++)
-			if (dim_known(x[i]) || x[i].param)
-				c->out[0].dims[i] = x[i];
+	int rx = inf_rank(c, 0);
+	if (rx < 0)
+		return true;
+	const Dim *x = inf_dims(c, 0);
+	bool differ = c->out[0].rank != rx;
+	for (int i = 0; i < rx && !differ; i++)
+		differ = dim_known(x[i]) && dim_known(c->out[0].dims[i]) && x[i].size != c->out[0].dims[i].size;
+	if (differ) {
+		c->out[0].rank = -1;
+		c->out[0].contested = ~0u;
+		return true;
 	}
+	for (int i = 0; i < rx; i++)
+		if (dim_known(x[i]) || x[i].param)
+			c->out[0].dims[i] = x[i];
 	return true;
 }
 
