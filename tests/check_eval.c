@@ -3,6 +3,7 @@
  * models against their shipped outputs, and constant folding.
  * GRAFT_SKIP_HEAVY=1 skips the whole-model runs (for valgrind). */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,6 +564,146 @@ START_TEST(test_fold_static_shape)
 }
 END_TEST
 
+/* A pool with ceil_mode whose last window would start past the input: ONNX
+ * Runtime's kernel drops it ([1,6,4]), the ONNX shape inference ORT runs at
+ * load keeps it ([1,6,5]).  Folding the Shape to either size makes a model ORT
+ * refuses (Add: "Incompatible dimensions") or one it runs wrong, so the Shape
+ * stays, even where a value_info declares a size (issue 25). */
+START_TEST(test_fold_pool_ceil_shape_kept)
+{
+	static const char *decl[] = {"", ", float[1,6,5] p", ", float[1,6,4] p"};
+	for (int k = 0; k < 3; k++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+		         "g (float[1,6,8] x, float[1,6,7] x7) => (y, y7) <float one = {1}%s> {\n"
+		         "  p = MaxPool <kernel_shape = [1], strides = [2], ceil_mode = 1> (x)\n"
+		         "  s = Shape (p)\n  c = ConstantOfShape <value = float[1] {1}> (s)\n  y = Add (p, c)\n"
+		         "  p7 = MaxPool <kernel_shape = [1], strides = [2], ceil_mode = 1> (x7)\n"
+		         "  s7 = Shape (p7)\n  c7 = ConstantOfShape <value = float[1] {1}> (s7)\n  y7 = Add (p7, c7)\n"
+		         "}\n", decl[k]);
+		IrModel *m = parse(text);
+		FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+		FoldStats st;
+		Diag d;
+		diag_init(&d, stderr);
+		ck_assert(fold_model(m, &o, &st, &d));
+		/* length 7: both say 4, and the Shape folds (so does ConstantOfShape) */
+		char ops[256] = "";
+		for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+			snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? " " : "",
+			         ir_node(m, n)->op_type);
+		ck_assert_str_eq(ops, "MaxPool Shape ConstantOfShape Add MaxPool Add");
+		ValueId p = ir_lookup(m, IR_MAIN_GRAPH, "p");
+		ck_assert_int_eq(ir_value(m, p)->shape.dims[2].size, -1);
+		ck_assert_int_eq(ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "p7"))->shape.dims[2].size, 4);
+		ck_assert(ir_validate(m, &d));
+		ir_model_free(m);
+	}
+}
+END_TEST
+
+/* Run text (one float input x of dtype xdt and the given dims and values,
+ * maybe a second float input s) and return output k (caller unrefs). */
+static EvValue *run_one(const char *text, int xdt, int xr, const int64_t *xd, const double *xv, const EvValue *s, int k)
+{
+	IrModel *m = parse(text);
+	Diag d;
+	diag_init(&d, stderr);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	EvValue *in[2] = {ev_tensor_new(xdt, xr, xd), (EvValue *)s}, *out[4] = {0};
+	for (int64_t i = 0; i < in[0]->numel; i++)
+		ev_set_f(in[0], i, xv[i]);
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, g->ninputs, out, NULL, &d), "%s", d.first);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		if ((int)i != k)
+			ev_unref(out[i]);
+	ev_unref(in[0]);
+	ir_model_free(m);
+	return out[k];
+}
+
+/* Where ONNX Runtime departs from the spec or the spec leaves room, the
+ * evaluator gives what ORT 1.30's CPU kernels give (measured; the table in
+ * docs/evaluator.md). */
+START_TEST(test_ort_departures)
+{
+	/* Cast float -> integers: NaN, inf, -inf, 1e20, -1e20, 300, 3e9, 2^31, -1.5 */
+	static const double v[] = {NAN, INFINITY, -INFINITY, 1e20, -1e20, 300, 3e9, 2147483648.0, -1.5};
+	static const struct {
+		const char *to;
+		uint64_t want[9];   /* the stored bits, zero-extended */
+	} casts[] = {
+		{"int8", {0, 0, 0, 0, 0, 44, 0, 0, 0xff}},
+		{"uint16", {0, 0, 0, 0, 0, 300, 0, 0, 0xffff}},
+		{"int32", {0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 300, 0x80000000u, 0x80000000u,
+		           0xffffffffu}},
+		{"int64", {1ull << 63, 1ull << 63, 1ull << 63, 1ull << 63, 1ull << 63, 300, 3000000000u, 2147483648u,
+		           ~0ull}},
+		{"uint32", {0, 0, 0, 0, 0, 300, 3000000000u, 2147483648u, 0xffffffffu}},
+		{"uint64", {1ull << 63, 0, 1ull << 63, 0, 1ull << 63, 300, 3000000000u, 2147483648u, ~0ull}},
+	};
+	for (size_t c = 0; c < sizeof casts / sizeof *casts; c++) {
+		char text[256];
+		snprintf(text, sizeof text, "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+		         "g (float[9] x) => (%s[9] y) {\n  y = Cast <to = %d> (x)\n}\n", casts[c].to,
+		         !strcmp(casts[c].to, "int8") ? 3 : !strcmp(casts[c].to, "uint16") ? 4 : !strcmp(casts[c].to, "int32") ? 6
+		         : !strcmp(casts[c].to, "int64") ? 7 : !strcmp(casts[c].to, "uint32") ? 12 : 13);
+		int64_t n = 9;
+		EvValue *y = run_one(text, DT_FLOAT, 1, &n, v, NULL, 0);
+		int bytes = dtype_bits(y->dtype) / 8;
+		for (int i = 0; i < 9; i++) {
+			uint64_t got = 0;
+			memcpy(&got, (const uint8_t *)y->data + i * bytes, (size_t)bytes);
+			ck_assert_msg(got == casts[c].want[i], "Cast to %s of %g: %llu, want %llu", casts[c].to, v[i],
+			              (unsigned long long)got, (unsigned long long)casts[c].want[i]);
+		}
+		ev_unref(y);
+	}
+	/* float32 MaxPool (no Indices) and GlobalMaxPool: a window of -inf gives -FLT_MAX;
+	 * with Indices, or in float64, -inf */
+	static const double x4[] = {-INFINITY, -INFINITY, -INFINITY, 1};
+	int64_t d4[] = {1, 1, 4};
+	EvValue *y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,4] x) => (y) {\n"
+	                     "  y = MaxPool <kernel_shape = [2], strides = [2]> (x)\n}\n", DT_FLOAT, 3, d4, x4, NULL, 0);
+	ck_assert(((float *)y->data)[0] == -FLT_MAX && ((float *)y->data)[1] == 1);
+	ev_unref(y);
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,4] x) => (y) {\n"
+	            "  y = GlobalMaxPool (x)\n}\n", DT_FLOAT, 3, d4, x4, NULL, 0);
+	ck_assert(((float *)y->data)[0] == 1);
+	ev_unref(y);
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,4] x) => (y) {\n"
+	            "  y = GlobalMaxPool (x)\n}\n", DT_FLOAT, 3, d4, (const double[]){-INFINITY, -INFINITY, -INFINITY,
+	            -INFINITY}, NULL, 0);
+	ck_assert(((float *)y->data)[0] == -FLT_MAX);
+	ev_unref(y);
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,4] x) => (y, i) {\n"
+	            "  y, i = MaxPool <kernel_shape = [2], strides = [2]> (x)\n}\n", DT_FLOAT, 3, d4, x4, NULL, 0);
+	ck_assert(((float *)y->data)[0] == -INFINITY);
+	ev_unref(y);
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (double[1,1,4] x) => (y) {\n"
+	            "  y = MaxPool <kernel_shape = [2], strides = [2]> (x)\n}\n", DT_DOUBLE, 3, d4, x4, NULL, 0);
+	ck_assert(((double *)y->data)[0] == -INFINITY);
+	ev_unref(y);
+	/* NaN wins a max (ORT's answer depends on the window's length and the NaN's place) */
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,4] x) => (y) {\n"
+	            "  y = GlobalMaxPool (x)\n}\n", DT_FLOAT, 3, d4, (const double[]){1, NAN, 3, 2}, NULL, 0);
+	ck_assert(isnan(((float *)y->data)[0]));
+	ev_unref(y);
+	/* PRelu: a scalar X with a [1] slope gives [1] (X and slope broadcast both ways) */
+	int64_t one = 1;
+	EvValue *s = ev_tensor_new(DT_FLOAT, 1, &one);
+	((float *)s->data)[0] = 0.5f;
+	y = run_one("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x, float[1] s) => (y) {\n"
+	            "  y = PRelu (x, s)\n}\n", DT_FLOAT, 0, NULL, (const double[]){-2}, s, 0);
+	ck_assert_int_eq(y->rank, 1);
+	ck_assert_int_eq(y->dims[0], 1);
+	ck_assert(((float *)y->data)[0] == -1.0f);
+	ev_unref(y);
+	ev_unref(s);
+}
+END_TEST
+
 START_TEST(test_ir3_initializers_are_constants)
 {
 	/* IR version 3 listed every initializer as an input: they are constants
@@ -650,6 +791,8 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_fold_graph_output_keeps_name);
 	tcase_add_test(tc, test_fold_shape_chain_symbolic);
 	tcase_add_test(tc, test_fold_static_shape);
+	tcase_add_test(tc, test_fold_pool_ceil_shape_kept);
+	tcase_add_test(tc, test_ort_departures);
 	tcase_add_test(tc, test_ir3_initializers_are_constants);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");

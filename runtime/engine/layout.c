@@ -614,12 +614,15 @@ static bool has_boundary(Layout *L, IrModel *m, ValueId w, GraphId g)
 }
 
 /* Transposes before (the pushed one and those met) and after the push.
- * Nodes that need a new inverse Transpose are listed in `costly`. */
+ * Nodes that need a new inverse Transpose are listed in *costly, a fresh
+ * array (NULL if none) the caller frees; whatever *costly held before is
+ * not looked at. */
 static void region_cost(Layout *L, IrModel *m, GraphId g, int *before, int *after,
                         NodeId **costly, int *ncostly)
 {
 	*before = 1;
 	*after = 0;
+	*costly = NULL;
 	*ncostly = 0;
 	ValueId seen_src[64];
 	Perm seen_perm[64];

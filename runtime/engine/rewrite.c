@@ -1705,7 +1705,8 @@ static void seed(Rewriter *rw)
  * takes it and the other reads it through an Identity: which one depends on
  * the worklist's order.  Settle it so the fixpoint does not: the output
  * listed first holds the value, a later one the Identity.  Swapping the two
- * values' names and output slots changes nothing a consumer sees. */
+ * values' names and output slots (every slot each is listed in) changes
+ * nothing a consumer sees. */
 static void settle_outputs(IrModel *m)
 {
 	for (GraphId g = 1; g < m->ngraphs; g++) {
@@ -1728,8 +1729,10 @@ static void settle_outputs(IrModel *m)
 			ir_value_rename(m, x, ir_fresh_name(m, xname));
 			ir_value_rename(m, y, xname);
 			ir_value_rename(m, x, yname);
-			ir_set_output(m, g, j, x);
-			ir_set_output(m, g, i, y);
+			/* every slot: a value listed twice keeps its name in both */
+			for (uint32_t k = 0; k < gr->noutputs; k++)
+				if (gr->outputs[k] == x || gr->outputs[k] == y)
+					ir_set_output(m, g, k, gr->outputs[k] == x ? y : x);
 		}
 	}
 }

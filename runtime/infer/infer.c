@@ -512,7 +512,8 @@ static const DeclType *declared(InferState *s, ValueId v)
 }
 
 /* Give value v the inferred type merged with its declared one.  Inference
- * wins, except that a declared dim fills one inference leaves unknown, and
+ * wins, except that a declared dim fills one inference leaves unknown (not
+ * one it leaves unknown on purpose: InferOut.contested), and
  * a graph output keeps its declared symbols (the interface names them);
  * two different numbers, dtypes or ranks on a graph output are an error.
  * Sets *changed if the IR's type changed. */
@@ -531,7 +532,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
 	if (rank < 0) {
-		rank = dt && dt->rank <= IR_MAX_RANK ? dt->rank : -1;
+		rank = dt && dt->rank <= IR_MAX_RANK && !o->contested ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
 			dims[i] = dt->dims[i];
 	} else {
@@ -545,7 +546,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 			if (iface && dim_known(old) && dim_known(x) && old.size != x.size)
 				return inf_fail(c, "output '%s' dim %d is declared %lld but computes %lld", val->name, i,
 				                (long long)old.size, (long long)x.size);
-			if (!dim_known(x) && !x.param)
+			if (!dim_known(x) && !x.param && !(i < 32 && o->contested >> i & 1))
 				x = old;
 			else if (iface && !dim_known(x) && (dim_known(old) || old.param))
 				x = old;
@@ -1183,6 +1184,7 @@ static bool infer_node_into(InferState *s, NodeId n, Diag *d, bool *changed, Inf
 		outs[o].is_seq = false;
 		outs[o].dtype = DT_UNDEFINED;
 		outs[o].rank = -1;
+		outs[o].contested = 0;
 	}
 	bool std = *node->domain == 0 || !strcmp(node->domain, "ai.onnx");
 	InferFn fn = std ? infer_rule_find(node->op_type) : vendor_rule(node);

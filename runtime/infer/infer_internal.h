@@ -67,6 +67,10 @@ typedef struct InferOut {
 	int dtype;
 	int rank;           /* -1 unknown */
 	Dim dims[INF_MAX_RANK];
+	uint32_t contested; /* bit i: dim i is unknown because ONNX's shape inference (which ONNX
+	                     * Runtime runs at load) and ORT's kernel give different sizes; a
+	                     * declared dim does not fill it (infer.c merge_type); with rank
+	                     * -1, the rank is contested and no declared shape fills it */
 } InferOut;
 
 typedef struct InferCtx {

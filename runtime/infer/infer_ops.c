@@ -182,15 +182,27 @@ static bool r_prelu(InferCtx *c)
 	/* before opset 7 the slope was matched to channels, not broadcast */
 	if (c->opset < 7)
 		return r_same(c);
-	/* unidirectional: the slope broadcasts to X */
+	/* the spec: the slope broadcasts to X, and Y has X's shape (ONNX's
+	 * inference, which ORT runs at load); ORT's kernel broadcasts both ways
+	 * (a [1] slope on a scalar X gives [1]).  Where the two differ, Y's
+	 * shape is unknown and no declaration fills it (InferOut.contested). */
 	if (!bcast_all(c, 0, inf_dtype(c, 0)))
 		return false;
-	if (inf_rank(c, 0) >= 0 && c->out[0].rank == inf_rank(c, 0)) {
-		const Dim *x = inf_dims(c, 0);
-		for (int i = 0; i < inf_rank(c, 0); i++)
-			if (dim_known(x[i]) || x[i].param)
-				c->out[0].dims[i] = x[i];
+	int rx = inf_rank(c, 0);
+	if (rx < 0)
+		return true;
+	const Dim *x = inf_dims(c, 0);
+	bool differ = c->out[0].rank != rx;
+	for (int i = 0; i < rx && !differ; i++)
+		differ = dim_known(x[i]) && dim_known(c->out[0].dims[i]) && x[i].size != c->out[0].dims[i].size;
+	if (differ) {
+		c->out[0].rank = -1;
+		c->out[0].contested = ~0u;
+		return true;
 	}
+	for (int i = 0; i < rx; i++)
+		if (dim_known(x[i]) || x[i].param)
+			c->out[0].dims[i] = x[i];
 	return true;
 }
 
@@ -485,9 +497,12 @@ static bool r_einsum(InferCtx *c)
 
 /* ---- convolution and pooling --------------------------------------------------------- */
 
-/* Spatial output sizes of a sliding window.  kernel[i] is known (> 0). */
-static bool window_dims(InferCtx *c, const Dim *x, int nsp, const int64_t *kernel, bool pool, Dim *out)
+/* Spatial output sizes of a sliding window.  kernel[i] is known (> 0).
+ * Pools only (contested not NULL): bit i of *contested marks a dim left
+ * unknown because ONNX's inference and ONNX Runtime's kernel disagree. */
+static bool window_dims(InferCtx *c, const Dim *x, int nsp, const int64_t *kernel, uint32_t *contested, Dim *out)
 {
+	bool pool = contested != NULL;
 	const int64_t *strides, *dil, *pads;
 	int ns = inf_attr_ints(c, "strides", &strides);
 	int nd = inf_attr_ints(c, "dilations", &dil);
@@ -528,10 +543,16 @@ static bool window_dims(InferCtx *c, const Dim *x, int nsp, const int64_t *kerne
 				                (long long)padded);
 			if (ceil_mode) {
 				o = (span ? (span - 1) / s + 1 : 0) + 1;
-				/* the last window must start inside the input or the
-				 * begin padding (PyTorch and current ONNX) */
-				if ((o - 1) * s >= in + pb)
-					o--;
+				/* ONNX Runtime's kernel (and PyTorch) drop a last window that
+				 * starts past the input and the begin padding; the ONNX shape
+				 * inference ORT runs at load does not.  Neither size is safe
+				 * to fold (a Shape of it contradicts one or the other): the
+				 * dim is unknown, and no declared dim fills it. */
+				if ((o - 1) * s >= in + pb) {
+					out[i] = dim_unknown();
+					*contested |= 1u << i;
+					continue;
+				}
 			} else
 				o = span / s + 1;
 		}
@@ -585,7 +606,7 @@ static bool r_conv(InferCtx *c)
 		else
 			have_k = false;
 	}
-	if (rx >= 0 && have_k && !window_dims(c, inf_dims(c, 0) + 2, nsp, kernel, false, out + 2))
+	if (rx >= 0 && have_k && !window_dims(c, inf_dims(c, 0) + 2, nsp, kernel, NULL, out + 2))
 		return false;
 	inf_set(c, 0, dt, rank, out);
 	return true;
@@ -629,7 +650,7 @@ bool infer_nhwc_conv(InferCtx *c)
 		else
 			have_k = false;
 	}
-	if (have_k && !window_dims(c, x + 1, nsp, kernel, false, out + 1))
+	if (have_k && !window_dims(c, x + 1, nsp, kernel, NULL, out + 1))
 		return false;
 	inf_set(c, 0, dt, rx, out);
 	return true;
@@ -717,10 +738,13 @@ static bool r_pool(InferCtx *c)
 	const Dim *x = inf_dims(c, 0);
 	out[0] = x[0];
 	out[1] = x[1];
-	if (!window_dims(c, x + 2, rank - 2, ks, true, out + 2))
+	uint32_t contested = 0;
+	if (!window_dims(c, x + 2, rank - 2, ks, &contested, out + 2))
 		return false;
 	inf_set(c, 0, dt, rank, out);
 	inf_set(c, 1, DT_INT64, rank, out);
+	for (int o = 0; o < 2 && o < c->nout; o++)
+		c->out[o].contested = contested << 2;
 	return true;
 }
 

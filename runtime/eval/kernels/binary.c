@@ -398,7 +398,9 @@ static bool k_Equal(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	return true;
 }
 
-/* PRelu: the slope broadcasts to X's shape (one-way, opset 7 on).  Before
+/* PRelu: X and the slope broadcast both ways (opset 7 on), as ONNX Runtime
+ * runs it: the spec has the slope broadcast to X's shape, but ORT's kernel
+ * takes a scalar X with a [1] slope and gives [1] (docs/evaluator.md).  Before
  * opset 7 a slope of C values applies per channel (axis 1), as in Caffe;
  * PyTorch's exports of that era rely on it. */
 static bool k_PRelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
@@ -419,9 +421,8 @@ static bool k_PRelu(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	}
 	int rank;
 	int64_t dims[EV_MAX_RANK];
-	if (!ev_broadcast_shape(x->rank, x->dims, slope.rank, slope.dims, &rank, dims) || rank != x->rank ||
-	    memcmp(dims, x->dims, sizeof *dims * (size_t)rank) != 0)
-		return ev_fail(c, "PRelu: the slope does not broadcast to X's shape");
+	if (!ev_broadcast_shape(x->rank, x->dims, slope.rank, slope.dims, &rank, dims))
+		return ev_fail(c, "PRelu: X and the slope do not broadcast");
 	out[0] = binary(c, x, &slope, prelu_rows, false, &p);
 	return out[0] != NULL;
 }

@@ -3,9 +3,14 @@
  *
  * Number to number conversions round exactly once (ew_util.h): float to a
  * narrower float rounds to nearest even, integers to float round to
- * nearest, float to integer truncates toward zero (NaN and out-of-range
- * values as ew_d2s defines them), integers wrap, and anything to bool is
- * "not zero".
+ * nearest, float to integer truncates toward zero, integers wrap, and
+ * anything to bool is "not zero".
+ *
+ * Float to integer where C leaves it undefined (NaN, infinities, values out
+ * of range) gives what ONNX Runtime's CPU Cast gives, which is what x86's
+ * truncating conversions (cvttss2si / cvttsd2si) make of it: a value they
+ * cannot convert becomes the "integer indefinite" INT_MIN of their width
+ * (float_to_int below; docs/evaluator.md has the table).
  *
  * Strings follow ONNX's Cast text: parsing accepts plain and scientific
  * notation and "INF", "+INF", "-INF", "NaN" in any case, and a fractional
@@ -196,6 +201,46 @@ static bool from_string(const char *s, EvValue *y, int64_t i)
 	return true;
 }
 
+/* ---- float to integer, as ONNX Runtime ---------------------------------- */
+
+/* x86's truncating conversion to int32: INT32_MIN for NaN and for values
+ * whose truncation does not fit. */
+static int32_t cvt32(double v)
+{
+	return v > -2147483649.0 && v < 2147483648.0 ? (int32_t)v : INT32_MIN;
+}
+
+/* ... and to int64. */
+static int64_t cvt64(double v)
+{
+	return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+}
+
+/* Element i of y (an integer type) from v, as ONNX Runtime 1.30's CPU Cast
+ * computes it (measured for float, double, float16 and bfloat16 sources):
+ * int8, int16, uint8 and uint16 through int32 and wrapped; int32 and int64
+ * directly; uint32 through int64 and wrapped; uint64 as compilers do it,
+ * subtracting 2^63 from values at or above 2^63. */
+static void float_to_int(EvValue *y, int64_t i, double v)
+{
+	void *d = y->data;
+	switch (y->dtype) {
+	case DT_INT8: ((int8_t *)d)[i] = (int8_t)cvt32(v); break;
+	case DT_INT16: ((int16_t *)d)[i] = (int16_t)cvt32(v); break;
+	case DT_UINT8: ((uint8_t *)d)[i] = (uint8_t)cvt32(v); break;
+	case DT_UINT16: ((uint16_t *)d)[i] = (uint16_t)cvt32(v); break;
+	case DT_INT32: ((int32_t *)d)[i] = cvt32(v); break;
+	case DT_INT64: ((int64_t *)d)[i] = cvt64(v); break;
+	case DT_UINT32: ((uint32_t *)d)[i] = (uint32_t)cvt64(v); break;
+	case DT_UINT64:
+		((uint64_t *)d)[i] = v >= 9223372036854775808.0
+			? (uint64_t)cvt64(v - 9223372036854775808.0) ^ UINT64_C(0x8000000000000000)
+			: (uint64_t)cvt64(v);
+		break;
+	default: ew_set_f(y, i, v); break;   /* bool: v != 0 */
+	}
+}
+
 /* ---- the kernels -------------------------------------------------------- */
 
 static bool cast(EvCtx *c, EvValue *x, int to, EvValue **out)
@@ -235,6 +280,9 @@ static bool cast(EvCtx *c, EvValue *x, int to, EvValue **out)
 		float *b = y->data;
 		for (int64_t i = 0; i < n; i++)
 			b[i] = ev_half_to_float(a[i]);
+	} else if (ev_is_float(x->dtype) && !ev_is_float(to)) {
+		for (int64_t i = 0; i < n; i++)
+			float_to_int(y, i, ew_get_f(x, i));
 	} else if (ev_is_float(x->dtype)) {
 		for (int64_t i = 0; i < n; i++)
 			ew_set_f(y, i, ew_get_f(x, i));

@@ -9,6 +9,13 @@
  * float32 (and float16/bfloat16, rounded at the end), in double for float64.
  * MaxPool's int8/uint8 go through float, where max is exact.
  *
+ * NaN wins a max (as in numpy).  ONNX Runtime's float32 max pools start from
+ * -FLT_MAX and take a value only when it is greater, so a float32 MaxPool
+ * without Indices, or GlobalMaxPool, whose window holds nothing above -inf
+ * gives -FLT_MAX there; graft does the same (ORT's NaN handling depends on
+ * the window's length and a NaN's position, so there graft keeps numpy's
+ * rule; docs/evaluator.md).
+ *
  * The typed core is written once and compiled twice: this file includes
  * itself with NN_T = float, then with NN_T = double (the part after #else). */
 #ifndef NN_T
@@ -16,6 +23,7 @@
 #include "eval.h"
 #include "nn_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,7 @@ typedef struct PoolGeom {
 	bool include_pad;       /* AveragePool count_include_pad */
 	int64_t p;              /* LpPool exponent */
 	bool col_major;         /* MaxPool storage_order = 1, for Indices */
+	bool with_indices;      /* MaxPool has its Indices output (ORT runs another kernel) */
 } PoolGeom;
 
 #define NN_T float
@@ -64,6 +73,11 @@ static bool pool_run(EvCtx *c, PoolGeom *g, const EvValue *x, EvValue **out, int
 		const float *xv = nn_f32_view(x);
 		float *yv = nn_f32_out(y);
 		pool_core_f32(g, xv, yv, idx ? idx->data : NULL);
+		/* ORT's float32 max pools without Indices: -inf windows give -FLT_MAX */
+		if (g->kind == POOL_MAX && x->dtype == DT_FLOAT && !g->with_indices)
+			for (int64_t i = 0; i < y->numel; i++)
+				if (yv[i] == -INFINITY)
+					yv[i] = -FLT_MAX;
 		nn_f32_commit(y, yv);
 		nn_f32_release(x, xv);
 	}
@@ -107,6 +121,7 @@ static bool pool_windowed(EvCtx *c, EvValue **in, EvValue **out, int nout, PoolK
 	g.include_pad = ev_attr_int(c, "count_include_pad", 0) != 0;
 	g.p = lp_exponent(c);
 	g.col_major = ev_attr_int(c, "storage_order", 0) != 0;
+	g.with_indices = nn_want_output(c, 1);
 	if (kind == POOL_LP && g.p < 1)
 		return ev_fail(c, "p must be positive");
 	return pool_run(c, &g, x, out, nout);
