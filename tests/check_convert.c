@@ -416,6 +416,17 @@ START_TEST(test_downgrade_kinds_and_types)
 }
 END_TEST
 
+/* Below opset 11 axes are not negative: made positive with the rank. */
+START_TEST(test_negative_axes_down)
+{
+	const char *fl = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                 "g (float[2,3,4] x) => (float[6,4] y) {\n  y = Flatten <axis = -1> (x)\n}\n";
+	IrModel *m = convert_ok(fl, 9, "Flatten");
+	ck_assert_int_eq(attr_int(m, "Flatten", "axis"), 2);
+	ir_model_free(m);
+}
+END_TEST
+
 /* A conversion must not leave ONNX Runtime without a CPU kernel where the
  * input had one: PRelu on double loads at opset 16 (ORT inlines PRelu-16's
  * function body), not at 19 and later.  A model that does not load at its
@@ -450,6 +461,7 @@ Suite *suite_convert(void)
 	tcase_add_test(tc, test_dropout_mask);
 	tcase_add_test(tc, test_downgrade_kinds_and_types);
 	tcase_add_test(tc, test_kernel_kept);
+	tcase_add_test(tc, test_negative_axes_down);
 	suite_add_tcase(s, tc);
 	return s;
 }

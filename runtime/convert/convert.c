@@ -946,6 +946,47 @@ int64_t convert_min_ir_version(int opset)
 
 static bool is_default_domain(const char *d) { return !*d || strcmp(d, "ai.onnx") == 0; }
 
+/* Opset 11 allowed negative 'axis'/'axes' throughout; going below it they
+ * are made positive with the input's rank (Unsqueeze, OneHot: the
+ * output's), or the step is refused. */
+static bool positive_axes(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	IrNode *node = ir_node(m, n);
+	static const char *const names[2] = {"axis", "axes"};
+	for (int w = 0; w < 2; w++) {
+		const IrAttr *a = ir_attr(m, n, names[w]);
+		if (!a || a->type != (w ? ATTR_INTS : ATTR_INT))
+			continue;
+		size_t k = w ? a->n : 1;
+		int64_t *v = malloc(sizeof *v * (k + 1));
+		bool neg = false;
+		for (size_t j = 0; j < k; j++) {
+			v[j] = w ? a->ints[j] : a->i;
+			neg |= v[j] < 0;
+		}
+		int rank = input_rank(c, n, 0);
+		if (rank >= 0 && strcmp(node->op_type, "Unsqueeze") == 0)
+			rank += (int)k;
+		if (rank >= 0 && strcmp(node->op_type, "OneHot") == 0)
+			rank += 1;
+		if (neg && rank < 0) {
+			free(v);
+			return fail(c, n, "'%s' is negative and the rank of input 0 is unknown; negative axes need opset 11",
+			            names[w]);
+		}
+		for (size_t j = 0; neg && j < k; j++)
+			if (v[j] < 0)
+				v[j] += rank;
+		if (neg && w)
+			ir_attr_set_ints(m, n, names[w], v, k);
+		else if (neg)
+			ir_attr_set_int(m, n, names[w], v[0]);
+		free(v);
+	}
+	return true;
+}
+
 static bool convert_step(Conv *c)
 {
 	IrModel *m = c->m;
@@ -965,6 +1006,8 @@ static bool convert_step(Conv *c)
 				return fail(c, n, "%s is not an ONNX op at opset %d", node->op_type, fromv);
 			if (cur == tgt)
 				continue;
+			if (!c->up && c->step == 11 && !positive_axes(c, n))
+				return false;
 			AdaptFn reduce;
 			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
 			AdaptFn fn = ad ? ad->fn : reduce;
