@@ -294,6 +294,159 @@ START_TEST(test_groupnorm)
 }
 END_TEST
 
+/* A string attribute of the first `op` node. */
+static const char *attr_str(IrModel *m, const char *op, const char *name)
+{
+	static char buf[64];
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (strcmp(ir_node(m, n)->op_type, op) == 0) {
+			const IrAttr *a = ir_attr(m, n, name);
+			ck_assert_msg(a != NULL && a->type == ATTR_STRING, "%s has no string %s", op, name);
+			snprintf(buf, sizeof buf, "%.*s", (int)a->s.len, a->s.data);
+			return buf;
+		}
+	ck_abort_msg("no %s", op);
+	return NULL;
+}
+
+/* Resize-10 nearest rounds down where it upsamples and up where it
+ * downsamples (ONNX Runtime, and ONNX's resize_downsample_nearest data):
+ * Resize-11 gets nearest_mode floor or ceil to match, and mixed scales are
+ * refused.  The evaluator runs both the same (convert_ok compares). */
+START_TEST(test_resize10_nearest)
+{
+	const char *fmt10 = "<ir_version: 5, opset_import: [\"\" : 10]>\n"
+	                    "g (float[1,1,4,4] x) => (float[1,1,%d,%d] y) <float[4] s = {1, 1, %s, %s}> {\n"
+	                    "  [rs] y = Resize <mode = \"nearest\"> (x, s)\n"
+	                    "}\n";
+	char text[400];
+	snprintf(text, sizeof text, fmt10, 2, 2, "0.6", "0.6");
+	IrModel *m = convert_ok(text, 11, "Resize");
+	ck_assert_str_eq(attr_str(m, "Resize", "nearest_mode"), "ceil");
+	ck_assert_str_eq(attr_str(m, "Resize", "coordinate_transformation_mode"), "asymmetric");
+	convert_to(m, 10); /* and back */
+	ir_model_free(m);
+	snprintf(text, sizeof text, fmt10, 8, 6, "2", "1.5");
+	m = convert_ok(text, 11, "Resize");
+	ck_assert_str_eq(attr_str(m, "Resize", "nearest_mode"), "floor");
+	ir_model_free(m);
+	snprintf(text, sizeof text, fmt10, 2, 6, "0.6", "1.5");
+	ck_assert_str_eq(convert_err(text, 11),
+	                 "t.onnx: node rs (Resize), opset 10 -> 11: nearest: Resize-10 rounds up on the axes it downsamples "
+	                 "and down on those it upsamples; one nearest_mode cannot say both");
+	/* down from 11: floor while downsampling is not Resize-10 */
+	const char *r11 = "<ir_version: 6, opset_import: [\"\" : 11]>\n"
+	                  "g (float[1,1,4,4] x) => (float[1,1,2,2] y) <float[0] r = {}, float[4] s = {1, 1, 0.6, 0.6}> {\n"
+	                  "  [rs] y = Resize <mode = \"nearest\", coordinate_transformation_mode = \"asymmetric\", "
+	                  "nearest_mode = \"floor\"> (x, r, s)\n"
+	                  "}\n";
+	ck_assert_str_eq(convert_err(r11, 10), "t.onnx: node rs (Resize), opset 11 -> 10: nearest: Resize-10 rounds up "
+	                                       "with these scales; only nearest_mode ceil has an equivalent before opset 11");
+}
+END_TEST
+
+/* ONNX Runtime's Dropout-10/11 mask is all false outside training, -12's all
+ * true: a used mask gets a Not across the step, either way. */
+START_TEST(test_dropout_mask)
+{
+	const char *d10 = "<ir_version: 5, opset_import: [\"\" : 10]>\n"
+	                  "g (float[2,2] x) => (float[2,2] y, bool[2,2] mask) {\n"
+	                  "  y, mask = Dropout <ratio = 0.5> (x)\n"
+	                  "}\n";
+	IrModel *m = parse(d10);
+	convert_to(m, 12);
+	ck_assert_str_eq(ops(m), "Dropout Not");
+	convert_to(m, 10);
+	ck_assert_str_eq(ops(m), "Dropout Not Not");
+	ir_model_free(m);
+	const char *nomask = "<ir_version: 5, opset_import: [\"\" : 10]>\n"
+	                     "g (float[2,2] x) => (float[2,2] y) {\n"
+	                     "  y = Dropout <ratio = 0.5> (x)\n"
+	                     "}\n";
+	m = convert_ok(nomask, 13, "Dropout");
+	ir_model_free(m);
+}
+END_TEST
+
+/* Downgrades refuse what the older op cannot take or give: sequences and
+ * optionals (Identity-14 -> 13, If-13 -> 11, Identity-16 -> 15 on an
+ * optional) and output types set by attributes (bfloat16, float8). */
+START_TEST(test_downgrade_kinds_and_types)
+{
+	const char *cast = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (bfloat16[2] y) {\n  [c] y = Cast <to = 16> (x)\n}\n";
+	ck_assert_str_eq(convert_err(cast, 11),
+	                 "t.onnx: node c (Cast), opset 13 -> 12: output 0 is bfloat16, which Cast-9 does not give");
+	const char *cast8 = "<ir_version: 9, opset_import: [\"\" : 19]>\n"
+	                    "g (float[2] x) => (float8e4m3fn[2] y) {\n  [c] y = Cast <to = 17> (x)\n}\n";
+	ck_assert_str_eq(convert_err(cast8, 18),
+	                 "t.onnx: node c (Cast), opset 19 -> 18: output 0 is float8e4m3fn, which Cast-13 does not give");
+	const char *cos = "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+	                  "g () => (bfloat16[2] y) <int64[1] s = {2}> {\n"
+	                  "  [k] y = ConstantOfShape <value = bfloat16[1] {1}> (s)\n}\n";
+	ck_assert_str_eq(convert_err(cos, 19), "t.onnx: node k (ConstantOfShape), opset 20 -> 19: output 0 is bfloat16, "
+	                                       "which ConstantOfShape-9 does not give");
+	/* ONNX's conformance models, which declare their sequence and optional types */
+	static const char node_dir[] = "/usr/include/onnx/backend/test/data/node/";
+	const struct { const char *model; int target; const char *err; } kinds[] = {
+		{"test_identity_sequence", 14, NULL}, /* Identity-14 takes sequences */
+		{"test_identity_sequence", 13, "node Identity#0 (Identity), opset 14 -> 13: input 0 is a sequence or optional, "
+		                               "which Identity-13 does not take"},
+		{"test_identity_opt", 15, "node Identity#0 (Identity), opset 16 -> 15: input 0 is a sequence or optional, "
+		                          "which Identity-14 does not take"},
+		{"test_if_seq", 11, "node If#0 (If), opset 13 -> 12: output 0 is a sequence or optional, which If-11 does "
+		                    "not give"},
+		{"test_loop13_seq", 11, "node Loop#0 (Loop), opset 13 -> 12: input 2 is a sequence or optional, which "
+		                        "Loop-11 does not take"},
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		char path[300];
+		snprintf(path, sizeof path, "%s%s/model.onnx", node_dir, kinds[i].model);
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = ir_load_file(path, NULL, &d);
+		ck_assert_msg(m, "%s", d.first);
+		ConvertStats st;
+		bool ok = convert_opset(m, kinds[i].target, &st, &d);
+		ck_assert_msg(ok == !kinds[i].err, "%s -> %d: %s", kinds[i].model, kinds[i].target, ok ? "converted" : d.first);
+		if (kinds[i].err)
+			ck_assert_str_eq(d.first + strlen(path) + 2, kinds[i].err);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
+/* Below opset 11 axes are not negative: made positive with the rank. */
+START_TEST(test_negative_axes_down)
+{
+	const char *fl = "<ir_version: 7, opset_import: [\"\" : 13]>\n"
+	                 "g (float[2,3,4] x) => (float[6,4] y) {\n  y = Flatten <axis = -1> (x)\n}\n";
+	IrModel *m = convert_ok(fl, 9, "Flatten");
+	ck_assert_int_eq(attr_int(m, "Flatten", "axis"), 2);
+	ir_model_free(m);
+}
+END_TEST
+
+/* A conversion must not leave ONNX Runtime without a CPU kernel where the
+ * input had one: PRelu on double loads at opset 16 (ORT inlines PRelu-16's
+ * function body), not at 19 and later.  A model that does not load at its
+ * own opset (PRelu-9 on double) is converted as before. */
+START_TEST(test_kernel_kept)
+{
+	const char *fmt = "<ir_version: 8, opset_import: [\"\" : %d]>\n"
+	                  "g (double[4] x) => (double[4] y) <double[1] s = {0.25}> {\n  [p] y = PRelu (x, s)\n}\n";
+	char text[300];
+	snprintf(text, sizeof text, fmt, 16);
+	ck_assert_str_eq(convert_err(text, 23), "t.onnx: node p (PRelu), opset 16 -> 23: ONNX Runtime has no CPU kernel "
+	                                        "for PRelu-16 on double at opset 23 (it loads the model at opset 16)");
+	IrModel *m = convert_ok(text, 18, "PRelu");
+	ir_model_free(m);
+	snprintf(text, sizeof text, fmt, 9);
+	m = convert_ok(text, 23, "PRelu");
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_convert(void)
 {
 	Suite *s = suite_create("convert");
@@ -304,6 +457,11 @@ Suite *suite_convert(void)
 	tcase_add_test(tc, test_bodies);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_groupnorm);
+	tcase_add_test(tc, test_resize10_nearest);
+	tcase_add_test(tc, test_dropout_mask);
+	tcase_add_test(tc, test_downgrade_kinds_and_types);
+	tcase_add_test(tc, test_kernel_kept);
+	tcase_add_test(tc, test_negative_axes_down);
 	suite_add_tcase(s, tc);
 	return s;
 }

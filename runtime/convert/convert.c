@@ -30,6 +30,8 @@
 #include "eval.h"
 #include "infer.h"
 #include "opschema.h"
+#include "onnx.pb-c.h"
+#include "ort_kernels.h"
 
 typedef struct Conv {
 	IrModel *m;
@@ -283,12 +285,40 @@ static bool up_pad(Conv *c, NodeId n)
 	return true;
 }
 
-/* Resize-10 maps output to input coordinates as x / scale and takes the
- * floor for nearest; Resize-11 says so with attributes, and takes roi. */
+/* Which way a nearest Resize-10 rounds: ONNX Runtime (and ONNX's
+ * resize_downsample_nearest test data) take floor(x / scale) on an axis that
+ * upsamples and ceil(x / scale) on one that downsamples.  Resize-11 has one
+ * nearest_mode for all axes, so the scales must be constant and not mix the
+ * two.  Sets *mode to "floor" or "ceil". */
+static bool resize10_rounding(Conv *c, NodeId n, uint32_t slot, const char **mode)
+{
+	const EvValue *sv = known(c, n, slot);
+	if (!sv || sv->kind != EV_TENSOR)
+		return fail(c, n, "nearest: the scales are not constant, and Resize-10 rounds down where it upsamples but "
+		                  "up where it downsamples");
+	bool down = false, up = false;
+	for (int64_t i = 0; i < sv->numel; i++) {
+		double x = ev_get_f(sv, i);
+		down |= x < 1;
+		up |= x > 1;
+	}
+	if (down && up)
+		return fail(c, n, "nearest: Resize-10 rounds up on the axes it downsamples and down on those it upsamples; "
+		                  "one nearest_mode cannot say both");
+	*mode = down ? "ceil" : "floor";
+	return true;
+}
+
+/* Resize-10 maps output to input coordinates as x / scale (asymmetric) and,
+ * for nearest, rounds as resize10_rounding says; Resize-11 says so with
+ * attributes, and takes roi. */
 static bool up_resize(Conv *c, NodeId n)
 {
 	ValueId scales = input(c, n, 1);
 	const EvValue *sv = known(c, n, 1);
+	const char *mode = NULL;
+	if (attr_is(c, n, "mode", "nearest", "nearest") && !resize10_rounding(c, n, 1, &mode))
+		return false;
 	int rank = sv ? (int)sv->numel : input_rank(c, n, 0);
 	if (rank < 0)
 		return fail(c, n, "the rank of input 0 is unknown, so roi cannot be built");
@@ -301,15 +331,46 @@ static bool up_resize(Conv *c, NodeId n)
 	free(roi);
 	ir_set_input(c->m, n, 2, scales);
 	ir_set_input(c->m, n, 1, r);
-	static const char asym[] = "asymmetric", floor_[] = "floor";
+	static const char asym[] = "asymmetric";
 	ir_attr_set_string(c->m, n, "coordinate_transformation_mode", asym, sizeof asym - 1);
-	if (attr_is(c, n, "mode", "nearest", "nearest"))
-		ir_attr_set_string(c->m, n, "nearest_mode", floor_, sizeof floor_ - 1);
+	if (mode)
+		ir_attr_set_string(c->m, n, "nearest_mode", mode, strlen(mode));
 	return true;
+}
+
+/* ONNX Runtime's Dropout-7..11 gives an all-false mask outside training,
+ * Dropout-12 an all-true one (the spec's): where the mask is used, a Not
+ * after it keeps the values the model computed. */
+static void negate_mask(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	IrNode *node = ir_node(m, n);
+	ValueId mask = node->noutputs > 1 ? node->outputs[1] : 0;
+	if (!mask || (!ir_value(m, mask)->nuses && !ir_value(m, mask)->is_output))
+		return;
+	GraphId g = node->graph;
+	const char *old = ir_value(m, mask)->name;
+	ir_value_rename(m, mask, ir_fresh_name(m, old));
+	const char *oname[1] = {NULL};
+	NodeId no = ir_node_new(m, g, ir_next(m, n), "", "Not", "", &mask, 1, oname, 1);
+	ValueId out = ir_node(m, no)->outputs[0];
+	ir_replace_all_uses(m, mask, out);
+	ir_set_input(m, no, 0, mask);
+	if (ir_value(m, mask)->is_output) {
+		IrGraph *gr = ir_graph(m, g);
+		for (uint32_t i = 0; i < gr->noutputs; i++)
+			if (gr->outputs[i] == mask)
+				ir_set_output(m, g, i, out);
+	}
+	ir_value_rename(m, out, old);
+	Shape shp = ir_value(m, mask)->shape;
+	ir_value_set_type(m, out, DT_BOOL, &shp);
+	c->st->added++;
 }
 
 static bool up_dropout(Conv *c, NodeId n)
 {
+	negate_mask(c, n);
 	const IrAttr *a = ir_attr(c->m, n, "ratio");
 	if (a) {
 		double x = a->f;
@@ -525,17 +586,25 @@ static bool down_dropout(Conv *c, NodeId n)
 		ir_attr_set_float(c->m, n, "ratio", (float)r);
 	}
 	trim_inputs(c, n, 1);
+	negate_mask(c, n);
 	return true;
 }
 
 static bool down_resize(Conv *c, NodeId n)
 {
 	if (!attr_is(c, n, "coordinate_transformation_mode", "asymmetric", "half_pixel") ||
-	    (attr_is(c, n, "mode", "nearest", "nearest") && !attr_is(c, n, "nearest_mode", "floor", "round_prefer_floor")) ||
 	    attr_is(c, n, "mode", "cubic", "nearest"))
-		return fail(c, n, "only asymmetric coordinates (nearest: floor) have an equivalent before opset 11");
+		return fail(c, n, "only asymmetric coordinates have an equivalent before opset 11");
 	if (input(c, n, 3) || !input(c, n, 2))
 		return fail(c, n, "Resize by 'sizes' has no equivalent before opset 11");
+	if (attr_is(c, n, "mode", "nearest", "nearest")) {
+		const char *mode;
+		if (!resize10_rounding(c, n, 2, &mode))
+			return false;
+		if (!attr_is(c, n, "nearest_mode", mode, "round_prefer_floor"))
+			return fail(c, n, "nearest: Resize-10 rounds %s with these scales; only nearest_mode %s has an "
+			                  "equivalent before opset 11", strcmp(mode, "ceil") ? "down" : "up", mode);
+	}
 	ValueId scales = input(c, n, 2);
 	ir_set_input(c->m, n, 1, scales);
 	trim_inputs(c, n, 2);
@@ -727,6 +796,62 @@ static bool type_allowed(const OpSchema *s, const OpFormal *f, int dtype)
 	return true;
 }
 
+static bool allows_non_tensor(const OpSchema *s, const OpFormal *f)
+{
+	for (int i = 0; s && f->type_str && i < s->nconstraints; i++)
+		if (strcmp(s->constraints[i].param, f->type_str) == 0)
+			return s->constraints[i].has_non_tensor;
+	return false;
+}
+
+static bool is_sequence_type(const Onnx__ValueInfoProto *vi)
+{
+	return vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+}
+
+/* v is declared a sequence, as a graph input or output */
+static bool declared_sequence(IrModel *m, ValueId v)
+{
+	const IrValue *val = ir_value(m, v);
+	if (!val->non_tensor)
+		return false;
+	if (is_sequence_type(val->info))
+		return true;
+	IrGraph *g = ir_graph(m, val->graph);
+	for (uint32_t i = 0; val->is_output && i < g->noutputs; i++)
+		if (g->outputs[i] == v && g->output_info && is_sequence_type(g->output_info[i]))
+			return true;
+	return false;
+}
+
+/* Going down, value v at formal `slot` of node n (an output if `out`) must
+ * be of a kind definition s takes: where the node's own definition took
+ * sequences or optionals and s takes tensors only (Identity-14 -> 13, If-13
+ * -> 11, Loop-13 -> 11), v must be known to be a tensor; across opset 16,
+ * where Identity, If and Loop gained optionals, a non-tensor v must be
+ * declared a sequence. */
+static bool kind_fits(Conv *c, NodeId n, const OpSchema *s, uint32_t slot, bool out, ValueId v)
+{
+	if (c->up)
+		return true;
+	const IrValue *val = ir_value(c->m, v);
+	const OpSchema *cur = op_schema_lookup("", ir_node(c->m, n)->op_type, from_version(c));
+	if (!cur || cur == s)
+		return true;
+	const OpFormal *cf = out ? (cur->noutputs ? &cur->outputs[slot < (uint32_t)cur->noutputs ? slot : (uint32_t)cur->noutputs - 1] : NULL)
+	                         : (cur->ninputs ? &cur->inputs[slot < (uint32_t)cur->ninputs ? slot : (uint32_t)cur->ninputs - 1] : NULL);
+	const OpFormal *tf = out ? &s->outputs[slot < (uint32_t)s->noutputs ? slot : (uint32_t)s->noutputs - 1]
+	                         : &s->inputs[slot < (uint32_t)s->ninputs ? slot : (uint32_t)s->ninputs - 1];
+	if (!cf || !allows_non_tensor(cur, cf))
+		return true;
+	bool tensor = !val->non_tensor && val->dtype != DT_UNDEFINED;
+	if (!allows_non_tensor(s, tf))
+		return tensor;
+	if (c->step == 16)
+		return tensor || declared_sequence(c->m, v);
+	return true;
+}
+
 /* Does node n fit definition s (attributes, inputs, outputs, types)? */
 static bool fits(Conv *c, NodeId n, const OpSchema *s)
 {
@@ -761,6 +886,22 @@ static bool fits(Conv *c, NodeId n, const OpSchema *s)
 		if (node->inputs[i] && !type_allowed(s, f, ir_value(m, node->inputs[i])->dtype))
 			return fail(c, n, "input %u is %s, which %s-%d does not take", i,
 			            dtype_name(ir_value(m, node->inputs[i])->dtype), s->name, s->since_version);
+		if (node->inputs[i] && !kind_fits(c, n, s, i, false, node->inputs[i]))
+			return fail(c, n, "input %u is %s, which %s-%d does not take", i,
+			            ir_value(m, node->inputs[i])->non_tensor ? "a sequence or optional" : "of unknown type",
+			            s->name, s->since_version);
+	}
+	/* an output type set by an attribute (Cast's 'to', a Constant's value) */
+	for (uint32_t i = 0; i < nout && s->noutputs; i++) {
+		const OpFormal *f = &s->outputs[i < (uint32_t)s->noutputs ? i : (uint32_t)s->noutputs - 1];
+		ValueId v = node->outputs[i];
+		if (v && !type_allowed(s, f, ir_value(m, v)->dtype))
+			return fail(c, n, "output %u is %s, which %s-%d does not give", i, dtype_name(ir_value(m, v)->dtype),
+			            s->name, s->since_version);
+		if (v && !kind_fits(c, n, s, i, true, v))
+			return fail(c, n, "output %u is %s, which %s-%d does not give", i,
+			            ir_value(m, v)->non_tensor ? "a sequence or optional" : "of unknown type", s->name,
+			            s->since_version);
 	}
 	return true;
 }
@@ -805,6 +946,47 @@ int64_t convert_min_ir_version(int opset)
 
 static bool is_default_domain(const char *d) { return !*d || strcmp(d, "ai.onnx") == 0; }
 
+/* Opset 11 allowed negative 'axis'/'axes' throughout; going below it they
+ * are made positive with the input's rank (Unsqueeze, OneHot: the
+ * output's), or the step is refused. */
+static bool positive_axes(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	IrNode *node = ir_node(m, n);
+	static const char *const names[2] = {"axis", "axes"};
+	for (int w = 0; w < 2; w++) {
+		const IrAttr *a = ir_attr(m, n, names[w]);
+		if (!a || a->type != (w ? ATTR_INTS : ATTR_INT))
+			continue;
+		size_t k = w ? a->n : 1;
+		int64_t *v = malloc(sizeof *v * (k + 1));
+		bool neg = false;
+		for (size_t j = 0; j < k; j++) {
+			v[j] = w ? a->ints[j] : a->i;
+			neg |= v[j] < 0;
+		}
+		int rank = input_rank(c, n, 0);
+		if (rank >= 0 && strcmp(node->op_type, "Unsqueeze") == 0)
+			rank += (int)k;
+		if (rank >= 0 && strcmp(node->op_type, "OneHot") == 0)
+			rank += 1;
+		if (neg && rank < 0) {
+			free(v);
+			return fail(c, n, "'%s' is negative and the rank of input 0 is unknown; negative axes need opset 11",
+			            names[w]);
+		}
+		for (size_t j = 0; neg && j < k; j++)
+			if (v[j] < 0)
+				v[j] += rank;
+		if (neg && w)
+			ir_attr_set_ints(m, n, names[w], v, k);
+		else if (neg)
+			ir_attr_set_int(m, n, names[w], v[0]);
+		free(v);
+	}
+	return true;
+}
+
 static bool convert_step(Conv *c)
 {
 	IrModel *m = c->m;
@@ -824,6 +1006,8 @@ static bool convert_step(Conv *c)
 				return fail(c, n, "%s is not an ONNX op at opset %d", node->op_type, fromv);
 			if (cur == tgt)
 				continue;
+			if (!c->up && c->step == 11 && !positive_axes(c, n))
+				return false;
 			AdaptFn reduce;
 			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
 			AdaptFn fn = ad ? ad->fn : reduce;
@@ -855,6 +1039,46 @@ static bool convert_step(Conv *c)
 	return true;
 }
 
+/* Run f on m with its types inferred. */
+static bool with_types(IrModel *m, bool (*f)(IrModel *m))
+{
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	InferState *inf = infer_new(m);
+	infer_model(inf, &quiet);
+	bool r = f(m);
+	infer_free(inf);
+	return r;
+}
+
+/* A model whose nodes all have ONNX Runtime CPU kernels must keep them: a
+ * node converted to a version ORT lacks at its type (PRelu on double at
+ * opset 19 and later, HardSigmoid-22 on double) is an error naming it.
+ * ONNX's own converter would write such a model; ORT would then refuse it. */
+static bool kernels_kept(IrModel *m, int from, Diag *d)
+{
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	InferState *inf = infer_new(m);
+	infer_model(inf, &quiet);
+	bool ok = true;
+	for (GraphId g = 1; ok && g < m->ngraphs; g++) {
+		if (ir_graph(m, g)->dead)
+			continue;
+		for (NodeId n = ir_first(m, g); ok && n; n = ir_next(m, n)) {
+			char why[200], lb[256];
+			if (!ir_node_kernel_gap(m, n, why, sizeof why))
+				continue;
+			diag_error(d, m->path, "node %s (%s), opset %d -> %d: %s at opset %d (it loads the model at opset %d)",
+			           ir_node_label(m, n, lb, sizeof lb), ir_node(m, n)->op_type, from, (int)ir_opset(m, ""), why,
+			           (int)ir_opset(m, ""), from);
+			ok = false;
+		}
+	}
+	infer_free(inf);
+	return ok;
+}
+
 bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 {
 	memset(st, 0, sizeof *st);
@@ -877,6 +1101,7 @@ bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 	}
 	Conv c = {.m = m, .d = d, .st = st};
 	bool ok = true;
+	bool loads = with_types(m, ir_model_has_kernels);
 	while (ok && (int)ir_opset(m, "") != target) {
 		int cur = (int)ir_opset(m, "");
 		c.up = target > cur;
@@ -892,6 +1117,8 @@ bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 			ir_set_opset(m, "", c.up ? cur + 1 : cur - 1);
 	}
 	st->to = (int)ir_opset(m, "");
+	if (ok && loads)
+		ok = kernels_kept(m, from, d);
 	if (ok && m->ir_version < convert_min_ir_version(st->to))
 		m->ir_version = convert_min_ir_version(st->to);
 	st->ir_to = m->ir_version;

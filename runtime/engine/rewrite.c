@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "split_slices.h"
 #include "arena.h"
+#include "ort_kernels.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -43,6 +44,7 @@ struct Rewriter {
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
 	bool split_slices;          /* the extended level's Slices -> Split pass is on */
 	bool allow_vendor_ops_asked;    /* o.allow_vendor_ops as asked (--layout nhwc holds it back) */
+	bool check_kernels;         /* every node of the input has an ORT CPU kernel: results must too */
 	bool **enabled;             /* [set][rule] */
 	/* worklist */
 	NodeId *work;
@@ -681,6 +683,7 @@ const char *rw_why_kind_name(RwWhyKind k)
 		[RW_WHY_LOOP_BODY] = "into a loop body",
 		[RW_WHY_TYPE] = "result type differs",
 		[RW_WHY_SCHEMA] = "result does not fit the schema",
+		[RW_WHY_KERNEL] = "no ORT kernel for the result",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "?";
 }
@@ -1047,6 +1050,17 @@ bool rw_commit(Rewriter *rw)
 		if (why) {
 			if (rw->why_active)
 				rw_why_fail(rw, INT_MAX - 1, RW_WHY_SCHEMA, "the result's %s%s%s: %s",
+				            *ir_node(m, n)->domain ? ir_node(m, n)->domain : "", *ir_node(m, n)->domain ? "." : "",
+				            ir_node(m, n)->op_type, why);
+			rw_abort(rw);
+			return false;
+		}
+		/* and, where the input loads in ONNX Runtime, have a CPU kernel
+		 * there (HardSwish and Clip-11 on double do not) */
+		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
+		if (why) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, RW_WHY_KERNEL, "the result's %s%s%s: %s",
 				            *ir_node(m, n)->domain ? ir_node(m, n)->domain : "", *ir_node(m, n)->domain ? "." : "",
 				            ir_node(m, n)->op_type, why);
 			rw_abort(rw);
@@ -1772,6 +1786,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	diag_init(&quiet, NULL);
 	rw.infer = infer_new(m);
 	infer_model(rw.infer, &quiet);
+	rw.check_kernels = ir_model_has_kernels(m);
 	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))
 		rw.layout = layout_new();
 	rw.split_slices = pass_enabled(o, RW_LEVEL_EXTENDED, "split-slices");

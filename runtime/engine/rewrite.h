@@ -83,6 +83,7 @@ typedef enum RwWhyKind {
 	RW_WHY_TYPE,                /* the result's dtype or shape is not that of the output it replaces */
 	RW_WHY_SCHEMA,              /* a node of the result does not fit its op's schema (types, counts,
 	                               attributes): a runtime would refuse the model */
+	RW_WHY_KERNEL,              /* a node of the result has no ONNX Runtime CPU kernel (the input's do) */
 } RwWhyKind;
 const char *rw_why_kind_name(RwWhyKind k);
 
