@@ -358,6 +358,8 @@ static char *cx(const Fn *F, const MExpr *e)
 		break;
 	}
 	case ME_DISTINCT: r = fmt("rwg_distinct(%s)", a); break;
+	case ME_FINITE: r = fmt("rwg_finite(rw, %s, &unknown)", a); break;
+	case ME_MODERATE: r = fmt("rwg_moderate(rw, %s, &unknown)", a); break;
 	case ME_EVERY: {
 		static const char *const cmps[] = {[EX_EQ] = "RWG_EQ", [EX_NE] = "RWG_NE", [EX_LT] = "RWG_LT",
 		                                   [EX_LE] = "RWG_LE", [EX_GT] = "RWG_GT", [EX_GE] = "RWG_GE"};

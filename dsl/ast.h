@@ -144,6 +144,8 @@ typedef struct Rule {
 	bool has_priority;
 	int priority;
 	double tolerance;           /* [tolerance X]: approximate within X (graft verify); 0: exact */
+	bool finite_data;           /* [finite_data]: known to differ where data holds inf or NaN;
+	                               graft verify draws finite data only */
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

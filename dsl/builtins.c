@@ -35,6 +35,8 @@ static const Builtin builtins[] = {
 	FIXED("is_int", TY_BOOL, "v's element type is an integer type (signed or unsigned; not bool)", P_VT),
 	FIXED("merge_axes", TY_INTS, "axes o of a rank-n tensor plus axes i counted with o's removed, sorted", P_INTS, P_INTS, P_INT),
 	FIXED("distinct", TY_BOOL, "no element of l repeats", P_INTS),
+	FIXED("finite", TY_BOOL, "every element of the :const c is finite (no inf, no NaN)", P_CONST),
+	FIXED("moderate", TY_BOOL, "every element of the :const c is 0, or finite with a magnitude within 2^-k .. 2^k (k = 50 for float32, 409 for float64, 6 for float16)", P_CONST),
 	{ "opset", 0, {0}, RET_FIXED, TY_INT, NULL, "the model's default-domain opset" },
 	/* results: on values these build the ONNX op named; on numbers they compute */
 	UNARY("abs", RET_MATH_J, "Abs"),

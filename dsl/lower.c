@@ -534,6 +534,8 @@ static MExpr *call_expr(L *g, const Expr *e)
 	}
 	if (!strcmp(f, "distinct"))
 		return ex1(g, ME_DISTINCT, MT_BOOL, num_expr(g, ARG(0)));
+	if (!strcmp(f, "finite") || !strcmp(f, "moderate"))
+		return ex1(g, f[0] == 'f' ? ME_FINITE : ME_MODERATE, MT_BOOL, fact_value(g, ARG(0), false));
 	if (!strcmp(f, "opset"))
 		return ex(g, ME_OPSET, MT_INT);
 	if (!strcmp(f, "value"))
@@ -723,7 +725,7 @@ static bool may_unknown(const MExpr *e)
 	switch (e->kind) {
 	case ME_RANK: case ME_SHAPE: case ME_DIM: case ME_NUMEL: case ME_DTYPEOF: case ME_SCALAR: case ME_INTSOF:
 	case ME_COMPOSE: case ME_ONES: case ME_REST_AT: case ME_INDEX: case ME_RANGE: case ME_DIMS:
-	case ME_IS_FLOAT: case ME_IS_INT: case ME_MERGE_AXES:
+	case ME_IS_FLOAT: case ME_IS_INT: case ME_MERGE_AXES: case ME_FINITE: case ME_MODERATE:
 		return true;
 	case ME_BIN:
 		if (e->op == EX_CONCAT || (e->op == EX_DIV && e->type == MT_INT))

@@ -63,6 +63,8 @@ typedef enum MExprKind {
 	ME_MERGE_AXES,          /* axes kid 0 of a rank-kid 2 tensor plus axes kid 1 of it with
 	                           kid 0's removed, as one sorted list */
 	ME_DISTINCT,            /* no element of ints kid 0 repeats */
+	ME_FINITE, ME_MODERATE, /* every element of the constant value kid 0 is finite / moderate
+	                           (rwg_moderate) */
 	ME_EVERY,               /* every element of ints kid 0 compares (op) with kid 1: an int when
 	                           i is set, else ints of the same length */
 	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,

@@ -366,6 +366,10 @@ void dsl_meta_word(DslParser *p, Token key)
 		error_at(p, key.pos, "'priority' needs a number, as in 'priority 1'");
 	} else if (tokis(key, "tolerance")) {
 		error_at(p, key.pos, "'tolerance' needs a number, as in 'tolerance 1e-6'");
+	} else if (tokis(key, "finite_data")) {
+		if (r->finite_data)
+			error_at(p, key.pos, "'finite_data' of rule '%s' is given twice", r->name);
+		r->finite_data = true;
 	} else {
 		unknown_level(p, key);
 	}
@@ -405,7 +409,7 @@ void dsl_meta_int(DslParser *p, Token key, Token minus, Token value)
 		else
 			dsl_meta_float(p, key, value);
 	} else {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
 		         (int)key.n, key.z);
 	}
 }
@@ -416,7 +420,7 @@ void dsl_meta_float(DslParser *p, Token key, Token value)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "tolerance")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
 		         (int)key.n, key.z);
 		return;
 	}
@@ -433,7 +437,7 @@ void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "opset")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority or tolerance)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
 		         (int)key.n, key.z);
 		return;
 	}

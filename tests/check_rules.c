@@ -494,7 +494,7 @@ static const MiniCase mini_cases[] = {
 	{"and_same", 13, "bool[2,3] x, bool[2,3] w", "bool[2,3] y", "", "  c = And (x, w)\n  y = Not (c)\n", "And Not", false},
 	{"or_same", 13, "bool[2,3] x, bool[2,3] w", "bool[2,3] y", "", "  c = Or (x, x)\n  y = Not (c)\n", "Not", true},
 	{"or_same", 13, "bool[2,3] x, bool[2,3] w", "bool[2,3] y", "", "  c = Or (x, w)\n  y = Not (c)\n", "Or Not", false},
-	{"clip_nothing", 13, FX, FY, "", "  c = Clip (x)\n  y = Relu (c)\n", "Relu", true},
+	{"clip_nothing", 13, "int64[2,3] x", "int64[2,3] y", "", "  c = Clip (x)\n  y = Relu (c)\n", "Relu", true},
 	{"clip_nothing", 13, FX, FY, "float lo = {0.5}", "  c = Clip (x, lo)\n  y = Relu (c)\n", "Clip Relu", false},
 	/* Clip-6 without attributes still clips inf to FLT_MAX */
 	{"clip_nothing", 6, FX, FY, "", "  c = Clip (x)\n  y = Relu (c)\n", "Clip Relu", false},
@@ -534,13 +534,26 @@ static const MiniCase mini_cases[] = {
 	/* a NaN bound: Min and Max give NaN, Clip ignores it */
 	{"min_max_clip", 13, FX, FY, "float lo = {nan}, float hi = {6.0}", "  a = Max (x, lo)\n  b = Min (a, hi)\n  y = Relu (b)\n",
 	 "Max Min Relu", false},
-	{"max_min_clip", 13, FX, FY, "float lo = {0.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
+	{"max_min_clip", 13, FX, FY, "float lo = {-1.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
 	 "Clip Relu", true},
+	/* a bound of 0: ONNX Runtime's Max(-0, 0) is +0, Clip(-0, 0, 6) is -0 (random-graph testing) */
+	{"max_min_clip", 13, FX, FY, "float lo = {0.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
+	 "Min Max Relu", false},
+	{"min_max_clip", 13, FX, FY, "float lo = {-1.0}, float hi = {-0.0}", "  a = Max (x, lo)\n  b = Min (a, hi)\n  y = Relu (b)\n",
+	 "Max Min Relu", false},
+	/* Clip without bounds makes a float inf FLT_MAX: only integers pass unchanged */
+	{"clip_nothing", 13, "int32[2,3] x", "int32[2,3] y", "", "  c = Clip (x)\n  y = Neg (c)\n", "Neg", true},
+	{"clip_nothing", 13, FX, FY, "", "  c = Clip (x)\n  y = Neg (c)\n", "Clip Neg", false},
+	/* a slope that is not finite: inf * 0 is NaN where PRelu gives x */
+	{"prelu_max_min", 13, FX, FY, "float[3] a = {0.25, 0.0, 0.5}, float z = {0.0}",
+	 "  i = Reciprocal (a)\n  p = Max (x, z)\n  n = Min (x, z)\n  m = Mul (i, n)\n  y = Add (p, m)\n", "Max Min Mul Add", false},
+	{"prelu_max_min", 13, FX, FY, "float[3] a = {0.25, 2.0, 0.5}, float z = {0.0}",
+	 "  p = Max (x, z)\n  n = Min (x, z)\n  m = Mul (a, n)\n  y = Add (p, m)\n", "PRelu", true},
 	{"max_min_clip", 13, FX, FY, "float lo = {7.0}, float hi = {6.0}", "  a = Min (x, hi)\n  b = Max (a, lo)\n  y = Relu (b)\n",
 	 "Min Max Relu", false},
 	{"relu_clip", 13, FX, FY, "float lo = {0.5}, float hi = {6.0}", "  a = Relu (x)\n  b = Clip (a, lo, hi)\n  y = Neg (b)\n",
 	 "Clip Neg", true},
-	/* Relu(-0) is +0, Clip(-0, 0) is -0 */
+	/* Relu(-1) is +0, Clip(-1, -0) is -0 */
 	{"relu_clip", 13, FX, FY, "float lo = {0.0}, float hi = {6.0}", "  a = Relu (x)\n  b = Clip (a, lo, hi)\n  y = Neg (b)\n",
 	 "Relu Clip Neg", false},
 	{"slice_full", 13, FX, FY, "int64[2] s = {0, 0}, int64[2] e = {2, 9}", "  c = Slice (x, s, e)\n  y = Relu (c)\n",
@@ -727,7 +740,7 @@ static const MiniCase mini_cases[] = {
 	 IFB("    q = Pad (x, p)\n    a = Relu (q)\n", "    b = Neg (x)\n"), "If{Relu}{Neg}", true},
 	{"slice_full_axes", 13, "bool c, float[2,3] x, float[2,3] w", FY, "int64[1] s = {0}, int64[1] e = {9}, int64[1] ax = {0}",
 	 IFB("    a = Relu (w)\n", "    q = Slice (x, s, e, ax)\n    b = Neg (q)\n"), "If{Relu}{Neg}", true},
-	{"min_max_clip", 13, "bool c, float[2,3] x, float[2,3] w", FY, "float lo = {0.0}, float hi = {6.0}",
+	{"min_max_clip", 13, "bool c, float[2,3] x, float[2,3] w", FY, "float lo = {-1.0}, float hi = {6.0}",
 	 IFB("    m = Max (x, lo)\n    a = Min (m, hi)\n", "    b = Neg (x)\n"), "If{Clip}{Neg}", true},
 	{"where_true", 13, "bool c, float[2,3] x, float[2,3] w", FY, "bool k = {1}",
 	 IFB("    a = Where (k, x, w)\n", "    b = Where (k, w, x)\n"), "If{Identity}{Identity}", true},
@@ -864,7 +877,8 @@ START_TEST(test_conv_bn)
 		{"depthwise, no bias", "float", "1,4,5,5", "1,4,5,5", "4,1,3,3", "<group = 4, pads = [1, 1, 1, 1]>", "",
 		 13, false, false, true, 1e-4},
 		{"no bias", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 9, false, false, true, 1e-4},
-		{"fp16", "float16", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, false, true, 2e-2},
+		/* not float16: 1 / sqrt(eps) alone can be 2^8, too near its largest value to fold safely */
+		{"fp16", "float16", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, false, false, 2e-2},
 		{"second consumer", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "", 13, true, true, false, 1e-5},
 		{"training mode", "float", "1,2,5,5", "1,4,3,3", "4,2,3,3", "", "<training_mode = 1>", 15, true, false,
 		 false, -1},
@@ -2081,10 +2095,10 @@ START_TEST(test_cli_verify)
 	                  "rule never \"a guard that never holds\": Relu(x) if rank(x) == 9 => x;\n"
 	                  "rule gemm_tight [tolerance 1e-12]: Add(MatMul(a, b:const), c:const)\n"
 	                  "    if rank(a) == 2 && rank(b) == 2 && rank(c) == 1 && dim(c, 0) == dim(b, 1) => Gemm(a, b, c);\n");
-	cmd = fmt("%s verify %s -o %s --tries 500", graft, rules, tmp);
+	cmd = fmt("%s verify %s -o %s --tries 6000", graft, rules, tmp);
 	ck_assert_msg(run_shell(cmd, &out) == 1, "%s", out);
-	char *never = fmt("not exercised  never                    %s:2: fired on 0 of 500 instances; most often: guard false: "
-	                  "rank(x) == 9 (500)\n", rules);
+	char *never = fmt("not exercised  never                    %s:2: fired on 0 of 6000 instances; most often: guard false: "
+	                  "rank(x) == 9 (6000)\n", rules);
 	ck_assert_msg(strstr(out, never) && strstr(out, "> tolerance 1e-12)\n"), "%s", out);
 	char *atol = strstr(out, "--rtol 0 --atol ");
 	ck_assert_msg(atol, "%s", out);

@@ -1737,7 +1737,7 @@ static int cmd_verify(int argc, char **argv)
 			       "rule is verified.\n"
 			       "  --seed N            the draws (default 0); the same seed, the same instances\n"
 			       "  --instances N       firing instances wanted per rule (default 100)\n"
-			       "  --tries N           most graphs generated per rule (default 4000)\n"
+			       "  --tries N           most graphs generated per rule (default 10000)\n"
 			       "  --rule NAME         verify only this rule (repeatable)\n"
 			       "  -o, --out DIR       where counterexamples go (default graft-verify/)\n"
 			       "  --keep N            also save each rule's first N firing graphs, before and after,\n"

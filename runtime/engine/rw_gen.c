@@ -553,6 +553,36 @@ double rwg_scalar(Rewriter *rw, ValueId v, bool *unknown)
 	return x;
 }
 
+/* Every element finite, and for `moderate` within 2^-k .. 2^k or 0. */
+static bool const_within(Rewriter *rw, ValueId v, bool moderate, bool *unknown)
+{
+	EvValue *t = const_of(rw, v);
+	if (!t || t->dtype == DT_STRING) {
+		*unknown = true;
+		ev_unref(t);
+		return false;
+	}
+	int k = t->dtype == DT_DOUBLE ? 409 : t->dtype == DT_FLOAT16 ? 6 : 50;
+	double lo = ldexp(1, -k), hi = ldexp(1, k);
+	bool ok = true;
+	for (int64_t i = 0; ok && ev_is_float(t->dtype) && i < t->numel; i++) {
+		double x = fabs(ev_get_f(t, i));
+		ok = isfinite(x) && (!moderate || x == 0 || (x >= lo && x <= hi));
+	}
+	ev_unref(t);
+	return ok;
+}
+
+bool rwg_finite(Rewriter *rw, ValueId v, bool *unknown)
+{
+	return const_within(rw, v, false, unknown);
+}
+
+bool rwg_moderate(Rewriter *rw, ValueId v, bool *unknown)
+{
+	return const_within(rw, v, true, unknown);
+}
+
 RwgInts rwg_ints(Rewriter *rw, ValueId v, bool *unknown)
 {
 	RwgInts r = {0};

@@ -136,6 +136,15 @@ bool rwg_is_float(Rewriter *rw, ValueId v, bool *unknown);
 bool rwg_is_int(Rewriter *rw, ValueId v, bool *unknown);
 RwgInts rwg_merge_axes(RwgInts outer, RwgInts inner, int64_t n, bool *unknown);
 bool rwg_distinct(RwgInts l);
+/* finite(c): every element of constant v is finite.  moderate(c): every
+ * element is 0, or finite with 2^-k <= |x| <= 2^k, k two fifths of the
+ * dtype's largest exponent (50 for float32 and bfloat16, 409 for float64, 6
+ * for float16), so that a product or quotient of two such numbers, times
+ * one up to 2^20, is finite, and nonzero where they are: the guard of rules
+ * that fold constants in a new order (rules/basic/const.rules).  Integer
+ * constants are both.  *unknown when v is no constant. */
+bool rwg_finite(Rewriter *rw, ValueId v, bool *unknown);
+bool rwg_moderate(Rewriter *rw, ValueId v, bool *unknown);
 RwgInts rwg_compose(RwgInts q, RwgInts p, bool *unknown);
 RwgInts rwg_ones(int64_t n, bool *unknown);
 /* range(n): 0, 1, ..., n-1. */

@@ -586,6 +586,8 @@ static RwReg eval(Run *x, const MExpr *e)
 		break;
 	}
 	case ME_DISTINCT: out.i = rwg_distinct(eval(x, K(0)).ints); break;
+	case ME_FINITE: out.i = rwg_finite(rw, eval(x, K(0)).v, unk); break;
+	case ME_MODERATE: out.i = rwg_moderate(rw, eval(x, K(0)).v, unk); break;
 	case ME_EVERY: {
 		static const RwgCmp cmps[] = {[EX_EQ] = RWG_EQ, [EX_NE] = RWG_NE, [EX_LT] = RWG_LT,
 		                              [EX_LE] = RWG_LE, [EX_GT] = RWG_GT, [EX_GE] = RWG_GE};

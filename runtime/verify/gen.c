@@ -54,7 +54,8 @@ typedef struct Gen {
 	IrModel *m;
 	Rng *rng;
 	int opset;
-	bool finite;
+	bool approx;         /* an approximate rule's instance: no huge, tiny or denormal values */
+	bool finite_data;    /* a [finite_data] rule's: no inf or NaN either */
 	int dtype;                  /* preferred element type */
 	int rank;                   /* base shape */
 	int64_t dims[6];
@@ -171,14 +172,17 @@ static double edge_value(Gen *g, int dt)
 	double tiny = dt == DT_DOUBLE ? DBL_MIN : dt == DT_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
 	double denorm = dt == DT_DOUBLE ? 4.9406564584124654e-324 : dt == DT_FLOAT16 ? 5.960464477539063e-08
 	                : dt == DT_BFLOAT16 ? 9.183549615799121e-41 : 1.401298464324817e-45;
-	/* approximate rules (g->finite) see only normal numbers: tiny and denormal
-	 * values lose their relative precision in any reassociation */
+	/* Approximate rules (g->approx) see inf, -inf and NaN, which they must
+	 * keep element by element (verify.c compares them exactly), but not the
+	 * largest, tiny or denormal values: reordering is what such a rule does,
+	 * and a sum or product of those overflows, or underflows to 0, as its
+	 * order goes. */
 	const double finite_edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0, tiny, -tiny, denorm, -denorm};
-	const double wild_edges[] = {huge, -huge, INFINITY, -INFINITY, NAN};
-	if (g->finite)
+	const double wild_edges[] = {INFINITY, -INFINITY, NAN, huge, -huge};
+	if (!g->finite_data && rng_chance(g->rng, 0.3))
+		return wild_edges[rng_below(g->rng, g->approx ? 3 : 5)];
+	if (g->approx)
 		return finite_edges[rng_below(g->rng, 7)];
-	if (rng_chance(g->rng, 0.3))
-		return wild_edges[rng_below(g->rng, 5)];
 	return finite_edges[rng_below(g->rng, (int)(sizeof finite_edges / sizeof *finite_edges))];
 }
 
@@ -1110,10 +1114,10 @@ static int ir_version_for(int opset)
 	return iv < 4 ? 4 : iv;
 }
 
-bool gen_instance(const Rule *r, int lo, int hi, bool finite, Rng *rng, GenInstance *out)
+bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInstance *out)
 {
 	memset(out, 0, sizeof *out);
-	Gen g = {.rng = rng, .finite = finite, .why = out->why};
+	Gen g = {.rng = rng, .approx = approx, .finite_data = r->finite_data, .why = out->why};
 	g.opset = rng_range(rng, lo, hi);
 	g.m = ir_model_new();
 	ir_graph_new(g.m, 0, "instance");

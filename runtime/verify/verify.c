@@ -8,8 +8,9 @@
  * same dtype, same shape, and every element bit for bit (NaN with any NaN),
  * or, for a rule with [tolerance X], within X of the largest magnitude of
  * the output (at least 1), X scaled to the dtype's precision for float16
- * and bfloat16, non-finite values alike.  An approximate rule is tried on
- * finite data only (no inf, NaN or huge values).
+ * and bfloat16; inf, -inf and NaN must stay where they were, element by
+ * element, for every rule.  An approximate rule is tried on every edge
+ * value but the dtype's largest, tiny and denormal ones (gen.c).
  *
  * The first disagreement ends a rule: both graphs are saved (inputs as the
  * graph inputs' default values, so `graft compare A B` alone reproduces it)
@@ -434,7 +435,7 @@ static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *r
 		return true;
 	}
 	Rng rng = {o->seed ^ name_hash(rr->mr->name)};
-	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 4000;
+	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 10000;
 	while (rr->tries < tries && rr->fired < instances && !rr->wrong) {
 		rr->tries++;
 		if (!one_instance(set, o, rr, &rng, lo, hi, d))

@@ -26,7 +26,7 @@
 typedef struct VerifyOptions {
 	uint64_t seed;
 	int instances;              /* firing instances wanted per rule (0: 100) */
-	int tries;                  /* most instances generated per rule (0: 4000) */
+	int tries;                  /* most instances generated per rule (0: 10000) */
 	const char *out_dir;        /* where counterexamples go (NULL: "graft-verify") */
 	const char *const *only;    /* verify just these rules (names) */
 	int nonly;

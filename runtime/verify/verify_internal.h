@@ -53,9 +53,10 @@ typedef struct GenInstance {
 } GenInstance;
 
 /* Build one instance of checked rule r's left side at an opset in lo..hi.
- * finite: data without inf, NaN or huge values (for approximate rules).
+ * approx: an approximate rule's instance: data without the dtype's largest,
+ * tiny or denormal values (it still has inf, -inf, NaN and -0).
  * False (and why) when the draw gives no valid graph: an op the opset lacks,
  * shapes that do not fit, an evaluator error. */
-bool gen_instance(const Rule *r, int lo, int hi, bool finite, Rng *rng, GenInstance *out);
+bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInstance *out);
 
 #endif

@@ -12,7 +12,8 @@
  * uint64), INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0; integer
  * division or modulo by zero fails the node with a message (numpy gives 0
  * and a warning, ONNX Runtime crashes: neither is a value to fold into a
- * model).  Max and Min propagate NaN as numpy.maximum does. */
+ * model).  Max and Min propagate NaN as numpy.maximum does; which zero they
+ * return for +0 against -0 is said at max_f. */
 #include "ew_util.h"
 
 #include <float.h>
@@ -200,14 +201,37 @@ static inline uint64_t mod_u(uint64_t a, uint64_t b, EwArgs *p)
 }
 OP_FSU(mod)
 
-/* numpy.maximum / minimum: a NaN operand wins */
-static inline double max_f(double a, double b, EwArgs *p) { return a != a ? a : b != b ? b : a >= b ? a : b; }
+/* Max, Min: a NaN operand wins (numpy.maximum, ONNX Runtime).  Equal
+ * operands differ only for floats, +0 against -0, and there ONNX Runtime has
+ * no one answer (docs/evaluator.md): its vectorized loop returns Eigen's
+ * second operand, its scalar tail (the last n mod 4 or 8 elements) the first.
+ * graft follows the vectorized loop: for float32 and float64 the zero of the
+ * operand broadcast along the row, if just one is, else the second
+ * operand's; for float16 and bfloat16 (a loop of its own in ONNX Runtime)
+ * the other one; a one-element result the second's.  p->flag says "a wins
+ * a tie", set per row by MINMAX_ROW. */
+static inline double max_f(double a, double b, EwArgs *p) { return a != a ? a : b != b ? b : a > b ? a : b > a ? b : p->flag ? a : b; }
 static inline int64_t max_s(int64_t a, int64_t b, EwArgs *p) { return a >= b ? a : b; }
 static inline uint64_t max_u(uint64_t a, uint64_t b, EwArgs *p) { return a >= b ? a : b; }
-static inline double min_f(double a, double b, EwArgs *p) { return a != a ? a : b != b ? b : a <= b ? a : b; }
+static inline double min_f(double a, double b, EwArgs *p) { return a != a ? a : b != b ? b : a < b ? a : b < a ? b : p->flag ? a : b; }
 static inline int64_t min_s(int64_t a, int64_t b, EwArgs *p) { return a <= b ? a : b; }
 static inline uint64_t min_u(uint64_t a, uint64_t b, EwArgs *p) { return a <= b ? a : b; }
-OP_FSU(max) OP_FSU(min)
+#define MINMAX_ROW(A, DT, T, SUF, LD, ST) \
+	static void A##_##SUF(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, \
+	                      int64_t sb, EwArgs *p) \
+	{ \
+		typedef T TL; \
+		T *o = o_; \
+		const T *a = a_, *b = b_; \
+		bool a_broadcast = sa == 0 && sb != 0; \
+		p->flag = n > 1 && (DT == DT_FLOAT || DT == DT_DOUBLE ? a_broadcast : !a_broadcast); \
+		LOOP2(ST(A##_f(LD(x), LD(y), p))) \
+	}
+#define OP_MINMAX(A) \
+	EW_FLOAT_TYPES(MINMAX_ROW, A) EW_SINT_TYPES(ROW_S, A) EW_UINT_TYPES(ROW_U, A) \
+	static const EwRow2 A##_rows[DT_COUNT] = { EW_FLOAT_TYPES(ENT_F, A) EW_SINT_TYPES(ENT_I, A) \
+	                                           EW_UINT_TYPES(ENT_I, A) };
+OP_MINMAX(max) OP_MINMAX(min)
 
 /* PRelu: the slope (y) multiplies negative x */
 static inline double prelu_f(double a, double b, EwArgs *p) { return a < 0 ? b * a : a; }
@@ -671,7 +695,11 @@ static bool clip_bound(EvCtx *c, const EvValue *b, const EvValue *x, bool hi, Ew
 }
 
 /* Clip: bounds are attributes before opset 11 (defaulting to float's
- * range, as that schema says) and optional scalar inputs from 11 on. */
+ * range, as that schema says) and optional scalar inputs from 11 on, an
+ * absent one the type's lowest or largest value (the spec; ONNX Runtime
+ * too, so inf becomes FLT_MAX), except float16 at opset 11, where ONNX
+ * Runtime's kernel clamps to nothing (docs/evaluator.md).  A NaN bound
+ * clips nothing; an element equal to a bound (+0 against -0) stays. */
 static bool k_Clip(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
 	if (nin < 1 || !check_tensor(c, in[0], 0))
@@ -684,9 +712,16 @@ static bool k_Clip(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	if (c->opset < 11) {
 		p.lo_f = ev_attr_float(c, "min", -FLT_MAX);
 		p.hi_f = ev_attr_float(c, "max", FLT_MAX);
-	} else if (!clip_bound(c, nin > 1 ? in[1] : NULL, x, false, &p) ||
-	           !clip_bound(c, nin > 2 ? in[2] : NULL, x, true, &p)) {
-		return false;
+	} else {
+		if (!(c->opset == 11 && x->dtype == DT_FLOAT16)) {
+			double top = x->dtype == DT_DOUBLE ? DBL_MAX : x->dtype == DT_FLOAT16 ? 65504.0
+			           : x->dtype == DT_BFLOAT16 ? 3.3895313892515355e38 : FLT_MAX;
+			p.lo_f = -top;
+			p.hi_f = top;
+		}
+		if (!clip_bound(c, nin > 1 ? in[1] : NULL, x, false, &p) ||
+		    !clip_bound(c, nin > 2 ? in[2] : NULL, x, true, &p))
+			return false;
 	}
 	EvValue *y = ew_new(c, x->dtype, x->rank, x->dims);
 	if (!y)
