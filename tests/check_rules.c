@@ -529,6 +529,9 @@ static const MiniCase mini_cases[] = {
 	{"prelu_one_slope", 13, FX, FY, "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n", "LeakyRelu Relu", true},
 	{"prelu_one_slope", 13, "double[2,3] x", "double[2,3] y", "double[1] s = {0.1}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
 	 "PRelu Relu", false},
+	/* a scalar x with a [1] slope: PRelu's result is [1] in ORT, LeakyRelu's would be [] */
+	{"prelu_one_slope", 13, "float x", "float[1] y", "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
+	 "PRelu Relu", false},
 	{"min_max_clip", 13, FX, FY, "float lo = {-1.0}, float hi = {6.0}", "  a = Max (lo, x)\n  b = Min (a, hi)\n  y = Relu (b)\n",
 	 "Clip Relu", true},
 	/* a NaN bound: Min and Max give NaN, Clip ignores it */
