@@ -701,6 +701,18 @@ START_TEST(test_ort_departures)
 	ck_assert(((float *)y->data)[0] == -1.0f);
 	ev_unref(y);
 	ev_unref(s);
+	/* Dropout's mask outside training: all false from opset 7 to 11, all true from 12 (ORT) */
+	static const double x2[] = {1, 2};
+	int64_t d2[] = {2};
+	for (int opset = 10; opset <= 12; opset++) {
+		char text[256];
+		snprintf(text, sizeof text, "<ir_version: 7, opset_import: [\"\" : %d]>\ng (float[2] x) => (int32[2] y) {\n"
+		         "  d, m = Dropout (x)\n  y = Cast <to = 6> (m)\n}\n", opset);
+		EvValue *mk = run_one(text, DT_FLOAT, 1, d2, x2, NULL, 0);
+		int want = opset >= 12;
+		ck_assert_msg(((int32_t *)mk->data)[0] == want && ((int32_t *)mk->data)[1] == want, "Dropout-%d mask", opset);
+		ev_unref(mk);
+	}
 }
 END_TEST
 

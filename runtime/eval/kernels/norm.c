@@ -450,7 +450,9 @@ static bool run_mvn(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 /* ---- Dropout ---------------------------------------------------------------------- */
 
-/* Outside training Dropout is the identity and its mask all true.  Training
+/* Outside training Dropout is the identity and its mask all true, except
+ * from opset 7 to 11, where ONNX Runtime's mask is all false (the spec's
+ * reference says true; docs/evaluator.md: graft follows ORT).  Training
  * with a nonzero ratio draws random numbers: no reference can check it, so
  * it is refused rather than imitated. */
 static bool run_dropout(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
@@ -482,8 +484,9 @@ static bool run_dropout(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 		EvValue *mask = nn_new(c, c->opset >= 10 ? DT_BOOL : x->dtype, x->rank, x->dims);
 		if (!mask)
 			return false;
+		int kept = c->opset >= 7 && c->opset <= 11 ? 0 : 1;
 		for (int64_t i = 0; i < mask->numel; i++)
-			ev_set_i(mask, i, 1);
+			ev_set_i(mask, i, kept);
 		out[1] = mask;
 	}
 	return true;
