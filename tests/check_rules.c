@@ -529,6 +529,13 @@ static const MiniCase mini_cases[] = {
 	{"prelu_one_slope", 13, FX, FY, "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n", "LeakyRelu Relu", true},
 	{"prelu_one_slope", 13, "double[2,3] x", "double[2,3] y", "double[1] s = {0.1}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
 	 "PRelu Relu", false},
+	/* Where's broadcast: a result must be shown to have the root's shape (make difftest) */
+	{"where_false", 13, "float[4,S1] x, float[S4,1] w", "float[4,3] y", "bool[3] k = {0, 0, 0}",
+	 "  c = Where (k, w, x)\n  y = Relu (c)\n", "Where Relu", false},
+	{"where_same", 13, "float[N,S] x, float[1,T] w", "float[N,S] y", "",
+	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "IsNaN Where Relu", false},
+	{"where_same", 13, "float[N,S] x, float[N,S] w", "float[N,S] y", "",
+	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "Relu", true},
 	/* a scalar x with a [1] slope: PRelu's result is [1] in ORT, LeakyRelu's would be [] */
 	{"prelu_one_slope", 13, "float x", "float[1] y", "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
 	 "PRelu Relu", false},

@@ -943,9 +943,13 @@ static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, 
 	return 0;
 }
 
-/* Does replacing old by nv change a known dtype, rank or dim?  Then a
- * description ("float[1] by float[]"), else NULL.  What inference could not
- * tell on either side is taken as the same. */
+/* Could replacing old by nv change the dtype, rank or a dim?  Then a
+ * description ("float[1] by float[]"), else NULL.  A dtype or rank inference
+ * could not tell on either side is taken as the same; a dim must be shown
+ * equal: the same size, or the same symbolic name.  A known dim against an
+ * unknown or symbolic one is a change (Where(c, x, x) with c [3] and x
+ * [4,S1] is [4,3], not x: make difftest found the rules that dropped such a
+ * broadcast). */
 static const char *type_change(IrModel *m, ValueId old, ValueId nv, char *buf, size_t size)
 {
 	const IrValue *a = ir_value(m, old), *b = ir_value(m, nv);
@@ -954,8 +958,10 @@ static const char *type_change(IrModel *m, ValueId old, ValueId nv, char *buf, s
 		differ |= a->shape.rank != b->shape.rank;
 		for (int i = 0; !differ && i < a->shape.rank; i++) {
 			const Dim *x = &a->shape.dims[i], *y = &b->shape.dims[i];
-			differ |= x->size >= 0 && y->size >= 0 && x->size != y->size;
-			differ |= x->size < 0 && y->size < 0 && x->param && y->param && strcmp(x->param, y->param) != 0;
+			if (x->size >= 0 || y->size >= 0)
+				differ |= x->size != y->size;
+			else
+				differ |= !x->param || !y->param || strcmp(x->param, y->param) != 0;
 		}
 	}
 	if (!differ)
