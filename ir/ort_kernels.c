@@ -37,10 +37,42 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
 	return row_has(find_row(domain, op, opset), dtype);
 }
 
+/* ORT's normalization kernels refuse at run time an empty normalized
+ * part ("Size of X.shape[axis:] must be at least 1, got 0"): is a dim from
+ * the node's axis on known to be 0? */
+static bool empty_normalized(IrModel *m, NodeId n)
+{
+	static const char *const ops[] = {
+		"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
+		"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+	};
+	const IrNode *node = ir_node(m, n);
+	bool norm = false;
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		norm |= strcmp(node->op_type, ops[i]) == 0;
+	if (!norm || node->ninputs < 1 || !node->inputs[0])
+		return false;
+	const Shape *s = &ir_value(m, node->inputs[0])->shape;
+	const IrAttr *a = ir_attr(m, n, "axis");
+	int64_t axis = a ? a->i : -1;
+	if (s->rank < 0)
+		return false;
+	if (axis < 0)
+		axis += s->rank;
+	for (int64_t i = axis < 0 ? 0 : axis; i < s->rank; i++)
+		if (s->dims[i].size == 0)
+			return true;
+	return false;
+}
+
 const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size)
 {
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
+	if (empty_normalized(m, n)) {
+		snprintf(buf, size, "ONNX Runtime refuses %s%s%s over an empty axis", domain, *domain ? "." : "", node->op_type);
+		return buf;
+	}
 	const OrtKernelRow *r = find_row(domain, node->op_type, (int)ir_opset(m, domain));
 	if (!r)
 		return NULL;

@@ -145,6 +145,43 @@ START_TEST(test_rewrite_unloadable_input_not_checked)
 }
 END_TEST
 
+/* ORT's LayerNormalization refuses an empty normalized part at run time
+ * (make difftest): a LayerNorm written out over [3,0] stays written out;
+ * over [3,4] it fuses. */
+START_TEST(test_rewrite_no_layer_norm_on_empty_axis)
+{
+	const RwRuleSet *sets[] = {&graft_rules_basic, &graft_rules_extended};
+	Diag d;
+	diag_init(&d, stderr);
+	for (int k = 0; k < 2; k++) {
+		char text[1200];
+		snprintf(text, sizeof text,
+		         "<ir_version: 9, opset_import: [\"\" : 17]>\n"
+		         "g (float[3,%d] x) => (float[3,%d] y)\n"
+		         "   <float eps = {1e-05}, float[%d] w = {%s}, float[%d] b = {%s}>\n{\n"
+		         "  m = ReduceMean <axes = [-1], keepdims = 1> (x)\n  d = Sub (x, m)\n  q = Mul (d, d)\n"
+		         "  v = ReduceMean <axes = [-1], keepdims = 1> (q)\n  e = Add (eps, v)\n  s = Sqrt (e)\n"
+		         "  n = Div (d, s)\n  g = Mul (n, w)\n  y = Add (b, g)\n}\n",
+		         k ? 4 : 0, k ? 4 : 0, k ? 4 : 0, k ? "1.0, 2.0, 3.0, 4.0" : "", k ? 4 : 0, k ? "0.5, 0.5, 0.5, 0.5" : "");
+		IrModel *m = parse_text_model(text);
+		ck_assert(ir_model_has_kernels(m));
+		RwOptions o = {0};
+		RwResult r;
+		ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(has_op(m, "LayerNormalization") == (k == 1), "k=%d", k);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	IrModel *m = parse_text_model("<ir_version: 9, opset_import: [\"\" : 17]>\n"
+	                              "g (float[3,0] x, float[0] w) => (float[3,0] y) {\n"
+	                              "  y = LayerNormalization <axis = -1> (x, w)\n}\n");
+	char buf[160];
+	ck_assert_str_eq(ir_node_kernel_gap(m, ir_first(m, IR_MAIN_GRAPH), buf, sizeof buf),
+	                 "ONNX Runtime refuses LayerNormalization over an empty axis");
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_kernels(void)
 {
 	Suite *s = suite_create("kernels");
@@ -153,6 +190,7 @@ Suite *suite_kernels(void)
 	tcase_add_test(tc, test_node_gap_message);
 	tcase_add_test(tc, test_rewrite_no_hard_swish_on_double);
 	tcase_add_test(tc, test_rewrite_unloadable_input_not_checked);
+	tcase_add_test(tc, test_rewrite_no_layer_norm_on_empty_axis);
 	suite_add_tcase(s, tc);
 	return s;
 }
