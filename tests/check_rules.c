@@ -536,6 +536,10 @@ static const MiniCase mini_cases[] = {
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "IsNaN Where Relu", false},
 	{"where_same", 13, "float[N,S] x, float[N,S] w", "float[N,S] y", "",
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "Relu", true},
+	/* reshape(s, [1, 0]) of a 0-element constant would copy a dim (make difftest) */
+	{"transpose_div_transpose", 13, "float[0,3] x", "float[0,3] y", "float[0] s = {}",
+	 "  a = Transpose <perm = [1, 0]> (x)\n  b = Div (a, s)\n  c = Transpose <perm = [1, 0]> (b)\n  y = Relu (c)\n",
+	 "Transpose Div Transpose Relu", false},
 	/* a scalar x with a [1] slope: PRelu's result is [1] in ORT, LeakyRelu's would be [] */
 	{"prelu_one_slope", 13, "float x", "float[1] y", "float[1] s = {0.25}", "  c = PRelu (x, s)\n  y = Relu (c)\n",
 	 "PRelu Relu", false},

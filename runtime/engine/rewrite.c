@@ -1061,6 +1061,25 @@ bool rw_commit(Rewriter *rw)
 			rw_abort(rw);
 			return false;
 		}
+		/* A rule's reshape(x, s) means s literally: a 0 in a target the
+		 * result built would copy a dim of x instead (allowzero 0), or make
+		 * a model ONNX Runtime refuses (make difftest: a 0-element constant
+		 * through transpose_div_transpose). */
+		if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
+		    ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
+			int64_t vals[IR_MAX_RANK];
+			const char *syms[IR_MAX_RANK];
+			int len = infer_known_ints(rw->infer, ir_node(m, n)->inputs[1], vals, syms, IR_MAX_RANK);
+			for (int k = 0; k < len && !why; k++)
+				if (!syms[k] && vals[k] == 0)
+					why = "its target has a 0, which copies a dim of its input";
+		}
+		if (why) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, RW_WHY_SCHEMA, "the result's Reshape: %s", why);
+			rw_abort(rw);
+			return false;
+		}
 		/* and, where the input loads in ONNX Runtime, have a CPU kernel
 		 * there (HardSwish and Clip-11 on double do not) */
 		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
