@@ -25,7 +25,8 @@
 #   make difftest   random valid graphs (tests/difftest/gen.py), graft optimize in several
 #                   configurations, each result against the original in ONNX Runtime on
 #                   ordinary and special-value inputs (DIFFTEST_SEEDS=0-1999, DIFFTEST_SECONDS
-#                   budget, DIFFTEST_JOBS=2); failures in build/difftest/failures; docs/difftest.md
+#                   budget, DIFFTEST_JOBS=2, DIFFTEST_GRAFT=build/san/graft for sanitizers);
+#                   failures in build/difftest/failures; docs/difftest.md
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
@@ -257,9 +258,10 @@ DIFFTEST_SEEDS   ?= 0-1999
 DIFFTEST_SECONDS ?= 0
 DIFFTEST_JOBS    ?= 2
 DIFFTEST_CONFIGS ?= default,opset23,vendor
+DIFFTEST_GRAFT   ?= $(BUILD)/graft
 difftest: $(BUILD)/graft ort-tools
 	/usr/bin/python3 tests/difftest/run.py --seeds $(DIFFTEST_SEEDS) --seconds $(DIFFTEST_SECONDS) \
-	  --jobs $(DIFFTEST_JOBS) --configs $(DIFFTEST_CONFIGS) --graft $(BUILD)/graft --ort $(ORT_LOCAL) \
+	  --jobs $(DIFFTEST_JOBS) --configs $(DIFFTEST_CONFIGS) --graft $(DIFFTEST_GRAFT) --ort $(ORT_LOCAL) \
 	  --out $(BUILD)/difftest
 
 deps:
