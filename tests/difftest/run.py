@@ -33,6 +33,8 @@ CONFIGS = {
     'opset23': ['--target-opset', '23'],
     'vendor': ['--allow-vendor-ops'],
     'basic': ['--level', 'basic'],
+    'extended': ['--level', 'extended'],
+    'layout': ['--level', 'layout'],
     'shuffle': ['--shuffle', '1'],
 }
 STATUSES = ['agree', 'crash', 'graft-error', 'ort-refused', 'differ-ordinary', 'differ-special']
