@@ -22,6 +22,11 @@
 #   make ort-gate   what graft writes, graft verify's instances and graft convert's
 #                   conversions, in ONNX Runtime; the layout level's Transposes on the
 #                   corpus against ORT's transpose optimizer
+#   make difftest   random valid graphs (tests/difftest/gen.py), graft optimize in several
+#                   configurations, each result against the original in ONNX Runtime on
+#                   ordinary and special-value inputs (DIFFTEST_SEEDS=0-1999, DIFFTEST_SECONDS
+#                   budget, DIFFTEST_JOBS=2, DIFFTEST_GRAFT=build/san/graft for sanitizers);
+#                   failures in build/difftest/failures; docs/difftest.md
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
 #                   the interpreter, graftc on 5000 rules, the --rules loop
@@ -47,7 +52,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus clean \
+.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -227,10 +232,11 @@ example-custom-rules:
 # once; CORPUS sets too when the shared corpus exists.  See tests/ort_gate.sh.
 ORT_TOOLS ?= ../shared/tools/ort
 ORT_LOCAL := $(BUILD)/ort-tools
-ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor
+ort-tools:
 	@if [ ! -d $(ORT_LOCAL)/node_modules/onnxruntime-node ]; then \
-	  test -d $(ORT_TOOLS) || { echo "ort-gate: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
+	  test -d $(ORT_TOOLS) || { echo "ort-tools: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
+ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor ort-tools
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh fixtures $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/ort_gate.sh conformance $(ORT_LOCAL) vendor
@@ -245,6 +251,18 @@ ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor
 	  GRAFT=$(BUILD)/graft bash tests/layout_gate.sh $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft UNVENDOR=$(BUILD)/nhwc-unvendor bash tests/nhwc_gate.sh $(ORT_LOCAL); \
 	else echo "ort-gate: no corpus; corpus sets skipped"; fi
+
+# --- make difftest: random graphs, graft optimize vs ONNX Runtime (docs/difftest.md) --
+# Exit 1 on a crash, an ORT refusal or a difference not in tests/difftest/known.txt.
+DIFFTEST_SEEDS   ?= 0-1999
+DIFFTEST_SECONDS ?= 0
+DIFFTEST_JOBS    ?= 2
+DIFFTEST_CONFIGS ?= default,opset23,vendor
+DIFFTEST_GRAFT   ?= $(BUILD)/graft
+difftest: $(BUILD)/graft ort-tools
+	/usr/bin/python3 tests/difftest/run.py --seeds $(DIFFTEST_SEEDS) --seconds $(DIFFTEST_SECONDS) \
+	  --jobs $(DIFFTEST_JOBS) --configs $(DIFFTEST_CONFIGS) --graft $(DIFFTEST_GRAFT) --ort $(ORT_LOCAL) \
+	  --out $(BUILD)/difftest
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
