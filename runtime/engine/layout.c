@@ -260,11 +260,31 @@ static const struct { const char *op; Kind kind; } kinds[] = {
 	{"Squeeze", K_SQUEEZE}, {"Unsqueeze", K_UNSQUEEZE}, {"Gather", K_GATHER},
 };
 
+/* Does v have a dim known to be 0? */
+static bool zero_size(IrModel *m, ValueId v)
+{
+	const Shape *s = v ? &ir_value(m, v)->shape : NULL;
+	for (int i = 0; s && i < s->rank; i++)
+		if (s->dims[i].size == 0)
+			return true;
+	return false;
+}
+
+/* The op's kind for pushing Transposes; K_NONE for other domains and for
+ * ops on zero-size tensors: ONNX Runtime runs ArgMin over an empty axis in
+ * one layout and refuses it in another (make difftest,
+ * push-transpose-zero-size-argmin), and moving nothing gains nothing. */
 static Kind kind_of(IrModel *m, NodeId n)
 {
 	IrNode *node = ir_node(m, n);
 	if (node->domain[0])
 		return K_NONE;
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		if (zero_size(m, node->inputs[i]))
+			return K_NONE;
+	for (uint32_t i = 0; i < node->noutputs; i++)
+		if (zero_size(m, node->outputs[i]))
+			return K_NONE;
 	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if (!strcmp(node->op_type, kinds[i].op))
 			return kinds[i].kind;
