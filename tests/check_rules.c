@@ -408,6 +408,14 @@ START_TEST(test_reshape_cast)
 	run_case(HEAD(13) "g (float[2,3] x) => (double[2,3] y) {\n"
 	                  "  a = Cast <to = 10> (x)\n  b = Cast <to = 11> (a)\n  y = Abs (b)\n}\n",
 	         &(Case){"cast_cast", "Cast Cast Abs", false, 0});
+	/* uint32 -> double -> int8: ORT makes 4294967294 INT32_MIN then 0 through the double, -2 straight */
+	run_case(HEAD(13) "g (uint32[2,3] x) => (int8[2,3] y) {\n"
+	                  "  a = Cast <to = 11> (x)\n  b = Cast <to = 3> (a)\n  y = Abs (b)\n}\n",
+	         &(Case){"cast_cast", "Cast Cast Abs", false, 0});
+	/* uint32 -> double -> int64 holds every value */
+	run_case(HEAD(13) "g (uint32[2,3] x) => (int64[2,3] y) {\n"
+	                  "  a = Cast <to = 11> (x)\n  b = Cast <to = 7> (a)\n  y = Abs (b)\n}\n",
+	         &(Case){"cast_cast", "Cast Abs", true, 0});
 }
 END_TEST
 
