@@ -1434,6 +1434,60 @@ START_TEST(test_layout_zero_size)
 }
 END_TEST
 
+/* Folding (and the values inference knows) keeps an order-sensitive op's
+ * result only where ONNX Runtime's kernels give the same one: no inf or NaN
+ * in or out, no partial sum that can overflow (runtime/eval/portable.c; make
+ * difftest, tests/difftest/cases/fold-*).  A MatMul over a -inf, a ReduceMax
+ * meeting a NaN, a MatMul of 1e20s and a LayerNormalization of a -inf stay;
+ * a tame MatMul and an Add of inf (element by element, no order) fold. */
+START_TEST(test_fold_order_sensitive)
+{
+	IrModel *m = parse(HEAD(17) "g (float[2,2] x) => (float[2,2] y1, float[2] y2, float[2,2] y3, float[2,2] y4, "
+	                   "float[2,2] y5, float[2,2] y6) <float[2,2] a = {1, -inf, 2, 3}, float[2,2] b = {1, 2, 3, 4}, "
+	                   "float[2,2] c = {1, nan, 2, 3}, float[2,2] h = {1e20, 1, 1, 1e20}, float[2] g = {1, 1}, "
+	                   "float[2] z = {0, 0}> {\n"
+	                   "  p1 = MatMul (a, b)\n  y1 = Add (x, p1)\n"
+	                   "  y2 = ReduceMax <axes = [0], keepdims = 0> (c)\n"
+	                   "  p3 = MatMul (h, h)\n  y3 = Add (x, p3)\n"
+	                   "  p4 = MatMul (b, b)\n  y4 = Add (x, p4)\n"
+	                   "  p5 = Add (a, a)\n  y5 = Add (x, p5)\n"
+	                   "  p6 = LayerNormalization <axis = -1> (a, g, z)\n  y6 = Add (x, p6)\n}\n");
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	RwOptions o = {0};
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_str_eq(ops_of(m), "MatMul Add ReduceMax MatMul Add Add Add LayerNormalization Add");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* push-transpose moves a ReduceMin/ReduceMax only where the reduction visits
+ * its elements in the same order: ONNX Runtime's gives NaN or not depending
+ * on where a NaN meets the running minimum (make difftest,
+ * tests/difftest/cases/push-transpose-reducemin-nan-order).  Reducing axes
+ * 0 and 1 of perm [1, 0, 2]'s output reverses them; axes 1 and 2 of perm
+ * [2, 0, 1]'s output are axes 0 and 1 of the input, in order; ReduceSum
+ * moves either way. */
+START_TEST(test_layout_reduce_order)
+{
+	RwOptions all = {0};
+	const char *f = HEAD(13) "g (float[2,3,4] x) => (float[4] y) {\n"
+	                "  t = Transpose <perm = [%s]> (x)\n  r = %s <axes = [%s], keepdims = 0> (t)\n"
+	                "  y = Relu (r)\n}\n";
+	char *a = fmt(f, "1, 0, 2", "ReduceMin", "0, 1");
+	layout_case(a, all, "Transpose ReduceMin Relu", 0);
+	char *b = fmt(f, "1, 0, 2", "ReduceSum", "0, 1");
+	layout_case(b, all, "ReduceSum Relu", 1);
+	char *c = fmt(f, "2, 0, 1", "ReduceMax", "1, 2");
+	layout_case(c, all, "ReduceMax Relu", 1);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
 /* --layout nhwc (runtime/engine/nhwc.c, J125): a small CNN runs channels-last,
  * Transposes left at the input and around the MaxPool (no channels-last form
  * ONNX Runtime takes for floats); the residual Add, the BatchNormalization (as
@@ -2683,6 +2737,8 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_repeated_outputs);
 	tcase_add_test(tc, test_layout_shared_use);
 	tcase_add_test(tc, test_layout_zero_size);
+	tcase_add_test(tc, test_layout_reduce_order);
+	tcase_add_test(tc, test_fold_order_sensitive);
 	tcase_add_test(tc, test_layout_nhwc);
 	tcase_add_test(tc, test_cli_layout);
 	tcase_add_test(tc, test_layout_axes);

@@ -6,7 +6,7 @@
  * What is never folded: nodes reading overridable initializers (also graph
  * inputs: the user may replace them), random ops, DequantizeLinear (keeps
  * quantized weights quantized), ops with subgraphs, ops of other domains,
- * string results, results over the size cap (so ConstantOfShape, Expand,
+ * string results, order-sensitive ops on data near the float range (below), results over the size cap (so ConstantOfShape, Expand,
  * Tile and Range cannot bloat the file), and results that would take folding
  * over its budget of bytes added to the whole model (fold.h).  Both limits
  * are checked before the kernel runs, from the result's predicted size,
@@ -550,6 +550,7 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 	Diag quiet;
 	diag_init(&quiet, NULL);
 	ok = ok && ev_eval_node(m, n, in, out, &quiet);
+	ok = ok && ev_result_portable(node->op_type, in, node->ninputs, out, node->noutputs);
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		ev_unref(in[i]);
 	free(in);

@@ -452,6 +452,16 @@ static bool node_plan(IrModel *m, NodeId n, const Perm *q, Perm *outs)
 					ax[na++] = i;
 			if (!axes_mask(ax, na, R, mask))
 				return false;
+			/* ONNX Runtime's ReduceMin/ReduceMax give NaN or not depending on where
+			 * a NaN meets the running minimum: moved below the Transpose, the
+			 * reduction must visit its elements in the same order (docs/evaluator.md). */
+			if (!strcmp(node->op_type, "ReduceMin") || !strcmp(node->op_type, "ReduceMax"))
+				for (int i = 0, last = -1; i < R; i++)
+					if (mask[i]) {
+						if (q->p[i] < last)
+							return false;
+						last = q->p[i];
+					}
 		}
 		if (!keep)
 			outs[0] = perm_remove(q, mask);

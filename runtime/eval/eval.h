@@ -127,6 +127,10 @@ bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d);
  * small allocation, scratch space) calls ev_out_of_memory: the handler set
  * (the CLI's prints one line and exits), else one line and abort(). */
 void ev_set_memory_limit(size_t bytes);     /* 0: no limit */
+/* Is the result out[0..nout) of op, computed from in[0..nin), what ONNX
+ * Runtime's kernels give too (no inf/NaN or overflow met in an order-sensitive
+ * op)?  Folding and inference keep only such results (portable.c). */
+bool ev_result_portable(const char *op, EvValue *const *in, uint32_t nin, EvValue *const *out, uint32_t nout);
 size_t ev_memory_limit(void);
 size_t ev_memory_in_use(void);
 /* Count `bytes` more (the memory plan's arena); false (nothing counted) if

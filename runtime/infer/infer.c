@@ -1027,7 +1027,8 @@ static bool eval_known(InferCtx *c, EvValue **outv)
 	}
 	Diag quiet;
 	diag_init(&quiet, NULL);
-	bool ok = ev_eval_node(c->m, c->n, in, outv, &quiet);
+	bool ok = ev_eval_node(c->m, c->n, in, outv, &quiet) &&
+	          ev_result_portable(node->op_type, in, node->ninputs, outv, (uint32_t)c->nout);
 	free(in);
 	/* A result that is a view of an initializer's bytes (Identity,
 	 * Reshape, ... of a constant) gets bytes of its own: the cache outlives

@@ -1,0 +1,87 @@
+/* portable.c - whether a result the evaluator computed is the one ONNX
+ * Runtime's kernels compute too, for constant folding (engine/fold.c) and the
+ * values shape inference knows (infer/infer.c): both turn a result into a
+ * constant of the model, so it must be what the original computes in ORT.
+ *
+ * Ops that combine many elements into one (a sum, a product, a running
+ * maximum, a norm's mean and variance) give, on inf or NaN or where a partial
+ * result overflows, what the order and formula of the kernel make of it, and
+ * ONNX Runtime's kernels (blocked, vectorized, fused multiply-adds) and the
+ * evaluator's take other orders (make difftest: a Conv with a -inf weight, a
+ * LayerNormalization of -inf, a ReduceMax meeting a NaN).  Such a result is
+ * kept only where every order gives the same answer up to rounding: no
+ * float input holds inf or NaN, the result holds none, and (for the summing
+ * kind) no partial result can overflow: max|input|^2 times the largest input's
+ * element count within half the result type's range (for ReduceProd,
+ * max|input| to the power of the element count).  docs/evaluator.md. */
+#include "eval.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static const char *const order_sensitive[] = {
+	"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "CumSum", "ReduceSum", "ReduceMean",
+	"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+	"LayerNormalization", "GroupNormalization", "InstanceNormalization", "RMSNormalization",
+	"LpNormalization", "MeanVarianceNormalization", "Softmax", "LogSoftmax", "AveragePool",
+	"GlobalAveragePool", "LpPool", "GlobalLpPool", "Attention", "RNN", "GRU", "LSTM", "DFT", "STFT",
+	NULL};
+/* the running-maximum kind: only inf and NaN matter */
+static const char *const order_sensitive_max[] = {
+	"ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "ArgMin", "MaxPool", "GlobalMaxPool", "TopK",
+	"Hardmax", "MaxRoiPool", NULL};
+
+static bool listed(const char *const *list, const char *op)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, op))
+			return true;
+	return false;
+}
+
+static double type_max(int dtype)
+{
+	switch (dtype) {
+	case DT_FLOAT16: return 65504.0;
+	case DT_DOUBLE: return DBL_MAX;
+	default: return FLT_MAX;
+	}
+}
+
+bool ev_result_portable(const char *op, EvValue *const *in, uint32_t nin, EvValue *const *out, uint32_t nout)
+{
+	bool summing = listed(order_sensitive, op);
+	if (!summing && !listed(order_sensitive_max, op))
+		return true;
+	double big = 0, limit = DBL_MAX;
+	int64_t count = 0;
+	for (uint32_t i = 0; i < nin; i++) {
+		const EvValue *v = in[i];
+		if (!v || v->kind != EV_TENSOR || !ev_is_float(v->dtype))
+			continue;
+		for (int64_t k = 0; k < v->numel; k++) {
+			double x = fabs(ev_get_f(v, k));
+			if (!isfinite(x))
+				return false;
+			if (x > big)
+				big = x;
+		}
+		if (v->numel > count)
+			count = v->numel;
+	}
+	for (uint32_t i = 0; i < nout; i++) {
+		const EvValue *v = out[i];
+		if (!v || v->kind != EV_TENSOR || !ev_is_float(v->dtype))
+			continue;
+		if (type_max(v->dtype) < limit)
+			limit = type_max(v->dtype);
+		for (int64_t k = 0; k < v->numel; k++)
+			if (!isfinite(ev_get_f(v, k)))
+				return false;
+	}
+	if (!strcmp(op, "ReduceProd"))
+		return big <= 1 || (double)count * log(big) < log(limit / 2);
+	return !summing || big * big * (double)count < limit / 2;
+}
+
