@@ -169,6 +169,31 @@ START_TEST(test_optimize_beside_external_data)
 }
 END_TEST
 
+/* A node of the input that does not fit its schema is the input's, not
+ * graft's: written as it came, from a binary model or from ONNX's textual
+ * syntax alike (save_model's last check once blamed graft for text-loaded
+ * nodes). */
+START_TEST(test_input_misfit_written_as_is)
+{
+	NEED_GRAFT();
+	char *dir = temp_dir(), cmd[4096], out[8192], in[600], opt[600], txt[600];
+	snprintf(in, sizeof in, "%s/m.onnxtxt", dir);
+	snprintf(opt, sizeof opt, "%s/o.onnx", dir);
+	snprintf(txt, sizeof txt, "%s/o.onnxtxt", dir);
+	const char *text = "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[2] y) {\n  y = Relu <alpha: float = 2.0> (x)\n}\n";
+	ck_assert(write_file(in, text, strlen(text)));
+	snprintf(cmd, sizeof cmd, "%s roundtrip %s -o %s && %s roundtrip %s -o %s", graft(), in, opt, graft(), opt, txt);
+	ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+	size_t len;
+	char *back = (char *)read_file(txt, &len);
+	ck_assert_msg(back && strstr(back, "y = Relu <alpha: float = 2.0> (x)"), "%s", back ? back : "(none)");
+	free(back);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_output_is_input_data)
 {
 	/* -o naming the input's own data file, or an output whose data file
@@ -508,6 +533,7 @@ Suite *suite_files(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_optimize_beside_external_data);
 	tcase_add_test(tc, test_output_is_input_data);
+	tcase_add_test(tc, test_input_misfit_written_as_is);
 	tcase_add_test(tc, test_unrelated_data_file_kept);
 	tcase_add_test(tc, test_crafted_locations_not_reused);
 	suite_add_tcase(s, tc);

@@ -129,7 +129,7 @@ static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag
 			continue;
 		for (NodeId nd = ir_first(m, g); nd; nd = ir_next(m, nd)) {
 			char why[512], label[256];
-			if (ir_node(m, nd)->orig || !ir_node_schema_error(m, nd, why, sizeof why))
+			if (ir_node(m, nd)->orig_index != UINT32_MAX || !ir_node_schema_error(m, nd, why, sizeof why))
 				continue;
 			diag_error(d, path, "node '%s', made by graft, does not fit its schema: %s; nothing was written "
 			           "(a bug in graft: please report it)", ir_node_label(m, nd, label, sizeof label), why);
