@@ -1992,6 +1992,25 @@ START_TEST(test_codegen_features)
 			rw_result_free(&r);
 			ir_model_free(m);
 		}
+	/* attributes the spec infers: kernel_shape from the weight's dims, pads
+	 * of zeros only without auto_pad SAME_* (whose pads follow the input) */
+	const char *conv = HEAD(13) "g (float[1,3,4,4] x) => (float[1,2,4,4] y) <float[2,3,%d,%d] w = {%s}> {\n"
+	                   "  c = Conv %s (x, w)\n  n = %s (c)\n  y = %s (n)\n}\n";
+	char ones[400] = "", *t;
+	for (int i = 0; i < 54; i++)
+		strcat(ones, i ? ", 0.5" : "0.5");
+	t = fmt(conv, 1, 1, "1, 2, 3, 4, 5, 6", "", "Neg", "Neg");
+	test_rules_case(t, "Conv", NULL, 0, NULL);
+	free(t);
+	t = fmt(conv, 3, 3, ones, "<pads = [1, 1, 1, 1]>", "Neg", "Neg");
+	test_rules_case(t, "Conv Neg Neg", NULL, 0, NULL);
+	free(t);
+	t = fmt(conv, 1, 1, "1, 2, 3, 4, 5, 6", "", "Abs", "Abs");
+	test_rules_case(t, "Conv Abs", NULL, 0, NULL);
+	free(t);
+	t = fmt(conv, 1, 1, "1, 2, 3, 4, 5, 6", "<auto_pad = \"SAME_UPPER\">", "Abs", "Abs");
+	test_rules_case(t, "Conv Abs Abs", NULL, 0, NULL);
+	free(t);
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,

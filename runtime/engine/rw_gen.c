@@ -365,8 +365,12 @@ static int shape_of(Rewriter *rw, ValueId v, int64_t *dims);
 
 /* What an omitted ints attribute means where the schema gives no default but
  * the spec says it in words: Transpose's perm reverses the axes; a Conv's or
- * pool's strides and dilations are 1 and its pads 0 on every spatial axis.
- * Needs the rank of input 0; false when unknown or not such an attribute. */
+ * pool's strides and dilations are 1 and its pads 0 on every spatial axis
+ * (unless auto_pad is SAME_UPPER or SAME_LOWER: then the pads depend on the
+ * input's size and are not implied); a convolution's kernel_shape is its
+ * weight's dims after the first two.  Needs the rank of input 0 (and, for
+ * kernel_shape, the weight's shape); false when unknown or not such an
+ * attribute. */
 static bool implied_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
 {
 	IrNode *node = ir_node(M(rw), n);
@@ -394,7 +398,23 @@ static bool implied_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
 			out->v[i] = 1;
 		return true;
 	}
+	if (!strcmp(name, "kernel_shape") && strcmp(op, "MaxPool") && strcmp(op, "AveragePool") &&
+	    strcmp(op, "LpPool")) {
+		uint32_t wi = !strcmp(op, "QLinearConv") ? 3 : 1;
+		int64_t w[RWG_MAX_INTS];
+		int wr = node->ninputs > wi ? shape_of(rw, node->inputs[wi], w) : -1;
+		if (wr != r)
+			return false;
+		out->n = r - 2;
+		for (int i = 2; i < r; i++)
+			if ((out->v[i - 2] = w[i]) < 0)
+				return false;
+		return true;
+	}
 	if (!strcmp(name, "pads")) {
+		const IrAttr *ap = ir_attr(M(rw), n, "auto_pad");
+		if (ap && ap->type == ATTR_STRING && ap->s.len >= 4 && !memcmp(ap->s.data, "SAME", 4))
+			return false;
 		out->n = 2 * (r - 2);
 		memset(out->v, 0, sizeof *out->v * (size_t)out->n);
 		return true;
