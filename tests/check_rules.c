@@ -1463,6 +1463,37 @@ START_TEST(test_fold_order_sensitive)
 }
 END_TEST
 
+/* Loaded rules and the library in one order: priority first (higher
+ * first), then loaded before library.  A loaded Neg(Neg(x)) rule at priority
+ * 5 fires before the library's neg_neg (priority 0), at priority 0 too (the
+ * tie goes to loaded rules), and at -10 after it: neg_neg fires. */
+START_TEST(test_loaded_rules_priority_order)
+{
+	int prios[] = {5, 0, -10};
+	const char *want[] = {"my_neg_neg", "my_neg_neg", "neg_neg"};
+	for (int k = 0; k < 3; k++) {
+		char *text = fmt("level basic;\nrule my_neg_neg [priority %d]: Neg(Neg(x)) => Identity(x);\n", prios[k]);
+		Diag d;
+		diag_init(&d, stderr);
+		RwRuleSet *mine = rw_rules_load_text("mine.rules", text, (uint32_t)strlen(text), "mine", &d);
+		ck_assert_msg(mine, "%s", d.first);
+		const RwRuleSet *all[] = {mine, sets[0], sets[1]};
+		IrModel *m = parse(HEAD(13) "g (float[2] x) => (float[2] y) {\n  a = Neg (x)\n  b = Neg (a)\n  y = Relu (b)\n}\n");
+		RwOptions o = {0};
+		RwResult r;
+		ck_assert_msg(rw_run(m, all, 3, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(r.nfirings >= 1, "nothing fired");
+		ck_assert_msg(!strcmp(rw_firing_name(all, &r.firings[0]), want[k]), "priority %d: %s fired first, want %s",
+		              prios[k], rw_firing_name(all, &r.firings[0]), want[k]);
+		ck_assert_str_eq(ops_of(m), "Relu");
+		rw_result_free(&r);
+		ir_model_free(m);
+		rw_rules_free(mine);
+		free(text);
+	}
+}
+END_TEST
+
 /* push-transpose moves a ReduceMin/ReduceMax only where the reduction visits
  * its elements in the same order: ONNX Runtime's gives NaN or not depending
  * on where a NaN meets the running minimum (make difftest,
@@ -2758,6 +2789,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_layout_zero_size);
 	tcase_add_test(tc, test_layout_reduce_order);
 	tcase_add_test(tc, test_fold_order_sensitive);
+	tcase_add_test(tc, test_loaded_rules_priority_order);
 	tcase_add_test(tc, test_layout_nhwc);
 	tcase_add_test(tc, test_cli_layout);
 	tcase_add_test(tc, test_layout_axes);

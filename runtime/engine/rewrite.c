@@ -46,6 +46,12 @@ struct Rewriter {
 	bool allow_vendor_ops_asked;    /* o.allow_vendor_ops as asked (--layout nhwc holds it back) */
 	bool check_kernels;         /* every node of the input has an ORT CPU kernel: results must too */
 	bool **enabled;             /* [set][rule] */
+	/* the order rules are tried at a node: every set's rules by priority, higher first, a
+	 * tie to the earlier set (loaded rules come before the library), as runs
+	 * of one set over a band of priorities (order_passes) */
+	struct RwPass { int set, lo, hi; } *passes;
+	int npasses;
+	int band_lo, band_hi;       /* the band of the pass being matched */
 	/* worklist */
 	NodeId *work;
 	size_t nwork, capwork;
@@ -577,6 +583,46 @@ bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
 	return false;
 }
 
+/* Every set's enabled rules sorted by priority, higher first, a tie to the
+ * earlier set, cut into runs of one set: each run is a pass that matches
+ * that set with only the priorities from the run's last to its first
+ * (another set's priorities cannot fall strictly inside, or the run would
+ * have been cut).  With only the library, or loaded rules at priorities no
+ * lower than the library's, that is one pass per set, in order. */
+static int by_priority(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] < y[0]) - (x[0] > y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void order_passes(Rewriter *rw)
+{
+	int n = 0;
+	for (int s = 0; s < rw->nsets; s++)
+		n += rw->sets[s]->nrules;
+	int (*all)[2] = malloc(sizeof *all * (size_t)(n + 1)), k = 0;
+	if (!all)
+		abort();
+	for (int s = 0; s < rw->nsets; s++)
+		for (int i = 0; i < rw->sets[s]->nrules; i++)
+			if (rw->enabled[s][i]) {
+				all[k][0] = rw->sets[s]->rules[i].priority;
+				all[k++][1] = s;
+			}
+	qsort(all, (size_t)k, sizeof *all, by_priority);
+	rw->passes = calloc((size_t)k + 1, sizeof *rw->passes);
+	if (!rw->passes)
+		abort();
+	for (int i = 0; i < k; i++) {
+		struct RwPass *last = rw->npasses ? &rw->passes[rw->npasses - 1] : NULL;
+		if (last && last->set == all[i][1])
+			last->lo = all[i][0];
+		else
+			rw->passes[rw->npasses++] = (struct RwPass){all[i][1], all[i][0], all[i][0]};
+	}
+	free(all);
+}
+
 static void compute_enabled(Rewriter *rw)
 {
 	int opset = (int)ir_opset(rw->m, "");
@@ -601,6 +647,10 @@ static void compute_enabled(Rewriter *rw)
 			rw->enabled[s][i] = on;
 		}
 	}
+	free(rw->passes);
+	rw->passes = NULL;
+	rw->npasses = 0;
+	order_passes(rw);
 }
 
 /* ---- cycle detection ------------------------------------------------------------------ */
@@ -660,7 +710,11 @@ static bool seen_before(Rewriter *rw)
 IrModel *rw_model(Rewriter *rw) { return rw->m; }
 const RwRuleSet *rw_current_set(Rewriter *rw) { return rw->sets[rw->cur]; }
 int rw_opset(Rewriter *rw) { return (int)ir_opset(rw->m, ""); }
-bool rw_enabled(Rewriter *rw, int rule) { return rw->enabled[rw->cur][rule]; }
+bool rw_enabled(Rewriter *rw, int rule)
+{
+	int p = rw->sets[rw->cur]->rules[rule].priority;
+	return rw->enabled[rw->cur][rule] && p >= rw->band_lo && p <= rw->band_hi;
+}
 
 /* ---- --why ------------------------------------------------------------------------------ */
 
@@ -1821,6 +1875,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	if (nhwc_pending)
 		rw.o.allow_vendor_ops = false;
 	compute_enabled(&rw);
+	rw.band_lo = INT_MIN, rw.band_hi = INT_MAX;
 	rw.o.fold.infer = rw.infer;
 	rw.prov_base = m->nnodes;
 	grow_node_tables(&rw);
@@ -1871,8 +1926,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			DEBUG_VALIDATE(&rw, "split-slices");
 			continue;
 		}
-		for (int s = 0; s < nsets && !ir_node(m, n)->dead; s++) {
+		for (int p = 0; p < rw.npasses && !ir_node(m, n)->dead; p++) {
+			int s = rw.passes[p].set;
 			rw.cur = s;
+			rw.band_lo = rw.passes[p].lo, rw.band_hi = rw.passes[p].hi;
 			RwMatchFn match = o->match_each && sets[s]->match_each ? sets[s]->match_each : sets[s]->match;
 #ifdef GRAFT_DEBUG
 			/* a failed match must change nothing: compare the graph around n */
@@ -1894,6 +1951,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 				break;
 #endif
 		}
+		rw.band_lo = INT_MIN, rw.band_hi = INT_MAX;
 		/* a long run is checked for a cycle: the same graph state again */
 		if (r->rewrites > 2 * (long)r->nodes_before + 1000 && seen_before(&rw)) {
 			r->stop = RW_CYCLE;
@@ -1936,6 +1994,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	for (int s = 0; s < nsets; s++)
 		free(rw.enabled[s]);
 	free(rw.enabled);
+	free(rw.passes);
 	free(rw.work);
 	free(rw.queued);
 	for (uint32_t i = 0; i < rw.capprov; i++) {
