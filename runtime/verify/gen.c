@@ -467,7 +467,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 			dims[0] = group * rng_range(g->rng, 1, 2);
 			dims[1] = x->dims[1] / group;
 			for (int i = 2; i < x->rank; i++)
-				dims[i] = rng_range(g->rng, 1, x->dims[i] < 3 ? (int)x->dims[i] : 3);
+				dims[i] = x->dims[i] < 1 ? 1 : rng_range(g->rng, 1, x->dims[i] < 3 ? (int)x->dims[i] : 3);
 			return x->rank;
 		}
 		if (k == 2) {
