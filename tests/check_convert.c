@@ -269,6 +269,26 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* ONNX Runtime's own default-domain LayerNormalization and
+ * SimplifiedLayerNormalization (what its transformer optimizer writes below
+ * opset 17) are carried through; at 17 the LayerNormalization is ONNX's. */
+START_TEST(test_ort_onnx_domain_ops)
+{
+	const char *text = "<ir_version: 7, opset_import: [\"\" : 12]>\n"
+	                   "g (float[2,4] x) => (float[2,4] y, float[2,4] z) <float[4] s = {1, 2, 3, 4}, "
+	                   "float[4] b = {0.5, 0, 0, -1}> {\n"
+	                   "  a = Relu (x)\n  y = LayerNormalization <axis = -1, epsilon = 1e-5> (a, s, b)\n"
+	                   "  z = SimplifiedLayerNormalization <axis = -1, epsilon = 1e-5> (a, s)\n}\n";
+	for (int to = 13; to <= 18; to += 5) {
+		IrModel *m = parse(text);
+		convert_to(m, to);
+		ck_assert_str_eq(ops(m), "Relu LayerNormalization SimplifiedLayerNormalization");
+		ck_assert_int_eq(ir_opset(m, ""), to);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 /* A GroupNormalization-18 scale per group becomes one per channel at 21. */
 START_TEST(test_groupnorm)
 {
@@ -457,6 +477,7 @@ Suite *suite_convert(void)
 	tcase_add_test(tc, test_bodies);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_groupnorm);
+	tcase_add_test(tc, test_ort_onnx_domain_ops);
 	tcase_add_test(tc, test_resize10_nearest);
 	tcase_add_test(tc, test_dropout_mask);
 	tcase_add_test(tc, test_downgrade_kinds_and_types);

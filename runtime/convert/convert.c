@@ -987,6 +987,19 @@ static bool positive_axes(Conv *c, NodeId n)
 	return true;
 }
 
+/* Ops ONNX Runtime registers in the default domain itself, at version 1, so
+ * that models its transformer optimizer wrote load at any opset: its
+ * LayerNormalization (the same contract as ONNX's LayerNormalization-17, which
+ * takes the name from 17 on) and SimplifiedLayerNormalization (never an ONNX
+ * op).  Such a node is carried through each conversion step unchanged;
+ * a LayerNormalization reaching 17 is ONNX's own from there. */
+static bool ort_onnx_op(const char *op, int fromv)
+{
+	if (!strcmp(op, "SimplifiedLayerNormalization"))
+		return true;
+	return !strcmp(op, "LayerNormalization") && fromv < 17;
+}
+
 static bool convert_step(Conv *c)
 {
 	IrModel *m = c->m;
@@ -1002,6 +1015,8 @@ static bool convert_step(Conv *c)
 				continue;
 			const OpSchema *cur = op_schema_lookup("", node->op_type, fromv);
 			const OpSchema *tgt = op_schema_lookup("", node->op_type, tov);
+			if (!cur && ort_onnx_op(node->op_type, fromv))
+				continue;
 			if (!cur)
 				return fail(c, n, "%s is not an ONNX op at opset %d", node->op_type, fromv);
 			if (cur == tgt)
