@@ -1849,6 +1849,15 @@ START_TEST(test_vendor)
 	            "    cv = Conv (x, w)\n    o = Relu (cv)\n  },\n"
 	            "  else_branch: graph = e () => (float[1,1,3,3] o) {\n    o = Neg (x)\n  }>\n}\n",
 	            "If{FusedConv}{Neg}", "If{Conv Relu}{Neg}", 0);
+	/* FusedMatMul grown step by step: a 4-D Transpose of the last two axes, a
+	 * scale, then a second scale into the fused node; an fp16 operand through
+	 * Transpose and Cast */
+	vendor_case(HEAD(13) "g (float[2,2,3,4] a, float[2,2,5,4] b) => (float[2,2,3,5] y) <float s = {0.5}, float t = {4}> {\n"
+	            "  bt = Transpose <perm = [0, 1, 3, 2]> (b)\n  m = MatMul (a, bt)\n  p = Mul (m, s)\n  y = Div (p, t)\n}\n",
+	            "FusedMatMul", "Transpose MatMul Mul Mul", 1e-5);
+	vendor_case(HEAD(13) "g (float[3,4] a, float16[2,4] w) => (float[3,2] y) {\n"
+	            "  wt = Transpose (w)\n  wc = Cast <to = 1> (wt)\n  y = MatMul (a, wc)\n}\n",
+	            "Cast FusedMatMul", "Transpose Cast MatMul", 0);
 	/* a Clip whose bounds cross stays (ONNX's Clip and ORT's activation disagree there) */
 	vendor_case(HEAD(13) "g (float[1,1,3,3] x) => (float[1,1,3,3] y) <float[1,1,1,1] w = {2}, float lo = {1}, float hi = {-1}> {\n"
 	            "  c = Conv (x, w)\n  y = Clip (c, lo, hi)\n}\n", "Conv Clip", "Conv Clip", 0);
