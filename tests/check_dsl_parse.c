@@ -190,6 +190,23 @@ static const DiagCase diag_cases[] = {
 	{"lowercase op in a pattern", "rule a: Relu(relu(x)) => x;\n", 0, 1,
 	 "1:14: error: 'relu' is not an op: op names start with a capital letter (did you mean 'Relu'?)"},
 	{"wildcard const", "rule a: Relu(_:const) => x;\n", 0, 1, "1:14: error: '_' matches any value: it cannot be ':const'"},
+	/* malformed numbers: one error at the whole literal, saying what is wrong */
+	{"two dots", "rule a: Add(x, 0.5.1) => x;\n", 0, 1, "1:16: error: malformed number '0.5.1' (more than one '.')"},
+	{"exponent without digits", "rule a: Add(x, 1e) => x;\n", 0, 1,
+	 "1:16: error: malformed number '1e' (the exponent has no digits)"},
+	{"signed exponent without digits", "rule a: Relu(x) if scalar(x) < 2.5E- => x;\n", 0, 1,
+	 "1:32: error: malformed number '2.5E-' (the exponent has no digits)"},
+	{"hexadecimal", "rule a: Add(x, 0x1F) => x;\n", 0, 1,
+	 "1:16: error: malformed number '0x1F' (hexadecimal is not supported; write 31)"},
+	{"no digit after the dot", "rule a: Add(x, 2.) => x;\n", 0, 1,
+	 "1:16: error: malformed number '2.' (no digit after '.'; write 2.0)"},
+	{"no digit after the dot, exponent", "rule a: Add(x, -1.e5) => x;\n", 0, 1,
+	 "1:17: error: malformed number '1.e5' (no digit after '.'; write 1.0e5)"},
+	{"no digit before the dot", "rule a: Add(x, .5) => x;\n", 0, 1,
+	 "1:16: error: malformed number '.5' (no digit before '.'; write 0.5)"},
+	{"letters after the digits", "rule a: Add(x, 2x) => x;\n", 0, 1, "1:16: error: malformed number '2x'"},
+	{"a range is no number", "rule a [opset 13..17]: Add(x, 2.) => x;\n", 0, 1,
+	 "1:31: error: malformed number '2.' (no digit after '.'; write 2.0)"},
 };
 
 START_TEST(diagnostic)
