@@ -191,21 +191,108 @@ static int op_versions(const char *domain, const char *name, const OpSchema **fi
 	return count;
 }
 
-static void unknown_op(Checker *c, SrcPos pos, const char *domain, const char *name)
+/* An op's name in text: "Relu", "com.microsoft.FusedConv". */
+static const char *op_text(const char *domain, const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", domain, *domain ? "." : "", name);
+	return buf;
+}
+
+/* The op of domain closest to name (name itself if it is one), or NULL. */
+static const char *close_op(const char *domain, const char *name)
 {
 	size_t n;
 	const OpSchema *all = op_schema_all(&n);
 	Suggest sg;
 	suggest_init(&sg, name);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].domain, domain) != 0 || (all[i].flags & OPF_DEPRECATED))
+			continue;
+		if (strcmp(all[i].name, name) == 0)
+			return all[i].name;
+		suggest_add(&sg, all[i].name);
+	}
+	return suggest_result(&sg);
+}
+
+/* The domain of an op named exactly name other than domain, or NULL. */
+static const char *other_domain(const char *domain, const char *name)
+{
+	size_t n;
+	const OpSchema *all = op_schema_all(&n);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(all[i].domain, domain) == 0 && !(all[i].flags & OPF_DEPRECATED))
-			suggest_add(&sg, all[i].name);
-	const char *best = suggest_result(&sg);
-	char full[256];
-	snprintf(full, sizeof full, "%s%s%s", domain, *domain ? "." : "", name);
-	if (best)
-		dsl_error(c->d, c->f, pos, "unknown operator '%s' (did you mean '%s%s%s'?)", full,
-		          domain, *domain ? "." : "", best);
+		if (strcmp(all[i].domain, domain) != 0 && strcmp(all[i].name, name) == 0 &&
+		    !(all[i].flags & OPF_DEPRECATED))
+			return all[i].domain;
+	return NULL;
+}
+
+/* "the default domain (no prefix) and com.microsoft": the table's domains. */
+static const char *known_domains(char *buf, size_t size)
+{
+	size_t n, len = (size_t)snprintf(buf, size, "the default domain, written without a prefix,");
+	const OpSchema *all = op_schema_all(&n);
+	for (size_t i = 1; i < n && len < size; i++)
+		if (strcmp(all[i].domain, all[i - 1].domain) != 0 && *all[i].domain)
+			len += (size_t)snprintf(buf + len, size - len, " and %s", all[i].domain);
+	return buf;
+}
+
+/* A domain the table has ops of, or the known domain closest to d: "" for
+ * ai.onnx, the default domain's long name (rules write it without a
+ * prefix).  *known: d itself is one. */
+static const char *close_domain(const char *d, bool *known)
+{
+	size_t n;
+	const OpSchema *all = op_schema_all(&n);
+	*known = false;
+	if (strcmp(d, "ai.onnx") == 0)
+		return "";
+	Suggest sg;
+	suggest_init(&sg, d);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].domain, d) == 0) {
+			*known = true;
+			return d;
+		}
+		if (*all[i].domain && (i == 0 || strcmp(all[i].domain, all[i - 1].domain) != 0))
+			suggest_add(&sg, all[i].domain);
+	}
+	return suggest_result(&sg);
+}
+
+/* An op the table does not have: name what is wrong, the domain or the op,
+ * with the closest op there is (the same edit distance as every "did you
+ * mean"): com.microsft.FusedMatMul -> com.microsoft.FusedMatMul,
+ * ai.onnx.Relu -> Relu, FusedConv -> com.microsoft.FusedConv. */
+static void unknown_op(Checker *c, SrcPos pos, const char *domain, const char *name)
+{
+	char full[256], best[256];
+	op_text(domain, name, full, sizeof full);
+	bool known = !*domain;
+	const char *dom = known ? "" : close_domain(domain, &known);
+	if (!known) {
+		const char *op = dom ? close_op(dom, name) : NULL;
+		SrcPos at = pos;
+		at.len = (int)strlen(domain);       /* the caret under the domain */
+		if (!dom)
+			dsl_error(c->d, c->f, at, "unknown domain '%s' (graft knows %s)", domain, known_domains(best, sizeof best));
+		else if (!*dom && op)
+			dsl_error(c->d, c->f, at, "'%s' is the default domain, which rules write without a prefix "
+			          "(did you mean '%s'?)", domain, op);
+		else if (!*dom)
+			dsl_error(c->d, c->f, at, "'%s' is the default domain, which rules write without a prefix; "
+			          "it has no op '%s'", domain, name);
+		else
+			dsl_error(c->d, c->f, at, "unknown domain '%s' (did you mean '%s'?)", domain,
+			          op ? op_text(dom, op, best, sizeof best) : dom);
+		return;
+	}
+	const char *elsewhere = other_domain(domain, name);
+	const char *op = elsewhere ? name : close_op(domain, name);
+	if (op)
+		dsl_error(c->d, c->f, pos, "unknown operator '%s' (did you mean '%s'?)", full,
+		          op_text(elsewhere ? elsewhere : domain, op, best, sizeof best));
 	else
 		dsl_error(c->d, c->f, pos, "unknown operator '%s'", full);
 }
