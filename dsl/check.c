@@ -12,6 +12,7 @@
  * offending token underlined; checking goes on after an error so one run
  * reports them all. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,11 @@ static bool is_int_literal(const Expr *e)
 	if (e->kind == EXPR_UNARY && e->op == EX_NEG)
 		e = e->items[0];
 	return e->kind == EXPR_INT;
+}
+
+static bool is_nan_literal(const Expr *e)
+{
+	return e->kind == EXPR_FLOAT && isnan(e->f);
 }
 
 static const char *exop_name(ExprOp op)
@@ -772,6 +778,11 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 	case EX_GT:
 	case EX_GE: {
 		bool order = e->op != EX_EQ && e->op != EX_NE;
+		if (is_nan_literal(l) || is_nan_literal(r)) {
+			dsl_error(c->d, c->f, e->pos, "'%s' with nan is always %s: NaN equals nothing, itself included", op,
+			          e->op == EX_NE ? "true" : "false");
+			return TY_UNKNOWN;
+		}
 		/* element by element, every element: ints(p) == 0, ints(e) >= dims(x, a) */
 		if ((lt == TY_INTS && (rt == TY_INT || (order && rt == TY_INTS))) || (lt == TY_INT && rt == TY_INTS))
 			return TY_BOOL;

@@ -10,7 +10,7 @@
  * (comments and strings included), is reported as "invalid UTF-8 byte 0xNN"
  * at its first byte.  Columns count characters, not bytes, so the caret
  * lines up under non-ASCII text.  A malformed number ("0.5.1", "1e", "0x1F")
- * is one error at the whole literal.  Lexical errors skip the bad bytes and
+ * is one error at the whole literal; inf and nan are numbers (TK_FLOAT).  Lexical errors skip the bad bytes and
  * go on, so one run reports everything. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -362,6 +362,14 @@ int dsl_next_token(Lexer *lx, Token *tok)
 		"const" { TOKEN(TK_CONST); }
 		"true" { TOKEN(TK_TRUE); }
 		"false" { TOKEN(TK_FALSE); }
+		/* the float constants, numbers like 0.5 (not names) */
+		"inf" | "nan" { TOKEN(TK_FLOAT); }
+		"NaN" | "NAN" | "Nan" | "Inf" | "INF" | "Infinity" {
+			lex_error(lx, (const char *)start, (unsigned)(YYCURSOR - start), "'%.*s' is written %s in rules",
+			          (int)(YYCURSOR - start), (const char *)start, *start == 'N' ? "nan" : "inf");
+			lx->cur = (const char *)YYCURSOR;
+			return -1;
+		}
 		[a-z_] idchar* { TOKEN(TK_NAME); }
 		(ident ".")* [A-Z] idchar* { TOKEN(TK_OP); }
 

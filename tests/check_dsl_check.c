@@ -183,6 +183,12 @@ static const struct {
 	{"emitting a removed op",
 	 "rule r [opset 1..30]: Relu(x) => Upsample(x, x);\n",
 	 "t.rules:1:34: error: 'Upsample' was removed in opset 10: a rule that emits it needs an opset range ending before 10", NULL, 1, 0},
+	{"a comparison with nan",
+	 "rule r: Max(x, c:const) if scalar(c) == nan => x;\n",
+	 "t.rules:1:38: error: '==' with nan is always false: NaN equals nothing, itself included", NULL, 1, 0},
+	{"a comparison with -nan",
+	 "rule r: Max(x, c:const) if -nan != scalar(c) => x;\n",
+	 "t.rules:1:33: error: '!=' with nan is always true: NaN equals nothing, itself included", NULL, 1, 0},
 	{"unused variable",
 	 "rule r: Add(x, q) => x;\n",
 	 "t.rules:1:16: warning: 'q' is bound but never used", NULL, 0, 1},
@@ -233,6 +239,11 @@ static const char *const clean[] = {
 	"rule t: Split(x)#1 => x;\n",
 	"rule t [opset 13..17]: Erf(x) => LayerNormalization[axis = -1](x, x, x);\n",
 	"rule t [extended, priority 3, opset 17..]: Erf(x) => Sqrt(x);\n",
+	/* inf and nan are float literals, not variables */
+	"rule t: Max(x, -inf) => x;\n",
+	"rule t: Add(x, nan) => Mul(x, nan);\n",
+	"rule t: Sum(x, c:const) if scalar(c) == -inf || scalar(c) > inf => Add(x, [inf, -inf, 1.0]);\n",
+	"rule t: Relu(x) => LeakyRelu[alpha = inf](x);\n",
 };
 
 START_TEST(checks_clean)

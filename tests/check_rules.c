@@ -1992,6 +1992,24 @@ START_TEST(test_codegen_features)
 			rw_result_free(&r);
 			ir_model_free(m);
 		}
+	/* the literals inf and nan: inf matches inf and no large finite number... */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {inf}> {\n  y = Min (x, c)\n}\n",
+	                "Identity", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {3.4e38}> {\n  y = Min (x, c)\n}\n",
+	                "Min", NULL, 0, NULL);
+	/* ...nan any NaN (the sign aside), and is built as NaN (the outputs, all
+	 * NaN, agree before and after) */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {nan}> {\n  y = Add (x, c)\n}\n",
+	                "Mul", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (double[2,3] x) => (double[2,3] y) <double[3] c = {-nan, nan, -nan}> {\n  y = Add (x, c)\n}\n",
+	                "Mul", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {nan, 1, nan}> {\n  y = Add (x, c)\n}\n",
+	                "Add", NULL, 0, NULL);
+	/* ...and -inf compared in a guard, and built (x + -inf is -inf) */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {-inf}> {\n  y = Sum (x, c)\n}\n",
+	                "Add", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {inf}> {\n  y = Sum (x, c)\n}\n",
+	                "Sum", NULL, 0, NULL);
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,
