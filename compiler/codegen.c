@@ -30,6 +30,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,8 +178,10 @@ static char *c_double(double v)
 	}
 	if (!strpbrk(buf, ".eEni"))
 		strcat(buf, ".0");
-	if (strstr(buf, "inf"))
+	if (isinf(v))
 		return fmt("%sHUGE_VAL", v < 0 ? "-" : "");
+	if (isnan(v))   /* the rule language's nan (-nan: its sign bit set, as the interpreter has it) */
+		return fmt("%sNAN", signbit(v) ? "-" : "");
 	return fmt("%s", buf);
 }
 

@@ -473,12 +473,19 @@ static bool num_of(const Expr *e, double *v)
 	}
 }
 
+/* Two literal numbers match the same constants: equal, or both nan (a
+ * literal nan matches any NaN, as rw_literal_equal says). */
+static bool same_num(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
 /* The same expression, written the same way (numbers compared as numbers). */
 static bool expr_equal(const Expr *x, const Expr *y)
 {
 	double a, b;
 	if (num_of(x, &a) && num_of(y, &b))
-		return a == b && x->tol == y->tol;
+		return same_num(a, b) && x->tol == y->tol;
 	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
 		return false;
 	switch (x->kind) {
@@ -511,7 +518,7 @@ static bool lit_covers(const Expr *a, const Expr *b)
 {
 	double va, vb;
 	if (num_of(a, &va) && num_of(b, &vb))
-		return va == vb && (a->tol == b->tol || (b->tol > 0 && a->tol >= b->tol));
+		return same_num(va, vb) && (a->tol == b->tol || (b->tol > 0 && a->tol >= b->tol));
 	if (b->kind == EXPR_LIST && a->kind == EXPR_LIST) {
 		if (a->n != b->n)
 			return false;
@@ -534,7 +541,7 @@ static bool lit_compatible(const Expr *a, const Expr *b)
 {
 	double va, vb;
 	if (num_of(a, &va) && num_of(b, &vb))
-		return fabs(va - vb) <= a->tol + b->tol;
+		return same_num(va, vb) || fabs(va - vb) <= a->tol + b->tol;
 	if (a->kind == EXPR_LIST && b->kind == EXPR_LIST) {
 		if (a->n != b->n)
 			return false;

@@ -12,6 +12,7 @@
  * offending token underlined; checking goes on after an error so one run
  * reports them all. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ typedef struct Checker {
 	Rule *r;                /* the rule being checked */
 	int lo, hi;             /* its default-domain opset range, clamped to the table */
 	bool lo_open, hi_open;
+	bool float64;           /* r's guard requires float64 (warn_float32 keeps quiet) */
 	Binding *b;             /* r's bindings, capacity cap (stable: Expr.binding points in) */
 	BindInfo *info;
 	int nb, cap;
@@ -76,6 +78,11 @@ static bool is_int_literal(const Expr *e)
 	if (e->kind == EXPR_UNARY && e->op == EX_NEG)
 		e = e->items[0];
 	return e->kind == EXPR_INT;
+}
+
+static bool is_nan_literal(const Expr *e)
+{
+	return e->kind == EXPR_FLOAT && isnan(e->f);
 }
 
 static const char *exop_name(ExprOp op)
@@ -170,6 +177,78 @@ static SrcPos name_pos(SrcPos pos, const char *name)
 	return pos;
 }
 
+/* ---- literals that float32 does not hold ---------------------------------- */
+
+/* The number as written (for messages): e's source text, "1e-50", "-1e39". */
+static const char *literal_text(const Checker *c, const Expr *e, char *buf, size_t size)
+{
+	const char *src = c->f->src;
+	uint32_t off = e->pos.offset;
+	size_t n = 0;
+	if (src && off < c->f->srclen) {
+		/* up to a ' ' or '~' (the span of "0.5 ~ 1e-3" covers the tolerance) */
+		while (n + 1 < size && off + n < c->f->srclen && (int)n < e->pos.len && src[off + n] != ' ' &&
+		       src[off + n] != '~')
+			n++;
+		memcpy(buf, src + off, n);
+	}
+	buf[n] = 0;
+	if (!n)
+		snprintf(buf, size, "%g", e->f);
+	return buf;
+}
+
+/* A float literal that float32 rounds to 0 (1e-50) or to inf (1e39) is not
+ * the number written where it becomes a float32 element or attribute.
+ * Called where a literal is converted to an element type the checker
+ * cannot pin down, or to a float attribute (always float32); the rule is
+ * in docs/rule-language.md ("Errors and warnings").  Lists item by item. */
+static void warn_float32(Checker *c, const Expr *e)
+{
+	if (e->kind == EXPR_LIST) {
+		for (int i = 0; i < e->n; i++)
+			warn_float32(c, e->items[i]);
+		return;
+	}
+	if (e->kind != EXPR_FLOAT || !isfinite(e->f) || e->f == 0 || e->tol > 0)
+		return;     /* within a tolerance, a literal is compared as a float64 */
+	/* float32's rounding without a cast (one out of range is undefined in C):
+	 * to 0 at or below half the least denormal, 2^-150; to inf from halfway
+	 * between the largest float and 2^128 */
+	double a = fabs(e->f);
+	const char *to = a <= 0x1p-150 ? "0" : a >= 0x1.ffffffp127 ? (e->f > 0 ? "inf" : "-inf") : NULL;
+	if (!to)
+		return;
+	char text[48];
+	dsl_warning(c->d, c->f, e->pos, "%s is %s in float32", literal_text(c, e, text, sizeof text), to);
+}
+
+/* A number literal beside a value in a result: it becomes a scalar of the
+ * value's dtype, unknown here, so float32 is what it may be. */
+static void warn_float32_operand(Checker *c, const Expr *e, Side side)
+{
+	if (side == SIDE_RESULT && !c->float64)
+		warn_float32(c, e);
+}
+
+/* Does the guard require float64, as dtype(v) == float64 among its
+ * top-level '&&' terms?  Then its literals are float64 numbers. */
+static bool guard_float64(const Expr *g)
+{
+	if (!g || g->kind != EXPR_BINARY)
+		return false;
+	if (g->op == EX_AND)
+		return guard_float64(g->items[0]) || guard_float64(g->items[1]);
+	if (g->op != EX_EQ)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const Expr *call = g->items[i], *t = g->items[1 - i];
+		if (call->kind == EXPR_CALL && !strcmp(call->s, "dtype") && t->kind == EXPR_VAR && !strcmp(t->s, "float64"))
+			return true;
+	}
+	return false;
+}
+
 /* ---- ops ----------------------------------------------------------------- */
 
 /* Every definition of (domain, name): [*first, *first + count) of op_schema_all. */
@@ -191,21 +270,108 @@ static int op_versions(const char *domain, const char *name, const OpSchema **fi
 	return count;
 }
 
-static void unknown_op(Checker *c, SrcPos pos, const char *domain, const char *name)
+/* An op's name in text: "Relu", "com.microsoft.FusedConv". */
+static const char *op_text(const char *domain, const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", domain, *domain ? "." : "", name);
+	return buf;
+}
+
+/* The op of domain closest to name (name itself if it is one), or NULL. */
+static const char *close_op(const char *domain, const char *name)
 {
 	size_t n;
 	const OpSchema *all = op_schema_all(&n);
 	Suggest sg;
 	suggest_init(&sg, name);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].domain, domain) != 0 || (all[i].flags & OPF_DEPRECATED))
+			continue;
+		if (strcmp(all[i].name, name) == 0)
+			return all[i].name;
+		suggest_add(&sg, all[i].name);
+	}
+	return suggest_result(&sg);
+}
+
+/* The domain of an op named exactly name other than domain, or NULL. */
+static const char *other_domain(const char *domain, const char *name)
+{
+	size_t n;
+	const OpSchema *all = op_schema_all(&n);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(all[i].domain, domain) == 0 && !(all[i].flags & OPF_DEPRECATED))
-			suggest_add(&sg, all[i].name);
-	const char *best = suggest_result(&sg);
-	char full[256];
-	snprintf(full, sizeof full, "%s%s%s", domain, *domain ? "." : "", name);
-	if (best)
-		dsl_error(c->d, c->f, pos, "unknown operator '%s' (did you mean '%s%s%s'?)", full,
-		          domain, *domain ? "." : "", best);
+		if (strcmp(all[i].domain, domain) != 0 && strcmp(all[i].name, name) == 0 &&
+		    !(all[i].flags & OPF_DEPRECATED))
+			return all[i].domain;
+	return NULL;
+}
+
+/* "the default domain (no prefix) and com.microsoft": the table's domains. */
+static const char *known_domains(char *buf, size_t size)
+{
+	size_t n, len = (size_t)snprintf(buf, size, "the default domain, written without a prefix,");
+	const OpSchema *all = op_schema_all(&n);
+	for (size_t i = 1; i < n && len < size; i++)
+		if (strcmp(all[i].domain, all[i - 1].domain) != 0 && *all[i].domain)
+			len += (size_t)snprintf(buf + len, size - len, " and %s", all[i].domain);
+	return buf;
+}
+
+/* A domain the table has ops of, or the known domain closest to d: "" for
+ * ai.onnx, the default domain's long name (rules write it without a
+ * prefix).  *known: d itself is one. */
+static const char *close_domain(const char *d, bool *known)
+{
+	size_t n;
+	const OpSchema *all = op_schema_all(&n);
+	*known = false;
+	if (strcmp(d, "ai.onnx") == 0)
+		return "";
+	Suggest sg;
+	suggest_init(&sg, d);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].domain, d) == 0) {
+			*known = true;
+			return d;
+		}
+		if (*all[i].domain && (i == 0 || strcmp(all[i].domain, all[i - 1].domain) != 0))
+			suggest_add(&sg, all[i].domain);
+	}
+	return suggest_result(&sg);
+}
+
+/* An op the table does not have: name what is wrong, the domain or the op,
+ * with the closest op there is (the same edit distance as every "did you
+ * mean"): com.microsft.FusedMatMul -> com.microsoft.FusedMatMul,
+ * ai.onnx.Relu -> Relu, FusedConv -> com.microsoft.FusedConv. */
+static void unknown_op(Checker *c, SrcPos pos, const char *domain, const char *name)
+{
+	char full[256], best[256];
+	op_text(domain, name, full, sizeof full);
+	bool known = !*domain;
+	const char *dom = known ? "" : close_domain(domain, &known);
+	if (!known) {
+		const char *op = dom ? close_op(dom, name) : NULL;
+		SrcPos at = pos;
+		at.len = (int)strlen(domain);       /* the caret under the domain */
+		if (!dom)
+			dsl_error(c->d, c->f, at, "unknown domain '%s' (graft knows %s)", domain, known_domains(best, sizeof best));
+		else if (!*dom && op)
+			dsl_error(c->d, c->f, at, "'%s' is the default domain, which rules write without a prefix "
+			          "(did you mean '%s'?)", domain, op);
+		else if (!*dom)
+			dsl_error(c->d, c->f, at, "'%s' is the default domain, which rules write without a prefix; "
+			          "it has no op '%s'", domain, name);
+		else
+			dsl_error(c->d, c->f, at, "unknown domain '%s' (did you mean '%s'?)", domain,
+			          op ? op_text(dom, op, best, sizeof best) : dom);
+		return;
+	}
+	const char *elsewhere = other_domain(domain, name);
+	const char *op = elsewhere ? name : close_op(domain, name);
+	if (op)
+		dsl_error(c->d, c->f, pos, "unknown operator '%s' (did you mean '%s'?)", full,
+		          op_text(elsewhere ? elsewhere : domain, op, best, sizeof best));
 	else
 		dsl_error(c->d, c->f, pos, "unknown operator '%s'", full);
 }
@@ -609,6 +775,8 @@ static DslType type_call(Checker *c, Expr *e, Side side)
 		if (!ok)
 			return TY_UNKNOWN;
 		if (bi->op && (valued || bi->rule == RET_FIXED)) {
+			for (int i = 0; i < e->n; i++)
+				warn_float32_operand(c, e->items[i], side);
 			char what[80];
 			snprintf(what, sizeof what, "'%s'", e->s);
 			builds_node(c, name_pos(e->pos, e->s), side, what, bi->op);
@@ -685,6 +853,11 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 	case EX_GT:
 	case EX_GE: {
 		bool order = e->op != EX_EQ && e->op != EX_NE;
+		if (is_nan_literal(l) || is_nan_literal(r)) {
+			dsl_error(c->d, c->f, e->pos, "'%s' with nan is always %s: NaN equals nothing, itself included", op,
+			          e->op == EX_NE ? "true" : "false");
+			return TY_UNKNOWN;
+		}
 		/* element by element, every element: ints(p) == 0, ints(e) >= dims(x, a) */
 		if ((lt == TY_INTS && (rt == TY_INT || (order && rt == TY_INTS))) || (lt == TY_INT && rt == TY_INTS))
 			return TY_BOOL;
@@ -744,6 +917,7 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 			return TY_UNKNOWN;
 		}
 		if (is_valuelike(lt) || is_valuelike(rt)) {
+			warn_float32_operand(c, is_valuelike(lt) ? r : l, side);
 			char what[64];
 			snprintf(what, sizeof what, "operator '%s' on a value", op);
 			builds_node(c, e->pos, side, what, dsl_exop_onnx(e->op));
@@ -787,6 +961,8 @@ static DslType type_op(Checker *c, Expr *e, Side side)
 	}
 	if (since > c->min_opset)
 		c->min_opset = since;
+	for (int i = 0; i < e->n; i++)
+		warn_float32_operand(c, e->items[i], side);
 	int min, max;
 	op_arity(s, &min, &max);
 	if (e->n < min || e->n > max) {
@@ -851,6 +1027,8 @@ static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side)
 			continue;
 		}
 		check_form_clash(c, a, form, s, e->n);
+		if (a->value && (def->type == ATTR_FLOAT || def->type == ATTR_FLOATS))
+			warn_float32(c, a->value);
 		if (a->value && !attr_accepts((AttrType)def->type, t, a->value))
 			dsl_error(c->d, c->f, a->value->pos, "attribute '%s' of '%s' is %s, got %s", a->name,
 			          s->name, attr_type_name((AttrType)def->type), type_name(t));
@@ -937,6 +1115,7 @@ static DslType type_expr(Checker *c, Expr *e, Side side)
 			          type_name(b));
 			break;
 		}
+		warn_float32_operand(c, e->items[1], side);
 		t = TY_VALUE;
 		break;
 	}
@@ -1037,6 +1216,8 @@ static void bind_pattern(Checker *c, Pattern *p)
 			if (t != TY_UNKNOWN && !is_number(t) && t != TY_INTS && t != TY_FLOATS && t != TY_BOOL)
 				dsl_error(c->d, c->f, p->lit->pos, "a literal operand must be a number or a list of numbers, got %s",
 				          type_name(t));
+			else if (!c->float64)
+				warn_float32(c, p->lit);
 		}
 		break;
 	}
@@ -1067,6 +1248,8 @@ static void type_pattern_attrs(Checker *c, Pattern *p)
 		if (def && !attr_accepts((AttrType)def->type, t, v))
 			dsl_error(c->d, c->f, v->pos, "attribute '%s' of '%s' is %s, got %s", a->name,
 			          p->schema->name, attr_type_name((AttrType)def->type), type_name(t));
+		else if (def && (def->type == ATTR_FLOAT || def->type == ATTR_FLOATS))
+			warn_float32(c, v);
 	}
 	for (int i = 0; i < p->nargs; i++)
 		type_pattern_attrs(c, p->args[i]);
@@ -1102,6 +1285,7 @@ static void check_rule(Checker *c, Rule *r)
 	c->nb = 0;
 	c->nunbound = 0;
 	c->min_opset = 1;
+	c->float64 = guard_float64(r->guard);
 	if (!set_range(c, r) || !r->lhs)
 		return;
 	c->cap = count_binders(r->lhs) + 1;

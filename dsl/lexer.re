@@ -9,8 +9,9 @@
  * Source files are UTF-8: every ill-formed sequence, wherever it is
  * (comments and strings included), is reported as "invalid UTF-8 byte 0xNN"
  * at its first byte.  Columns count characters, not bytes, so the caret
- * lines up under non-ASCII text.  Lexical errors skip the bad bytes and go
- * on, so one run reports everything. */
+ * lines up under non-ASCII text.  A malformed number ("0.5.1", "1e", "0x1F")
+ * is one error at the whole literal; inf and nan are numbers (TK_FLOAT).  Lexical errors skip the bad bytes and
+ * go on, so one run reports everything. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,6 +134,58 @@ static int hexval(int c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
 	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A run of digits, letters and dots that is no number (the rules of
+ * dsl_next_token make it: "0.5.1", "1e", "2.", ".5", "0x1F", "2x"): one
+ * error at the whole run saying what is wrong with it. */
+static int bad_number(Lexer *lx, const char *start, const char *end)
+{
+	unsigned n = (unsigned)(end - start);
+	int w = n > 40 ? 40 : (int)n;
+	const char *s = start, *dot = memchr(start, '.', n);
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		unsigned long long v = 0;
+		unsigned i = 2;
+		for (; i < n && i < 17 && hexval((unsigned char)s[i]) >= 0; i++)
+			v = v * 16 + (unsigned)hexval((unsigned char)s[i]);
+		if (i == n)
+			lex_error(lx, start, n, "malformed number '%.*s' (hexadecimal is not supported; write %llu)", w, s, v);
+		else
+			lex_error(lx, start, n, "malformed number '%.*s' (hexadecimal is not supported)", w, s);
+		return -1;
+	}
+	if (dot && memchr(dot + 1, '.', n - (unsigned)(dot + 1 - s))) {
+		lex_error(lx, start, n, "malformed number '%.*s' (more than one '.')", w, s);
+		return -1;
+	}
+	if (s[0] == '.') {
+		lex_error(lx, start, n, "malformed number '%.*s' (no digit before '.'; write 0%.*s)", w, s, w, s);
+		return -1;
+	}
+	while (s < end && *s >= '0' && *s <= '9')
+		s++;
+	if (s < end && *s == '.') {
+		if (s + 1 == end || s[1] < '0' || s[1] > '9') {
+			int k = (int)(s + 1 - start);      /* up to the '.': 2. -> 2.0, 1.e5 -> 1.0e5 */
+			lex_error(lx, start, n, "malformed number '%.*s' (no digit after '.'; write %.*s0%.*s)", w, start,
+			          k, start, w > k ? w - k : 0, s + 1);
+			return -1;
+		}
+		for (s++; s < end && *s >= '0' && *s <= '9'; s++)
+			;
+	}
+	if (s < end && (*s == 'e' || *s == 'E')) {
+		const char *x = s + 1;
+		if (x < end && (*x == '+' || *x == '-'))
+			x++;
+		if (x == end || *x < '0' || *x > '9') {
+			lex_error(lx, start, n, "malformed number '%.*s' (the exponent has no digits)", w, start);
+			return -1;
+		}
+	}
+	lex_error(lx, start, n, "malformed number '%.*s'", w, start);
+	return -1;
 }
 
 /* A string from its opening quote: decodes \n \t \r \\ \" \' and \u{hex}
@@ -309,12 +362,34 @@ int dsl_next_token(Lexer *lx, Token *tok)
 		"const" { TOKEN(TK_CONST); }
 		"true" { TOKEN(TK_TRUE); }
 		"false" { TOKEN(TK_FALSE); }
+		/* the float constants, numbers like 0.5 (not names) */
+		"inf" | "nan" { TOKEN(TK_FLOAT); }
+		"NaN" | "NAN" | "Nan" | "Inf" | "INF" | "Infinity" {
+			lex_error(lx, (const char *)start, (unsigned)(YYCURSOR - start), "'%.*s' is written %s in rules",
+			          (int)(YYCURSOR - start), (const char *)start, *start == 'N' ? "nan" : "inf");
+			lx->cur = (const char *)YYCURSOR;
+			return -1;
+		}
 		[a-z_] idchar* { TOKEN(TK_NAME); }
 		(ident ".")* [A-Z] idchar* { TOKEN(TK_OP); }
 
 		digit+ { TOKEN(TK_INT); }
 		digit+ "." digit+ exp? { TOKEN(TK_FLOAT); }
 		digit+ exp { TOKEN(TK_FLOAT); }
+		/* Anything else that starts like a number runs on to the next
+		 * character that cannot be in one (a '.' only before a name
+		 * character, so 13..17 stays a range; a sign only after e):
+		 * "0.5.1", "1e", "0x1F", "2x", ".5", and "2." before anything but
+		 * a '.' (that character is matched, then given back). */
+		numrun = digit (idchar | "." idchar | [eE] [+-])*;
+		numrun | "." digit (idchar | "." idchar | [eE] [+-])* {
+			lx->cur = (const char *)YYCURSOR;
+			return bad_number(lx, (const char *)start, (const char *)YYCURSOR);
+		}
+		numrun "." [^.] {
+			lx->cur = (const char *)YYCURSOR - 1;
+			return bad_number(lx, (const char *)start, lx->cur);
+		}
 
 		"\"" { return lex_string(lx, (const char *)start, tok); }
 

@@ -199,6 +199,10 @@ void dsl_syntax_error(DslParser *p, int major, Token tok)
 		         (int)n.n - 1, n.z + 1);
 		return;
 	}
+	if (major == TK_FLOAT && p->expected[TK_NAME] && (tokis(tok, "inf") || tokis(tok, "nan"))) {
+		error_at(p, tok.pos, "'%.*s' is a number (a float constant), not a name", (int)tok.n, tok.z);
+		return;
+	}
 	char exp[400];
 	describe_expected(p->expected, exp, sizeof exp);
 	char what[80];
@@ -739,22 +743,32 @@ Pattern *dsl_pat_literal(DslParser *p, Expr *lit)
 	return pat;
 }
 
+/* An INT token is all digits; a FLOAT has a '.' or an exponent, or is inf or nan. */
+static bool is_float_token(Token t)
+{
+	for (unsigned i = 0; i < t.n; i++)
+		if (t.z[i] < '0' || t.z[i] > '9')
+			return true;
+	return false;
+}
+
 /* A literal operand: [-]NUMBER [~ TOLERANCE]. */
 Expr *dsl_lit_number(DslParser *p, Token minus, Token num, Token tilde, Token tol)
 {
-	Expr *e = dsl_num(p, num, num.n && memchr(num.z, '.', num.n) ? true :
-	                          num.n && (memchr(num.z, 'e', num.n) || memchr(num.z, 'E', num.n)));
+	Expr *e = dsl_num(p, num, is_float_token(num));
 	if (minus.z) {
 		e->i = -e->i;
 		e->f = -e->f;
 		e->pos = span(minus.pos, e->pos);
 	}
 	if (tilde.z) {
-		bool tol_float = memchr(tol.z, '.', tol.n) || memchr(tol.z, 'e', tol.n) || memchr(tol.z, 'E', tol.n);
-		Expr *t = dsl_num(p, tol, tol_float);
+		Expr *t = dsl_num(p, tol, is_float_token(tol));
 		double v = t->kind == EXPR_INT ? (double)t->i : t->f;
-		if (v <= 0)
-			error_at(p, tol.pos, "a tolerance must be positive");
+		if (!isfinite(e->f))
+			error_at(p, e->pos, "'%s' cannot have a tolerance: '~' needs a finite number",
+			         isnan(e->f) ? "nan" : e->f < 0 ? "-inf" : "inf");
+		if (!(v > 0) || isinf(v))
+			error_at(p, tol.pos, "a tolerance must be positive and finite");
 		if (e->kind == EXPR_INT) {
 			e->kind = EXPR_FLOAT;
 			e->f = (double)e->i;

@@ -190,6 +190,30 @@ static const DiagCase diag_cases[] = {
 	{"lowercase op in a pattern", "rule a: Relu(relu(x)) => x;\n", 0, 1,
 	 "1:14: error: 'relu' is not an op: op names start with a capital letter (did you mean 'Relu'?)"},
 	{"wildcard const", "rule a: Relu(_:const) => x;\n", 0, 1, "1:14: error: '_' matches any value: it cannot be ':const'"},
+	/* inf and nan are numbers */
+	{"inf as a name", "rule inf: Relu(x) => x;\n", 0, 1, "1:6: error: 'inf' is a number (a float constant), not a name"},
+	{"NaN", "rule a: Add(x, NaN) => x;\n", 0, 1, "1:16: error: 'NaN' is written nan in rules"},
+	{"Infinity", "rule a: Add(x, -Infinity) => x;\n", 0, 1, "1:17: error: 'Infinity' is written inf in rules"},
+	{"nan with a tolerance", "rule a: Add(x, -nan ~ 1e-3) => x;\n", 0, 1,
+	 "1:16: error: 'nan' cannot have a tolerance: '~' needs a finite number"},
+	{"an infinite tolerance", "rule a: Add(x, 1 ~ inf) => x;\n", 0, 1, "1:20: error: a tolerance must be positive and finite"},
+	/* malformed numbers: one error at the whole literal, saying what is wrong */
+	{"two dots", "rule a: Add(x, 0.5.1) => x;\n", 0, 1, "1:16: error: malformed number '0.5.1' (more than one '.')"},
+	{"exponent without digits", "rule a: Add(x, 1e) => x;\n", 0, 1,
+	 "1:16: error: malformed number '1e' (the exponent has no digits)"},
+	{"signed exponent without digits", "rule a: Relu(x) if scalar(x) < 2.5E- => x;\n", 0, 1,
+	 "1:32: error: malformed number '2.5E-' (the exponent has no digits)"},
+	{"hexadecimal", "rule a: Add(x, 0x1F) => x;\n", 0, 1,
+	 "1:16: error: malformed number '0x1F' (hexadecimal is not supported; write 31)"},
+	{"no digit after the dot", "rule a: Add(x, 2.) => x;\n", 0, 1,
+	 "1:16: error: malformed number '2.' (no digit after '.'; write 2.0)"},
+	{"no digit after the dot, exponent", "rule a: Add(x, -1.e5) => x;\n", 0, 1,
+	 "1:17: error: malformed number '1.e5' (no digit after '.'; write 1.0e5)"},
+	{"no digit before the dot", "rule a: Add(x, .5) => x;\n", 0, 1,
+	 "1:16: error: malformed number '.5' (no digit before '.'; write 0.5)"},
+	{"letters after the digits", "rule a: Add(x, 2x) => x;\n", 0, 1, "1:16: error: malformed number '2x'"},
+	{"a range is no number", "rule a [opset 13..17]: Add(x, 2.) => x;\n", 0, 1,
+	 "1:31: error: malformed number '2.' (no digit after '.'; write 2.0)"},
 };
 
 START_TEST(diagnostic)
@@ -364,6 +388,13 @@ static const TreeCase tree_cases[] = {
 	 "      literal @1:99\n        bool true @1:99\n"
 	 "      var s #1 @1:105\n      rest xs... @1:110\n"
 	 "  result\n    var d @1:122\n"},
+	/* inf and nan are float literals, in patterns, guards and results; info and nano are names */
+	{"rule r: F(inf, -nan, [-inf]) if g == -inf || info > nano => H(nan, -inf);",
+	 "  match\n    op F @1:9\n      literal @1:11\n        float inf @1:11\n      literal @1:16\n        float -nan @1:16\n"
+	 "      literal @1:22\n        list of 1 @1:22\n          float -inf @1:23\n"
+	 "  guard\n    binary '||' @1:43\n      binary '==' @1:35\n        var g @1:33\n        float -inf @1:38\n"
+	 "      binary '>' @1:51\n        var info @1:46\n        var nano @1:53\n"
+	 "  result\n    op H @1:61\n      float nan @1:63\n      float -inf @1:68\n"},
 	/* results: ops with copied attributes, tuples, calls, lists, strings */
 	{"rule r: F(c @ G(x), y) => (H[..c, a = [1, 2]](x), concat(\"s\", y), []);",
 	 "  match\n    op F @1:9\n      op G @1:15 bind c @1:11\n        var x @1:17\n      var y @1:21\n"

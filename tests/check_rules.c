@@ -2059,6 +2059,24 @@ START_TEST(test_codegen_features)
 	t = fmt(conv, 1, 1, "1, 2, 3, 4, 5, 6", "<auto_pad = \"SAME_UPPER\">", "Abs", "Abs");
 	test_rules_case(t, "Conv Abs Abs", NULL, 0, NULL);
 	free(t);
+	/* the literals inf and nan: inf matches inf and no large finite number... */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {inf}> {\n  y = Min (x, c)\n}\n",
+	                "Identity", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {3.4e38}> {\n  y = Min (x, c)\n}\n",
+	                "Min", NULL, 0, NULL);
+	/* ...nan any NaN (the sign aside), and is built as NaN (the outputs, all
+	 * NaN, agree before and after) */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {nan}> {\n  y = Add (x, c)\n}\n",
+	                "Mul", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (double[2,3] x) => (double[2,3] y) <double[3] c = {-nan, nan, -nan}> {\n  y = Add (x, c)\n}\n",
+	                "Mul", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {nan, 1, nan}> {\n  y = Add (x, c)\n}\n",
+	                "Add", NULL, 0, NULL);
+	/* ...and -inf compared in a guard, and built (x + -inf is -inf) */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {-inf}> {\n  y = Sum (x, c)\n}\n",
+	                "Add", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {inf}> {\n  y = Sum (x, c)\n}\n",
+	                "Sum", NULL, 0, NULL);
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,
@@ -2145,9 +2163,27 @@ START_TEST(test_cli_rules)
 	ck_assert_int_eq(run_shell(cmd, &err), 1);
 	ck_assert_msg(strstr(err, "mine.rules:1:6: error: rule 'identity' has the name of a rule of graft-basic "
 	                          "(rules/basic/identity.rules:"), "%s", err);
-	free(err);
 	ck_assert_int_ne(stat(out, &st), 0);
 	free(cmd);
+	/* graft verify, which runs each rule alone, says the same as a warning
+	 * (not for the library's own file, nor with --no-library) */
+	char *clash = strdup(strstr(err, "rule 'identity' has the name"));
+	free(err);
+	*strchr(clash, '\n') = 0;
+	cmd = fmt("%s verify %s --instances 2 -o %s/v", graft, rules, tmp);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
+	char *want = fmt("mine.rules:1:6: warning: %s\n", clash);
+	ck_assert_msg(strstr(err, want), "want %s\ngot:\n%s", want, err);
+	free(want);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s verify %s --instances 2 -o %s/v --no-library && %s verify rules/basic/identity.rules --instances 2 -o %s/v",
+	          graft, rules, tmp, graft, tmp);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
+	ck_assert_msg(!strstr(err, "warning"), "%s", err);
+	free(err);
+	free(cmd);
+	free(clash);
 	/* ...which --no-library allows */
 	cmd = fmt("%s optimize %s --no-library --rules %s -o %s", graft, model, rules, out);
 	ck_assert_int_eq(run_shell(cmd, &err), 0);
@@ -2298,7 +2334,7 @@ START_TEST(test_cli_verify)
 	ck_assert_msg(run_shell(cmd, &out) == 1 && strstr(out, "missing.rules: cannot open: No such file or directory\n"), "%s", out);
 	free(out);
 	free(cmd);
-	cmd = fmt("%s verify tests/verify/correct.rules --rule nosuch", graft);
+	cmd = fmt("%s verify tests/verify/correct.rules --rule nosuch --no-library", graft);   /* it has library names */
 	ck_assert_msg(run_shell(cmd, &out) == 1 && !strcmp(out, "graft verify: no rule named 'nosuch' in the files given\n"),
 	              "%s", out);
 	free(out);

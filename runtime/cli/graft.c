@@ -1692,10 +1692,12 @@ static int cmd_verify(int argc, char **argv)
 		{"rule", required_argument, NULL, 'r'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"keep", required_argument, NULL, 'k'},
+		{"no-library", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	VerifyOptions vo = {.out = stdout};
+	bool no_library = false;
 	const char *only[128];
 	int c;
 	optind = 1;
@@ -1719,6 +1721,7 @@ static int cmd_verify(int argc, char **argv)
 		}
 		case 'o': vo.out_dir = optarg; break;
 		case 'v': vo.verbose = true; break;
+		case 'N': no_library = true; break;
 		case 'r':
 			if (vo.nonly >= 128)
 				return usage_error("too many --rule%s", "");
@@ -1742,7 +1745,9 @@ static int cmd_verify(int argc, char **argv)
 			       "  -o, --out DIR       where counterexamples go (default graft-verify/)\n"
 			       "  --keep N            also save each rule's first N firing graphs, before and after,\n"
 			       "                      to DIR (RULE.K.onnx, RULE.K.rewritten.onnx), to run elsewhere\n"
-			       "  -v, --verbose       per rule, the tries and why graphs were dropped\n");
+			       "  -v, --verbose       per rule, the tries and why graphs were dropped\n"
+			       "  --no-library        the rules will run without the library (optimize --no-library):\n"
+			       "                      no warning for a rule named like one of the library's\n");
 			return EXIT_OK;
 		default:
 			return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -1758,6 +1763,8 @@ static int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "graft: %d error%s in the rules\n", d.nerrors, d.nerrors == 1 ? "" : "s");
 		return EXIT_INPUT;
 	}
+	/* each rule runs alone here, but optimize --rules would refuse a library rule's name: say so now */
+	rw_rules_name_clashes(rw_rules_programs(set), library, no_library ? 0 : nlibrary, true, &d);
 	VerifyCounts vc;
 	bool ok = verify_rules(set, &vo, &vc, &d);
 	rw_rules_free(set);

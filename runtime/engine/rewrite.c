@@ -16,6 +16,7 @@
 #include "ort_kernels.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -852,6 +853,11 @@ bool rw_single_use(Rewriter *rw, ValueId v, const NodeId *within, int nwithin)
 bool rw_is_const(Rewriter *rw, ValueId v) { return v && ir_is_constant(rw->m, v); }
 bool rw_same_value(Rewriter *rw, ValueId a, ValueId b) { return same_value(rw->m, a, b); }
 
+bool rw_literal_equal(double elem, double lit)
+{
+	return elem == lit || (isnan(lit) && isnan(elem));
+}
+
 bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol)
 {
 	if (!rw_is_const(rw, v))
@@ -867,7 +873,7 @@ bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol)
 		ok = false;
 	for (int64_t i = 0; ok && i < t->numel; i++) {
 		double e = ev_get_f(t, i);
-		ok = tol > 0 ? (e >= x - tol && e <= x + tol) : e == want;
+		ok = tol > 0 ? (e >= x - tol && e <= x + tol) : rw_literal_equal(e, want);
 	}
 	ev_unref(lit);
 	ev_unref(t);

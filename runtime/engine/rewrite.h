@@ -196,6 +196,10 @@ bool rw_same_value(Rewriter *rw, ValueId a, ValueId b);
 /* A constant all of whose elements equal x after conversion to its dtype
  * (tol 0), or lie within tol of it. */
 bool rw_const_equals(Rewriter *rw, ValueId v, double x, double tol);
+/* Does an element (of a constant or an attribute) equal a pattern literal,
+ * both as doubles?  ==, except that the literal nan matches any NaN (sign
+ * and payload aside): the rule language's nan (docs/rule-language.md). */
+bool rw_literal_equal(double elem, double lit);
 
 /* Building (between rw_begin and rw_commit). */
 void rw_begin(Rewriter *rw, int rule, NodeId root, const NodeId *matched, int nmatched);

@@ -121,7 +121,7 @@ bool rwg_const_equals_list(Rewriter *rw, ValueId v, const double *list, int n)
 	bool ok = t && t->rank == 1 && t->numel == n;
 	for (int i = 0; ok && i < n; i++) {
 		EvValue *lit = ev_scalar_f(t->dtype, list[i]);
-		ok = lit && ev_get_f(t, i) == ev_get_f(lit, 0);
+		ok = lit && rw_literal_equal(ev_get_f(t, i), ev_get_f(lit, 0));
 		ev_unref(lit);
 	}
 	ev_unref(t);
@@ -229,7 +229,7 @@ bool rwg_arg_equals(Rewriter *rw, RwgArg a, double want, double tol)
 		return false;
 	for (int i = 0; i < (n < 0 ? 1 : n); i++) {
 		double w = is_int ? want : (double)(float)want;
-		if (tol > 0 ? fabs(x[i] - want) > tol : x[i] != w)
+		if (tol > 0 ? fabs(x[i] - want) > tol : !rw_literal_equal(x[i], w))
 			return false;
 	}
 	return true;
@@ -245,7 +245,7 @@ bool rwg_arg_equals_list(Rewriter *rw, RwgArg a, const double *list, int n)
 	if (!arg_numbers(rw, a, x, &nx, &is_int) || nx != n)
 		return false;
 	for (int i = 0; i < n; i++)
-		if (x[i] != (is_int ? list[i] : (double)(float)list[i]))
+		if (!rw_literal_equal(x[i], is_int ? list[i] : (double)(float)list[i]))
 			return false;
 	return true;
 }

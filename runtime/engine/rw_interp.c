@@ -218,7 +218,6 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 	return ok;
 }
 
-/* A rule may not take the name of a rule of the sets run beside it. */
 /* The interpreter keeps a program's registers and a result's operands on
  * the stack: a rules file may not make them larger than any real rule. */
 #define RULE_LIMIT 4096
@@ -259,21 +258,34 @@ static bool within_limits(const MRuleSet *p, Diag *d)
 	return true;
 }
 
-static bool names_unique(const RwInterp *I, const RwRuleSet *const *others, int nothers, Diag *d)
+/* Is path the file the library rule was compiled from (it names it from the
+ * top of the tree: rules/basic/squeeze.rules), wherever graft runs? */
+static bool same_rule_file(const char *path, const char *lib)
+{
+	size_t n = strlen(path), k = strlen(lib);
+	return n >= k && !strcmp(path + n - k, lib) && (n == k || path[n - k - 1] == '/');
+}
+
+bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *others, int nothers, bool verify, Diag *d)
 {
 	bool ok = true;
-	for (int i = 0; i < I->prog->nrules; i++) {
-		const MRule *m = &I->prog->rules[i];
+	for (int i = 0; i < p->nrules; i++) {
+		const MRule *m = &p->rules[i];
 		for (int s = 0; s < nothers; s++)
-			for (int k = 0; k < others[s]->nrules; k++)
-				if (!strcmp(m->name, others[s]->rules[k].name)) {
-					dsl_error(d, m->file, m->rule->pos,
-					          "rule '%s' has the name of a rule of %s (%s:%d): rename it%s", m->name,
-					          others[s]->name, others[s]->rules[k].file, others[s]->rules[k].line,
-					          strncmp(others[s]->name, "graft-", 6) ? ""
-					                                                : ", or leave the library out with --no-library");
-					ok = false;
-				}
+			for (int k = 0; k < others[s]->nrules; k++) {
+				const RwRule *o = &others[s]->rules[k];
+				if (strcmp(m->name, o->name) || (verify && same_rule_file(m->file->path, o->file)))
+					continue;
+				char msg[600];
+				snprintf(msg, sizeof msg, "rule '%s' has the name of a rule of %s (%s:%d): rename it%s", m->name,
+				         others[s]->name, o->file, o->line,
+				         strncmp(others[s]->name, "graft-", 6) ? "" : ", or leave the library out with --no-library");
+				if (verify)
+					dsl_warning(d, m->file, m->rule->pos, "%s", msg);
+				else
+					dsl_error(d, m->file, m->rule->pos, "%s", msg);
+				ok = false;
+			}
 	}
 	return ok;
 }
@@ -307,7 +319,7 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	}
 	if (d->nerrors == errors)
 		I->prog = dsl_lower(I->files, I->nfiles, d);
-	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !names_unique(I, others, nothers, d) ||
+	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !rw_rules_name_clashes(I->prog, others, nothers, false, d) ||
 	    !within_limits(I->prog, d)) {
 		interp_free(I);
 		return NULL;

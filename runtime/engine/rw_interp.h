@@ -53,6 +53,16 @@ void rw_rules_free(RwRuleSet *s);
 struct MRuleSet;
 const struct MRuleSet *rw_rules_programs(const RwRuleSet *s);
 
+/* A rule may not take the name of a rule of the sets run beside it
+ * (others): "rule 'r' has the name of a rule of graft-basic
+ * (rules/basic/x.rules:3): rename it, or leave the library out with
+ * --no-library", an error at the rule's name; false if any.  rw_rules_load
+ * checks it.  verify: graft verify's check of its files against the
+ * library, which it does not run: the same text as a warning, and none for
+ * a library rule in its own file (graft verify rules/x/y.rules). */
+bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *others, int nothers, bool verify,
+                           Diag *d);
+
 /* The engine's entry points for an interpreted set (RwRuleSet.interp). */
 bool rw_interp_match(Rewriter *rw, NodeId n);
 bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why);
