@@ -544,6 +544,13 @@ static const MiniCase mini_cases[] = {
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "IsNaN Where Relu", false},
 	{"where_same", 13, "float[N,S] x, float[N,S] w", "float[N,S] y", "",
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "Relu", true},
+	/* a graph output declared with its own symbols: what it computes decides
+	 * (x's N), not the declared name (issue 27's GELU in peer models)... */
+	{"gelu_erf_torch", 20, "float[N,4] x", "float[batch,4] y", "float s = {1.4142135}, float one = {1.0}, float half = {0.5}",
+	 "  a = Div (x, s)\n  b = Erf (a)\n  c = Add (b, one)\n  d = Mul (x, c)\n  y = Mul (d, half)\n", "Gelu", true},
+	/* ...and where it computes a broadcast of two symbols, x's alone is no proof */
+	{"where_same", 13, "bool[N] k, float[M] w", "float[batch] y", "",
+	 "  y = Where (k, w, w)\n", "Where", false},
 	/* reshape(s, [1, 0]) of a 0-element constant would copy a dim (make difftest) */
 	{"transpose_div_transpose", 13, "float[0,3] x", "float[0,3] y", "float[0] s = {}",
 	 "  a = Transpose <perm = [1, 0]> (x)\n  b = Div (a, s)\n  c = Transpose <perm = [1, 0]> (b)\n  y = Relu (c)\n",

@@ -1010,7 +1010,7 @@ static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, 
  * unknown or symbolic one is a change (Where(c, x, x) with c [3] and x
  * [4,S1] is [4,3], not x: make difftest found the rules that dropped such a
  * broadcast). */
-static const char *type_change(IrModel *m, ValueId old, ValueId nv, char *buf, size_t size)
+static const char *type_change(IrModel *m, InferState *is, ValueId old, ValueId nv, char *buf, size_t size)
 {
 	const IrValue *a = ir_value(m, old), *b = ir_value(m, nv);
 	bool differ = a->dtype && b->dtype && a->dtype != b->dtype;
@@ -1020,8 +1020,11 @@ static const char *type_change(IrModel *m, ValueId old, ValueId nv, char *buf, s
 			const Dim *x = &a->shape.dims[i], *y = &b->shape.dims[i];
 			if (x->size >= 0 || y->size >= 0)
 				differ |= x->size != y->size;
-			else
-				differ |= !x->param || !y->param || strcmp(x->param, y->param) != 0;
+			else if (!x->param || !y->param || strcmp(x->param, y->param) != 0) {
+				/* a graph output's declared symbol may rename what it computes */
+				Dim c;
+				differ |= !y->param || !infer_computed_dim(is, old, i, &c) || !c.param || strcmp(c.param, y->param) != 0;
+			}
 		}
 	}
 	if (!differ)
@@ -1159,7 +1162,7 @@ bool rw_commit(Rewriter *rw)
 		rn = ir_node(m, root);
 		for (uint32_t o = 0; o < rn->noutputs; o++) {
 			char buf[200];
-			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
+			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rw->infer, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
 			if (change) {
 				if (rw->why_active)
 					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace output %u of the root, %s",

@@ -44,6 +44,8 @@ static void ensure_cap(InferState *s)
 	s->vec_tried = xrealloc(s->vec_tried, cap);
 	s->seq = xrealloc(s->seq, sizeof *s->seq * cap);
 	memset(s->seq + s->cap, 0, sizeof *s->seq * (cap - s->cap));
+	s->computed = xrealloc(s->computed, sizeof *s->computed * cap);
+	memset(s->computed + s->cap, 0, sizeof *s->computed * (cap - s->cap));
 	memset(s->val + s->cap, 0, sizeof *s->val * (cap - s->cap));
 	memset(s->vec + s->cap, 0, sizeof *s->vec * (cap - s->cap));
 	memset(s->vec_tried + s->cap, 0, cap - s->cap);
@@ -122,8 +124,10 @@ void infer_free(InferState *s)
 		ev_unref(s->val[v]);
 		free(s->vec[v]);
 		free(s->seq[v]);
+		free(s->computed[v]);
 	}
 	free(s->seq);
+	free(s->computed);
 	free(s->queued);
 	for (uint32_t v = 0; v < s->ndecl; v++)
 		free(s->decl[v].dims);
@@ -531,6 +535,7 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 		                dtype_name(dt->dtype), dtype_name(o->dtype));
 	Dim dims[INF_MAX_RANK];
 	int rank = o->rank;
+	bool renamed = false;
 	if (rank < 0) {
 		rank = dt && dt->rank <= IR_MAX_RANK && !o->contested ? dt->rank : -1;
 		for (int i = 0; i < rank; i++)
@@ -548,9 +553,22 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 				                (long long)old.size, (long long)x.size);
 			if (!dim_known(x) && !x.param && !(i < 32 && o->contested >> i & 1))
 				x = old;
-			else if (iface && !dim_known(x) && (dim_known(old) || old.param))
+			else if (iface && !dim_known(x) && (dim_known(old) || old.param)) {
+				if (x.param && old.param && strcmp(x.param, old.param) != 0)
+					renamed = true;
 				x = old;
+			}
 			dims[i] = x;
+		}
+	}
+	/* what the graph output computes, where its declared symbols renamed
+	 * it: a rewrite's result is compared with that (infer_computed_dim) */
+	if (v < c->s->cap) {
+		free(c->s->computed[v]);
+		c->s->computed[v] = NULL;
+		if (renamed) {
+			c->s->computed[v] = xrealloc(NULL, sizeof *o);
+			*c->s->computed[v] = *o;
 		}
 	}
 	if (dtype == val->dtype && shape_equal(&val->shape, rank, dims))
@@ -558,6 +576,15 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	Shape sh = {rank, dims};
 	ir_value_set_type(m, v, dtype, &sh);
 	*changed = true;
+	return true;
+}
+
+bool infer_computed_dim(InferState *s, ValueId v, int i, Dim *out)
+{
+	const InferOut *o = s && v < s->cap ? s->computed[v] : NULL;
+	if (!o || i < 0 || i >= o->rank)
+		return false;
+	*out = o->dims[i];
 	return true;
 }
 

@@ -26,6 +26,10 @@ void infer_free(InferState *s);
  * node) if the inputs contradict the op (e.g. MatMul 2x3 by 4x5); unknown
  * inputs just give unknown outputs. */
 bool infer_node(InferState *s, NodeId n, Diag *d);
+/* Dim i of graph output v as computed from its inputs, where the output's
+ * declared symbols (which the IR keeps: the interface names them) replaced
+ * computed ones; false otherwise. */
+bool infer_computed_dim(InferState *s, ValueId v, int i, Dim *out);
 /* Every graph of the model, in topological order (bodies included). */
 bool infer_model(InferState *s, Diag *d);
 /* n, then transitively the consumers whose inputs' types changed. */

@@ -57,6 +57,8 @@ struct InferState {
 	IVec **vec;         /* int vectors known element by element */
 	uint8_t *vec_tried; /* vec derived from val already (1) or impossible (2) */
 	struct InferOut **seq; /* element type of sequence values (the IR does not type them) */
+	struct InferOut **computed; /* graph outputs whose declared symbols stand in for computed
+	                             * ones: the type as computed (infer_computed_dim) */
 	int64_t opset;
 	uint8_t *queued;    /* infer_node_and_consumers: by NodeId, nqueued entries, all 0 between calls */
 	uint32_t nqueued;
