@@ -544,6 +544,14 @@ static const MiniCase mini_cases[] = {
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "IsNaN Where Relu", false},
 	{"where_same", 13, "float[N,S] x, float[N,S] w", "float[N,S] y", "",
 	 "  k = IsNaN (x)\n  c = Where (k, w, w)\n  y = Relu (c)\n", "Relu", true},
+	/* LayerNorm whose scale and bias are graph inputs, or an fp16 scale behind a Cast */
+	{"layer_norm", 17, "float[2,4] x, float[4] g, float[4] b", "float[2,4] y", "float eps = {1e-5}, float two = {2.0}",
+	 "  m = ReduceMean <axes = [-1]> (x)\n  d = Sub (x, m)\n  p = Pow (d, two)\n  v = ReduceMean <axes = [-1]> (p)\n"
+	 "  e = Add (v, eps)\n  s = Sqrt (e)\n  n = Div (d, s)\n  k = Mul (n, g)\n  y = Add (k, b)\n", "LayerNormalization", true},
+	{"layer_norm", 17, "float[2,4] x, float16[4] h", "float[2,4] y", "float eps = {1e-5}, float two = {2.0}, float[4] b = {0, 1, 0, 1}",
+	 "  m = ReduceMean <axes = [-1]> (x)\n  d = Sub (x, m)\n  p = Pow (d, two)\n  v = ReduceMean <axes = [-1]> (p)\n"
+	 "  e = Add (v, eps)\n  s = Sqrt (e)\n  n = Div (d, s)\n  g = Cast <to = 1> (h)\n  k = Mul (n, g)\n  y = Add (k, b)\n",
+	 "Cast LayerNormalization", true},
 	/* a graph output declared with its own symbols: what it computes decides
 	 * (x's N), not the declared name (issue 27's GELU in peer models)... */
 	{"gelu_erf_torch", 20, "float[N,4] x", "float[batch,4] y", "float s = {1.4142135}, float one = {1.0}, float half = {0.5}",
