@@ -1182,6 +1182,10 @@ static void bind_pattern(Checker *c, Pattern *p)
 				continue;
 			}
 			check_form_clash(c, a, form, s, npos);
+			if (!form && !def->has_default && !def->required && !op_attr_implied(s->name, a->name))
+				dsl_warning(c->d, c->f, name_pos(a->pos, a->name),
+				            "attribute '%s' of '%s' has no default: the pattern matches only nodes that set it",
+				            a->name, s->name);
 			Expr *v = a->value;
 			if (v && v->kind == EXPR_VAR && !dsl_is_dtype_name(v->s)) {
 				DslType t = attr_dsl_type((AttrType)def->type);

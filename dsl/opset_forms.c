@@ -162,3 +162,24 @@ int opset_form_attr_input(const OpSchema *s, const char *attr)
 	const OpsetForm *f = opset_form_attr(s->name, attr, 0);
 	return f ? f->input : -1;
 }
+
+bool op_attr_implied(const char *op, const char *attr)
+{
+	static const char *const conv[] = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", NULL};
+	static const char *const pool[] = {"MaxPool", "AveragePool", "LpPool", NULL};
+	bool is_conv = false, is_pool = false;
+	for (int i = 0; conv[i]; i++)
+		is_conv |= !strcmp(op, conv[i]);
+	for (int i = 0; pool[i]; i++)
+		is_pool |= !strcmp(op, pool[i]);
+	if (!strcmp(op, "Transpose"))
+		return !strcmp(attr, "perm");
+	if (!strcmp(op, "Attention"))
+		return !strcmp(attr, "scale");
+	if (!strncmp(op, "Reduce", 6) || !strcmp(op, "Squeeze"))
+		return !strcmp(attr, "axes");
+	if (is_conv || is_pool)
+		return !strcmp(attr, "strides") || !strcmp(attr, "dilations") || !strcmp(attr, "pads") ||
+		       (is_conv && !strcmp(attr, "kernel_shape"));
+	return false;
+}

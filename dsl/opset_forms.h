@@ -61,4 +61,14 @@ const OpsetForm *opset_form_attr(const char *op, const char *attr, int version);
 struct OpSchema;
 int opset_form_attr_input(const struct OpSchema *s, const char *attr);
 
+/* Attributes with no schema default whose value the spec gives in words
+ * when a node omits them: Transpose's perm (the axes reversed); a
+ * convolution's or pool's strides and dilations (ones) and pads (zeros,
+ * unless auto_pad is SAME_*); a convolution's kernel_shape (its weight's
+ * spatial dims); a Reduce op's axes where they are an attribute (every
+ * axis); Squeeze's axes where they are an attribute (the dims of size 1); Attention's scale (1 / sqrt(head size)).  A pattern binds them as
+ * that value (runtime/engine/rw_gen.c computes it); the checker warns on a
+ * pattern attribute with neither. */
+bool op_attr_implied(const char *op, const char *attr);
+
 #endif

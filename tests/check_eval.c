@@ -713,6 +713,19 @@ START_TEST(test_ort_departures)
 		ck_assert_msg(((int32_t *)mk->data)[0] == want && ((int32_t *)mk->data)[1] == want, "Dropout-%d mask", opset);
 		ev_unref(mk);
 	}
+	/* Pow by a one-element 2 or 3 multiplies in the element type: pow(x, 2)
+	 * of this double is one bit off x * x; a float cube rounds twice */
+	static const double xp[] = {1.2257985032851062, 3.0412517};
+	int64_t d1[] = {1};
+	EvValue *p2 = run_one("<ir_version: 8, opset_import: [\"\" : 13]>\ng (double[1] x) => (y) <double e = {2}> {\n"
+	                      "  y = Pow (x, e)\n}\n", DT_DOUBLE, 1, d1, xp, NULL, 0);
+	ck_assert(((double *)p2->data)[0] == xp[0] * xp[0]);
+	ev_unref(p2);
+	float f = (float)xp[1];
+	EvValue *p3 = run_one("<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1] x) => (y) <float e = {3}> {\n"
+	                      "  y = Pow (x, e)\n}\n", DT_FLOAT, 1, d1, xp + 1, NULL, 0);
+	ck_assert(((float *)p3->data)[0] == f * f * f);
+	ev_unref(p3);
 }
 END_TEST
 

@@ -2,6 +2,7 @@
  * opset forms, attributes with defaults, guard builtins over the IR's
  * shapes and constants, and building ops in the model's opset form. */
 #include "rw_gen.h"
+#include "opset_forms.h"
 
 #include <math.h>
 #include <string.h>
@@ -335,6 +336,30 @@ bool rwg_attr_int(Rewriter *rw, NodeId n, const char *name, int64_t *out)
 	return true;
 }
 
+static int shape_of(Rewriter *rw, ValueId v, int64_t *dims);
+
+/* An omitted float attribute the spec gives in words (op_attr_implied):
+ * Attention's scale is 1 / sqrt(head size), in float as ONNX Runtime
+ * computes it; the head size is Q's last dim (4-D Q) or its last dim over
+ * q_num_heads (3-D Q).  False when unknown. */
+static bool implied_float(Rewriter *rw, NodeId n, const char *name, double *out)
+{
+	IrNode *node = ir_node(M(rw), n);
+	if (node->domain[0] || node->ninputs < 1 || !op_attr_implied(node->op_type, name) ||
+	    strcmp(node->op_type, "Attention") != 0)
+		return false;
+	int64_t dims[RWG_MAX_INTS], heads = 0;
+	int r = shape_of(rw, node->inputs[0], dims);
+	const IrAttr *h = ir_attr(M(rw), n, "q_num_heads");
+	if (r == 3 && h && h->type == ATTR_INT)
+		heads = h->i;
+	int64_t size = r == 4 ? dims[3] : r == 3 && heads > 0 && dims[2] > 0 && dims[2] % heads == 0 ? dims[2] / heads : -1;
+	if (size <= 0)
+		return false;
+	*out = (double)(1.0f / sqrtf((float)size));
+	return true;
+}
+
 bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out)
 {
 	const IrAttr *a;
@@ -344,7 +369,7 @@ bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out)
 	else if (!a && d && d->type == ATTR_FLOAT)
 		*out = (double)(float)d->f;
 	else
-		return false;
+		return !a && implied_float(rw, n, name, out);
 	return true;
 }
 
@@ -361,10 +386,9 @@ bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out)
 	return true;
 }
 
-static int shape_of(Rewriter *rw, ValueId v, int64_t *dims);
 
 /* What an omitted ints attribute means where the schema gives no default but
- * the spec says it in words: Transpose's perm reverses the axes; a Conv's or
+ * the spec says it in words (which ones: op_attr_implied, dsl/opset_forms.c): Transpose's perm reverses the axes; a Conv's or
  * pool's strides and dilations are 1 and its pads 0 on every spatial axis
  * (unless auto_pad is SAME_UPPER or SAME_LOWER: then the pads depend on the
  * input's size and are not implied); a convolution's kernel_shape is its
@@ -374,20 +398,34 @@ static int shape_of(Rewriter *rw, ValueId v, int64_t *dims);
 static bool implied_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out)
 {
 	IrNode *node = ir_node(M(rw), n);
-	if (node->domain[0] || node->ninputs < 1)
+	const char *op = node->op_type;
+	if (node->domain[0] || node->ninputs < 1 || !op_attr_implied(op, name))
 		return false;
 	int64_t dims[RWG_MAX_INTS];
 	int r = shape_of(rw, node->inputs[0], dims);
-	const char *op = node->op_type;
-	bool spatial = !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MaxPool") ||
-	               !strcmp(op, "AveragePool") || !strcmp(op, "LpPool") || !strcmp(op, "ConvInteger") ||
-	               !strcmp(op, "QLinearConv");
+	bool spatial = strcmp(op, "Transpose") != 0 && strncmp(op, "Reduce", 6) != 0 && strcmp(op, "Squeeze") != 0;
 	if (r < 0)
 		return false;
 	if (!strcmp(op, "Transpose") && !strcmp(name, "perm")) {
 		out->n = r;
 		for (int i = 0; i < r; i++)
 			out->v[i] = r - 1 - i;
+		return true;
+	}
+	if (!strncmp(op, "Reduce", 6)) {  /* axes: every axis */
+		out->n = r;
+		for (int i = 0; i < r; i++)
+			out->v[i] = i;
+		return true;
+	}
+	if (!strcmp(op, "Squeeze")) {  /* axes: the dims of size 1, all known */
+		out->n = 0;
+		for (int i = 0; i < r; i++) {
+			if (dims[i] < 0)
+				return false;
+			if (dims[i] == 1)
+				out->v[out->n++] = i;
+		}
 		return true;
 	}
 	if (!spatial || r < 2 || 2 * (r - 2) > RWG_MAX_INTS)

@@ -521,16 +521,38 @@ static uint64_t ipow_neg(int64_t base, int64_t e, bool *err)
 	return 0;
 }
 
+/* ONNX Runtime's Pow by a one-element exponent of 2 or 3 multiplies (x * x,
+ * x * x * x, in the element type: 1e20^3 is inf in float32 before any
+ * rounding of a double); other float32 exponents take powf, double ones pow
+ * (measured against ORT 1.30: docs/evaluator.md). */
 static void pow_f32(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, int64_t sb, EwArgs *p)
 {
 	float *o = o_;
 	const float *a = a_, *b = b_;
-	if (sb == 0 && b[0] == 2) /* x^2, common in decomposed normalisations */
+	if (p->scalar_exponent && b[0] == 2)
 		for (int64_t i = 0; i < n; i++)
-			o[i] = (float)((double)a[i * sa] * a[i * sa]);
+			o[i] = a[i * sa] * a[i * sa];
+	else if (p->scalar_exponent && b[0] == 3)
+		for (int64_t i = 0; i < n; i++)
+			o[i] = a[i * sa] * a[i * sa] * a[i * sa];
 	else
 		for (int64_t i = 0; i < n; i++)
-			o[i] = (float)pow(a[i * sa], b[i * sb]);
+			o[i] = powf(a[i * sa], b[i * sb]);
+}
+
+static void pow_f64(void *o_, const void *a_, const void *b_, int64_t n, int64_t sa, int64_t sb, EwArgs *p)
+{
+	double *o = o_;
+	const double *a = a_, *b = b_;
+	if (p->scalar_exponent && b[0] == 2)
+		for (int64_t i = 0; i < n; i++)
+			o[i] = a[i * sa] * a[i * sa];
+	else if (p->scalar_exponent && b[0] == 3)
+		for (int64_t i = 0; i < n; i++)
+			o[i] = a[i * sa] * a[i * sa] * a[i * sa];
+	else
+		for (int64_t i = 0; i < n; i++)
+			o[i] = pow(a[i * sa], b[i * sb]);
 }
 
 /* Pow(X: T, Y: T1) -> T, T and T1 any numeric types (opset 12 on):
@@ -555,9 +577,9 @@ static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	EvValue *y = ew_new(c, x->dtype, rank, dims);
 	if (!y)
 		return false;
-	if (x->dtype == DT_FLOAT && e->dtype == DT_FLOAT) {
-		EwArgs p = {0};
-		apply2(y, x, e, pow_f32, &p);
+	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && e->dtype == x->dtype) {
+		EwArgs p = {.scalar_exponent = e->numel == 1};
+		apply2(y, x, e, x->dtype == DT_FLOAT ? pow_f32 : pow_f64, &p);
 		out[0] = y;
 		return true;
 	}

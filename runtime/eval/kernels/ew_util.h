@@ -32,6 +32,7 @@ typedef struct EwArgs {
 	int64_t lo_s, hi_s;
 	uint64_t lo_u, hi_u;
 	int64_t flag, flag2;    /* integer attributes (fmod, direction, approximate...) */
+	bool scalar_exponent;   /* Pow: the exponent has one element */
 	int err;                /* set by a row function: 1 = integer division by zero */
 } EwArgs;
 
