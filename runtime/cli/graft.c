@@ -1163,8 +1163,8 @@ static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const Rw
 	}
 	printf("%d %s node%s left\n", r->nwhy, rule->root_op, r->nwhy == 1 ? "" : "s");
 	for (int i = 0; i < r->nwhy; i++)
-		printf("  %s: %s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
-		       r->why[i].detail);
+		printf("  %s: %s%s%s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
+		       r->why[i].detail, *r->why[i].values ? ": " : "", r->why[i].values);
 }
 
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
