@@ -603,6 +603,108 @@ static char *fail_cond(const Fn *F, const MInsn *x)
 	return r;
 }
 
+/* ---- --why of guards and result values ------------------------------------------------------- */
+
+/* The failure statement after a why message in `w` (a call returning false). */
+static void why_return(Fn *F, const char *w)
+{
+	if (F->loops) {
+		line(F, "(void)%s;", w);
+		line(F, "continue;");
+	} else {
+		line(F, "return %s;", w);
+	}
+}
+
+/* rwg_why_begin and the values part p shows into RwgWhy why_0 (a name no
+ * rule variable gets: dsl_c_name); flag is the unknown flag the values'
+ * facts set (a fresh one when none can be unknown). */
+static void print_part_values(Fn *F, const MPart *p, const char *flag)
+{
+	static const char *const types[] = {[MT_INT] = "int", [MT_FLOAT] = "float", [MT_BOOL] = "bool",
+	                                    [MT_DTYPE] = "dtype", [MT_STR] = "str", [MT_INTS] = "ints",
+	                                    [MT_FLOATS] = "floats"};
+	static const char *const needs[] = {"RWG_NEED_NONE", "RWG_NEED_SHAPE", "RWG_NEED_DTYPE", "RWG_NEED_SCALAR",
+	                                    "RWG_NEED_INTS", "RWG_NEED_CONST"};
+	char *text = c_escaped(p->text, false);
+	line(F, "rwg_why_begin(&why_0, \"%s\");", text);
+	free(text);
+	for (int i = 0; i < p->nshown; i++) {
+		const MShown *sh = &p->shown[i];
+		char *v = cx(F, sh->e), *t = c_escaped(sh->text, false);
+		line(F, "rwg_why_%s(&why_0, \"%s\", %s, %s);", types[sh->e->type], t, v, flag);
+		free(v);
+		free(t);
+		if (sh->need == MN_NONE)
+			continue;
+		char *of = cx(F, sh->of), *ot = c_escaped(sh->of_text, false);
+		line(F, "rwg_why_need(rw, &why_0, %s, %s%s, \"%s\");", needs[sh->need], of, sh->of->type == MT_ARG ? ".v" : "", ot);
+		free(of);
+		free(ot);
+	}
+}
+
+/* In rule_<name>, after guard x failed: which part failed,
+ * and the values it saw, as rw_interp.c's why_guard says it. */
+static void print_guard_why(Fn *F, const MInsn *x)
+{
+	bool may_unknown = x->index;
+	line(F, "if (why) {");
+	F->depth++;
+	if (may_unknown)
+		line(F, "bool unknown = false;");
+	line(F, "RwgWhy why_0;");
+	for (int k = 0; k < x->nparts; k++) {
+		const MPart *p = &x->parts[k];
+		char *c = strip_parens(cx(F, p->e));
+		line(F, "if (%s%s%s%s) {", is_call(c) ? "!" : "!(", c, is_call(c) ? "" : ")", may_unknown ? " || unknown" : "");
+		F->depth++;
+		if (may_unknown) {
+			line(F, "bool why_1 = unknown;");
+			line(F, "unknown = false;");
+		}
+		print_part_values(F, p, may_unknown ? "&unknown" : "(bool[]){false}");
+		char *w = fmt("rwg_why_guard(rw, %d, &why_0, %s)", x->step, may_unknown ? "why_1" : "false");
+		why_return(F, w);
+		free(w);
+		F->depth--;
+		line(F, "}");
+		free(c);
+	}
+	F->depth--;
+	line(F, "}");
+}
+
+/* In rule_<name>, after a value of the result came out unknown (step
+ * MI_PRE_KNOWN's): which one, as rw_interp.c's why_result says it (each
+ * MI_PRE that may be unknown computed again, in order). */
+static void print_result_why(Fn *F, int step)
+{
+	line(F, "if (why) {");
+	F->depth++;
+	line(F, "bool unknown = false;");
+	line(F, "RwgWhy why_0;");
+	for (int i = 0; i < F->p->ninsns; i++) {
+		const MInsn *x = &F->p->insns[i];
+		if (x->kind != MI_PRE || !x->nparts)
+			continue;
+		char *v = cx(F, x->parts[0].e);
+		line(F, "(void)(%s);", v);
+		free(v);
+		line(F, "if (unknown) {");
+		F->depth++;
+		line(F, "unknown = false;");
+		print_part_values(F, &x->parts[0], "&unknown");
+		char *w = fmt("rwg_why_result(rw, %d, &why_0)", step);
+		why_return(F, w);
+		free(w);
+		F->depth--;
+		line(F, "}");
+	}
+	F->depth--;
+	line(F, "}");
+}
+
 /* ---- the tests a leaf leaves to the tree ------------------------------------------------------ */
 
 static void add_test(Fn *F, Test t)
@@ -728,7 +830,9 @@ static void print_step(Fn *F, const MInsn *x)
 		const char *ctype, *getter = attr_getter(x->attr_type, &ctype);
 		line(F, "%s %s;", ctype, name);
 		char *c = fmt("rwg_attr_%s(rw, %s, \"%s\", &%s)", getter, node_name(F, x->src), x->name, name);
-		check(F, c, x->step, why_of(F, x, NULL));
+		char *label = fmt(", rw_node_label(rw, %s)", node_name(F, x->src));
+		check(F, c, x->step, why_of(F, x, label));
+		free(label);
 		free(c);
 		break;
 	}
@@ -772,17 +876,28 @@ static void print_step(Fn *F, const MInsn *x)
 	}
 	case MI_GUARD: {
 		char *cond = strip_parens(cx(F, x->e));
-		if (x->index) {
-			if (F->loops)
-				line(F, "unknown = false;");
-			char *w = why_of(F, x, ", unknown ? \"undecided, something it needs is unknown: \" : \"\"");
-			char *c = is_call(cond) || (cond[0] == '!' && is_call(cond + 1)) ? fmt("!%s || unknown", cond)
-			                                                                  : fmt("!(%s) || unknown", cond);
-			fail_if(F, c, x->step, w);
-			free(c);
+		if (x->index && F->loops)
+			line(F, "unknown = false;");
+		char *w = x->index ? why_of(F, x, ", unknown ? \"undecided, something it needs is unknown: \" : \"\"")
+		                   : why_of(F, x, NULL);
+		char *c;
+		if (x->index)
+			c = is_call(cond) || (cond[0] == '!' && is_call(cond + 1)) ? fmt("!%s || unknown", cond)
+			                                                            : fmt("!(%s) || unknown", cond);
+		else
+			c = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
+		if (w && x->nparts) {
+			/* --why names the part that failed; the whole guard's text if none does */
+			line(F, "if (%s) {", c);
+			F->depth++;
+			print_guard_why(F, x);
+			F->depth--;
+			fail(F, x->step, w);
+			line(F, "}");
 		} else {
-			check(F, cond, x->step, why_of(F, x, NULL));
+			fail_if(F, c, x->step, w);
 		}
+		free(c);
 		free(cond);
 		break;
 	}
@@ -792,9 +907,24 @@ static void print_step(Fn *F, const MInsn *x)
 		free(v);
 		break;
 	}
-	case MI_PRE_KNOWN:
-		fail_if(F, "unknown", x->step, why_of(F, x, NULL));
+	case MI_PRE_KNOWN: {
+		char *w = why_of(F, x, NULL);
+		bool named = false;
+		for (int i = 0; i < F->p->ninsns; i++)
+			named |= F->p->insns[i].kind == MI_PRE && F->p->insns[i].nparts;
+		if (w && named) {
+			/* --why names the value that is unknown */
+			line(F, "if (unknown) {");
+			F->depth++;
+			print_result_why(F, x->step);
+			F->depth--;
+			fail(F, x->step, w);
+			line(F, "}");
+		} else {
+			fail_if(F, "unknown", x->step, w);
+		}
 		break;
+	}
 	case MI_LIKE: {
 		char *v = cx(F, x->e), *c = fmt("rwg_dtype(rw, %s)", v);
 		check(F, c, x->step, why_of(F, x, NULL));

@@ -48,6 +48,34 @@ int dsl_rule_opset_hi(const Rule *r)
 	return r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
 }
 
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Source text from..to with each run of whitespace one space, none inside
+ * brackets (malloc'd). */
+static char *collapsed(const char *from, const char *to)
+{
+	char *b = malloc((size_t)(to - from) + 1);
+	if (!b)
+		abort();
+	size_t n = 0;
+	bool space = false;
+	for (const char *q = from; q < to; q++) {
+		if (blank(*q)) {
+			space = n > 0;
+			continue;
+		}
+		if (space && !(n && (b[n - 1] == '(' || b[n - 1] == '[')) && *q != ')' && *q != ']')
+			b[n++] = ' ';
+		space = false;
+		b[n++] = *q;
+	}
+	b[n] = 0;
+	return b;
+}
+
 void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, char **res)
 {
 	const char *s = f->src, *end = f->src + f->srclen;
@@ -97,29 +125,8 @@ void dsl_rule_text(const RuleFile *f, const Rule *r, char **pat, char **guard, c
 	}
 	const char *cuts[][2] = {{colon + 1, iff ? iff : arrow}, {iff ? iff + 2 : NULL, arrow}, {arrow + 2, semi}};
 	char **outs[] = {pat, guard, res};
-	for (int k = 0; k < 3; k++) {
-		if (!cuts[k][0]) {
-			*outs[k] = NULL;
-			continue;
-		}
-		char *b = malloc((size_t)(cuts[k][1] - cuts[k][0]) + 1);
-		if (!b)
-			abort();
-		size_t n = 0;
-		bool space = false;
-		for (const char *q = cuts[k][0]; q < cuts[k][1]; q++) {
-			if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
-				space = n > 0;
-				continue;
-			}
-			if (space && !(n && (b[n - 1] == '(' || b[n - 1] == '[')) && *q != ')' && *q != ']')
-				b[n++] = ' ';
-			space = false;
-			b[n++] = *q;
-		}
-		b[n] = 0;
-		*outs[k] = b;
-	}
+	for (int k = 0; k < 3; k++)
+		*outs[k] = cuts[k][0] ? collapsed(cuts[k][0], cuts[k][1]) : NULL;
 }
 
 /* ---- state -------------------------------------------------------------------------------- */
@@ -385,6 +392,8 @@ const OpAttrDef *dsl_attr_def(const OpSchema *s, const char *name)
 /* ---- expressions -------------------------------------------------------------------------------- */
 
 static MExpr *num_expr(L *g, const Expr *e);
+static void add_part(L *g, const Expr *e, Vec *parts);
+static void *vec_to_arena(L *g, Vec *v, size_t size);
 
 static MType mtype(DslType t)
 {
@@ -797,11 +806,17 @@ static MExpr *pre_value(L *g, const Expr *e)
 		if (v && v->kind != MT_VALUE && v->kind != MT_NODE && v->kind != MT_ARG)
 			return x;
 	}
+	Vec part = {0};
+	if (may_unknown(x) && !g->failed)
+		add_part(g, e, &part);
 	MInsn *p = vec_push(&g->pre, sizeof(MInsn));
 	p->kind = MI_PRE;
 	p->reg = new_reg_named(g, x->type, "a");
 	p->tmp = ++g->ntmp;
 	p->e = x;
+	p->nparts = part.n;
+	p->parts = part.n ? vec_to_arena(g, &part, sizeof(MPart)) : NULL;
+	free(part.p);
 	return reg_ex(g, p->reg, x->type);
 }
 
@@ -1393,7 +1408,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		x->attr_type = (AttrType)def->type;
 		x->step = g->step++;
 		x->why_kind = W_ATTR;
-		x->why = S(g, "%s has no attribute %s", desc, a->name);
+		x->why = S(g, "attribute '%s' not set on node %%s", a->name);
 		if (v && !v->bound) {
 			x->reg = v->reg;
 			((MType *)g->regs.p)[v->reg] = t;
@@ -1585,6 +1600,186 @@ static char *guard_format(L *g)
 	return out;
 }
 
+/* ---- --why: a guard's parts and the values they show ------------------------------------------ */
+
+/* The first byte from p on that is neither blank nor inside a comment. */
+static const char *skip_blank(const char *p, const char *end)
+{
+	for (;;) {
+		while (p < end && blank(*p))
+			p++;
+		if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+			while (p < end && *p != '\n')
+				p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+			for (p += 2; p + 1 < end && !(p[0] == '*' && p[1] == '/'); p++)
+				;
+			p = p + 2 < end ? p + 2 : end;
+		} else {
+			return p;
+		}
+	}
+}
+
+/* Where e's text starts and ends in its file (an operator's position is
+ * the operator's; a call's, its name's). */
+static const char *expr_start(const RuleFile *f, const Expr *e)
+{
+	if (e->kind == EXPR_BINARY || e->kind == EXPR_INDEX || e->kind == EXPR_DEFAULT)
+		return expr_start(f, e->items[0]);
+	return f->src + e->pos.offset;
+}
+
+static const char *expr_end(const RuleFile *f, const Expr *e)
+{
+	const char *end = f->src + f->srclen, *p;
+	switch (e->kind) {
+	case EXPR_UNARY:
+		return expr_end(f, e->items[0]);
+	case EXPR_BINARY:
+	case EXPR_DEFAULT:
+		return expr_end(f, e->items[1]);
+	case EXPR_CALL:
+	case EXPR_LIST:
+	case EXPR_INDEX:
+		if (e->n) {
+			p = skip_blank(expr_end(f, e->items[e->n - 1]), end);
+			if (p < end && *p == ',')
+				p++;
+		} else if (e->kind == EXPR_LIST) {
+			p = f->src + e->pos.offset + 1;
+		} else {
+			p = skip_blank(f->src + e->pos.offset + e->pos.len, end);
+			p += p < end && *p == '(';
+		}
+		p = skip_blank(p, end);
+		return p < end && *p == (e->kind == EXPR_CALL ? ')' : ']') ? p + 1 : p;
+	default:
+		return f->src + e->pos.offset + e->pos.len;
+	}
+}
+
+/* e as written, whitespace collapsed, with the brackets around an operand
+ * it starts or ends with: `(a + b) * c`. */
+static const char *expr_text(L *g, const Expr *e)
+{
+	const char *src = g->f->src, *end = src + g->f->srclen;
+	const char *a = expr_start(g->f, e), *b = expr_end(g->f, e);
+	if (b < a)
+		b = a;
+	int open = 0, close = 0;
+	for (const char *p = a; p < b; p++) {
+		if (*p == '"') {
+			for (p++; p < b && *p != '"'; p++)
+				p += *p == '\\';
+		} else if (*p == '(' || *p == '[') {
+			open++;
+		} else if (*p == ')' || *p == ']') {
+			if (open)
+				open--;
+			else
+				close++;
+		}
+	}
+	for (; close > 0; close--) {
+		const char *q = a;
+		while (q > src && blank(q[-1]))
+			q--;
+		if (q == src || (q[-1] != '(' && q[-1] != '['))
+			break;
+		a = q - 1;
+	}
+	for (; open > 0; open--) {
+		const char *q = skip_blank(b, end);
+		if (q == end || (*q != ')' && *q != ']'))
+			break;
+		b = q + 1;
+	}
+	char *t = collapsed(a, b);
+	const char *r = arena_strdup(g->A, t);
+	free(t);
+	return r;
+}
+
+/* What builtin call e needs of its first argument to be known. */
+static MNeed call_need(const Expr *e)
+{
+	static const struct { const char *name; MNeed need; } needs[] = {
+		{"rank", MN_SHAPE}, {"shape", MN_SHAPE}, {"dim", MN_SHAPE}, {"numel", MN_SHAPE}, {"dims", MN_SHAPE},
+		{"dtype", MN_DTYPE}, {"is_float", MN_DTYPE}, {"is_int", MN_DTYPE}, {"scalar", MN_SCALAR},
+		{"ints", MN_INTS}, {"finite", MN_CONST}, {"moderate", MN_CONST},
+	};
+	if (e->kind != EXPR_CALL || e->n < 1 || !dsl_builtin_lookup(e->s))
+		return MN_NONE;
+	for (size_t i = 0; i < sizeof needs / sizeof *needs; i++)
+		if (!strcmp(e->s, needs[i].name))
+			return needs[i].need;
+	return MN_NONE;
+}
+
+/* The values e shows when it fails: its largest parts that are neither
+ * literals, operators nor graph values, each once, in reading order; for
+ * a predicate (is_identity(p)), what it reads, and itself where it may be
+ * unknown (finite(c)). */
+static void shown_of(L *g, const Expr *e, Vec *out)
+{
+	switch (e->kind) {
+	case EXPR_INT: case EXPR_FLOAT: case EXPR_BOOL: case EXPR_STRING:
+		return;
+	case EXPR_LIST: case EXPR_UNARY: case EXPR_BINARY:
+		for (int i = 0; i < e->n; i++)
+			shown_of(g, e->items[i], out);
+		return;
+	default:
+		break;
+	}
+	if ((e->kind == EXPR_VAR && !var(g, e->s)) || mtype(e->type) == MT_VALUE)
+		return; /* a dtype's name; a value of the graph */
+	MNeed need = call_need(e);
+	if (e->kind == EXPR_CALL && e->type == TY_BOOL && dsl_builtin_lookup(e->s)) {
+		for (int i = 0; i < e->n; i++)
+			shown_of(g, e->items[i], out);
+		if (need == MN_NONE)
+			return;
+	}
+	const char *text = expr_text(g, e);
+	for (int i = 0; i < out->n; i++)
+		if (!strcmp(((MShown *)out->p)[i].text, text))
+			return;
+	MShown *sh = vec_push(out, sizeof *sh);
+	sh->e = num_expr(g, e);
+	sh->text = text;
+	sh->need = need;
+	if (need != MN_NONE) {
+		/* scalar() and ints() read an operand an older opset spells as an attribute */
+		sh->of = fact_value(g, e->items[0], need == MN_SCALAR || need == MN_INTS);
+		sh->of_text = expr_text(g, e->items[0]);
+	}
+}
+
+/* One part: e, lowered again on its own, and the values it shows. */
+static void add_part(L *g, const Expr *e, Vec *parts)
+{
+	Vec shown = {0};
+	shown_of(g, e, &shown);
+	MPart *p = vec_push(parts, sizeof *p);
+	p->e = num_expr(g, e);
+	p->text = expr_text(g, e);
+	p->nshown = shown.n;
+	p->shown = vec_to_arena(g, &shown, sizeof(MShown));
+	free(shown.p);
+}
+
+static void guard_parts(L *g, const Expr *e, Vec *parts)
+{
+	if (e->kind == EXPR_BINARY && e->op == EX_AND) {
+		guard_parts(g, e->items[0], parts);
+		guard_parts(g, e->items[1], parts);
+		return;
+	}
+	add_part(g, e, parts);
+}
+
 /* One variant of a rule.  Returns its swap sites, -1 on error. */
 static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, unsigned orient, int nsites,
                          MProg *out)
@@ -1652,6 +1847,14 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 		x->step = g.step++;
 		x->why_kind = W_GUARD;
 		x->why = x->index ? S(&g, "%%s%s", guard_format(&g)) : guard_format(&g);
+		if (!g.failed) {
+			/* x points into g.insns, which lowering the parts leaves alone */
+			Vec parts = {0};
+			guard_parts(&g, r->guard, &parts);
+			x->nparts = parts.n;
+			x->parts = vec_to_arena(&g, &parts, sizeof(MPart));
+			free(parts.p);
+		}
 	}
 
 	/* the result: what it computes first (MI_PRE), then the tree to build */

@@ -139,9 +139,35 @@ typedef struct MForm {
 	int first, last;
 } MForm;
 
+/* What an unknown value lacked, of the value it is of: RwgNeed's order
+ * (rw_gen.h; rw_interp.c asserts they agree). */
+typedef enum MNeed { MN_NONE, MN_SHAPE, MN_DTYPE, MN_SCALAR, MN_INTS, MN_CONST } MNeed;
+
+/* --why: a value of the rule that a failed guard shows ("numel(s) is 3"):
+ * e and its source text; when it may be unknown, what it needs of the value
+ * `of` (a value or an operand register; NULL: none), named of_text. */
+typedef struct MShown {
+	MExpr *e;
+	const char *text;
+	MNeed need;
+	MExpr *of;
+	const char *of_text;
+} MShown;
+
+/* --why: a guard split at its top-level &&s, part by part (or the value an
+ * MI_PRE computes, as one part): e, its source text (whitespace collapsed)
+ * and the values it shows, each once, in reading order. */
+typedef struct MPart {
+	MExpr *e;
+	const char *text;
+	MShown *shown;
+	int nshown;
+} MPart;
+
 /* What a failed step says in a --why run: why_kind (RwWhyKind) and a
- * message; `%s` in it takes rwg_what() of value why_arg (MI_PRODUCER), or
- * `%lld` the int why_arg. */
+ * message; `%s` in it takes rwg_what() of value why_arg (MI_PRODUCER) or
+ * the node's rw_node_label (MI_ATTR), or `%lld` the int why_arg.  A failed
+ * MI_GUARD, and MI_PRE_KNOWN, say instead which part failed (parts). */
 typedef struct MInsn {
 	MInsnKind kind;
 	int reg, src;
@@ -158,6 +184,8 @@ typedef struct MInsn {
 	const char *why;
 	MExpr *why_arg;
 	const char *desc;           /* MI_SINGLE_USE: "c (Conv)" */
+	MPart *parts;               /* MI_GUARD: its parts; MI_PRE: its value, when it may be unknown */
+	int nparts;
 	/* for the C printer: */
 	MTest test;                 /* a test the decision tree can make instead */
 	int swap, slot;             /* 1 + the commutative swap site whose operand `slot` (0, 1) this

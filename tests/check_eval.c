@@ -798,6 +798,81 @@ START_TEST(test_compare_sequences)
 }
 END_TEST
 
+/* graft compare A B with generated inputs: symbolic dims get sizes of 2 to 5,
+ * one per name, another each run; a run A cannot make with them is made
+ * with 1 and says so. */
+static int compare_cli(const char *dir, const char *a, const char *b, const char *opts, char **out)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "%s compare %s/%s.onnxtxt %s/%s.onnxtxt %s", getenv("GRAFT"), dir, a, dir, b, opts);
+	return run_shell(cmd, out);
+}
+
+static void write_model(const char *dir, const char *name, const char *body)
+{
+	char path[600], text[2048];
+	snprintf(path, sizeof path, "%s/%s.onnxtxt", dir, name);
+	snprintf(text, sizeof text, "<ir_version: 8, opset_import: [\"\" : 13]>\n%s", body);
+	ck_assert(write_file(path, text, strlen(text)));
+}
+
+START_TEST(test_compare_symbolic_dims)
+{
+	if (!getenv("GRAFT")) {
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+		return;
+	}
+	char *dir = temp_dir(), *out, want[2048];
+	/* the sum over N rows and the first row: the same only when N is 1 */
+	write_model(dir, "sum", "g (float[N,3] x) => (float[1,3] y) {\n  ax = Constant <value = int64[1] {0}> ()\n"
+	                        "  y = ReduceSum <keepdims = 1> (x, ax)\n}\n");
+	write_model(dir, "first", "g (float[N,3] x) => (float[1,3] y) {\n  s = Constant <value = int64[1] {0}> ()\n"
+	                          "  e = Constant <value = int64[1] {1}> ()\n  y = Slice (x, s, e, s)\n}\n");
+	ck_assert_int_eq(compare_cli(dir, "sum", "first", "", &out), 1);
+	ck_assert_str_eq(out, "run 1: dims N=2\nrun 2: dims N=3\n"
+	                      "output                        max abs      max rel  result\n"
+	                      "y                               0.954         5.19  DIFFER\n"
+	                      "models differ (2 runs, rtol 0.001, atol 0.0001)\n");
+	free(out);
+	/* --dim pins a name: one run, as before */
+	ck_assert_int_eq(compare_cli(dir, "sum", "first", "--dim N=1", &out), 0);
+	ck_assert_str_eq(out, "run 1: dims N=1\n"
+	                      "output                        max abs      max rel  result\n"
+	                      "y                                   0            0  agree\n"
+	                      "models agree (1 run, rtol 0.001, atol 0.0001)\n");
+	free(out);
+	/* a Reshape to a constant shape takes N = 1 only: the runs say they fell back */
+	const char *reshape = "g (float[N,3] x, float[seq] z) => (float[3] y, float[seq] w) {\n"
+	                      "  s = Constant <value = int64[1] {3}> ()\n  y = Reshape (x, s)\n  w = Relu (z)\n}\n";
+	write_model(dir, "reshape", reshape);
+	ck_assert_int_eq(compare_cli(dir, "reshape", "reshape", "--runs 3 --seed 6", &out), 0);
+	snprintf(want, sizeof want,
+	         "run 1: dims N=1, seq=1 (A fails with N=4, seq=5: %s/reshape.onnxtxt: node 'Reshape#1': cannot reshape 12 "
+	         "elements into 3)\n"
+	         "run 2: dims N=1, seq=1 (A fails with N=5, seq=2: %s/reshape.onnxtxt: node 'Reshape#1': cannot reshape 15 "
+	         "elements into 3)\n"
+	         "run 3: dims N=1, seq=1 (A fails with N=2, seq=3: %s/reshape.onnxtxt: node 'Reshape#1': cannot reshape 6 "
+	         "elements into 3)\n"
+	         "output                        max abs      max rel  result\n"
+	         "y                                   0            0  agree\n"
+	         "w                                   0            0  agree\n"
+	         "models agree (3 runs, rtol 0.001, atol 0.0001)\n", dir, dir, dir);
+	ck_assert_str_eq(out, want);
+	free(out);
+	/* B failing where A runs is no agreement */
+	write_model(dir, "sum0", "g (float[N,3] x, float[seq] z) => (float[3] y, float[seq] w) {\n"
+	                         "  ax = Constant <value = int64[1] {0}> ()\n  y = ReduceSum <keepdims = 0> (x, ax)\n"
+	                         "  w = Relu (z)\n}\n");
+	ck_assert_int_eq(compare_cli(dir, "sum0", "reshape", "", &out), 1);
+	snprintf(want, sizeof want, "run 1: dims N=2, seq=3\n%s/reshape.onnxtxt: node 'Reshape#1': cannot reshape 6 elements into 3\n",
+	         dir);
+	ck_assert_str_eq(out, want);
+	free(out);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 /* Run a text model without inputs (its data are initializers); its first
  * output, or fail the test. */
 static EvValue *run_consts(const char *text)
@@ -892,6 +967,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_broadcast_shape);
 	tcase_add_test(tc, test_required_ops);
 	tcase_add_test(tc, test_compare_sequences);
+	tcase_add_test(tc, test_compare_symbolic_dims);
 	tcase_add_test(tc, test_max_min_zero_ties);
 	tcase_add_test(tc, test_clip_bounds);
 	suite_add_tcase(s, tc);

@@ -446,6 +446,7 @@ typedef struct RunArgs {
 	bool exact;        /* --exact: bit for bit */
 	bool plan;         /* run: inside the static memory plan (runtime/plan) */
 	int runs;
+	bool runs_given;   /* --runs on the command line */
 	int repeat;        /* run: time this many runs and print the median */
 } RunArgs;
 
@@ -481,7 +482,8 @@ static size_t default_max_memory(void)
 static const char *const run_help =
 	"  --inputs DIR        input_K.pb files (TensorProto), matched by name, else by position;\n"
 	"                      without it, inputs are generated as ort-run.mjs does (floats uniform\n"
-	"                      in [-1,1), ints in [0,100), symbolic dims 1)\n"
+	"                      in [-1,1), ints in [0,100); symbolic dims 1 for run, 2..5 for\n"
+	"                      compare)\n"
 	"  --seed N            seed of generated inputs (default 0)\n"
 	"  --dim NAME=V        value of a symbolic dim (repeatable)\n"
 	"  --int-range LO:HI   range of generated integer inputs\n"
@@ -531,6 +533,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *a, const char *usage)
 			if (!parse_int_arg("--runs", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			a->runs = (int)v;
+			a->runs_given = true;
 			break;
 		case 'x': a->exact = true; break;
 		case 'P': a->plan = true; break;
@@ -792,13 +795,86 @@ done:
 	return rc;
 }
 
+/* The --dim value given for name, or -1. */
+static int64_t pinned_dim(const RunArgs *a, const char *name)
+{
+	for (int k = 0; k < a->ro.ndims; k++)
+		if (strcmp(a->names[k], name) == 0)
+			return a->values[k];
+	return -1;
+}
+
+/* Sizes for the symbolic dim names[0..n-1] in the run with this seed: the
+ * --dim value, else run_drawn_dim's (1 if ones); "N=2, seq=3" into line.
+ * Returns whether any was drawn. */
+static bool choose_dims(const RunArgs *a, const char **names, int n, uint32_t seed, bool ones, int64_t *values,
+                        char *line, size_t size)
+{
+	bool drawn = false;
+	size_t o = 0;
+	line[0] = 0;
+	for (int k = 0; k < n; k++) {
+		values[k] = pinned_dim(a, names[k]);
+		if (values[k] < 0) {
+			values[k] = ones ? 1 : run_drawn_dim(seed, k);
+			drawn = true;
+		}
+		if (o < size)
+			o += (size_t)snprintf(line + o, size - o, "%s%s=%lld", k ? ", " : "", names[k], (long long)values[k]);
+	}
+	return drawn;
+}
+
+/* Generated inputs and A's outputs for one run of compare when A's inputs
+ * have the symbolic dims names[0..n-1], and a line saying which sizes the
+ * run used.  If A fails with drawn sizes (a Reshape to a constant shape
+ * needs 1), the run is made with 1 for every unpinned name instead and the
+ * line says so: never a verdict on a run that did not happen. */
+static bool run_a_with_dims(const RunArgs *a, IrModel *ma, RunOptions ro, const char **names, int n, int run,
+                            EvValue **ia, EvValue **oa, Diag *d)
+{
+	uint32_t nin = ir_graph(ma, IR_MAIN_GRAPH)->ninputs, nout = ir_graph(ma, IR_MAIN_GRAPH)->noutputs;
+	int64_t values[64];
+	char sizes[1024], ones[1024];
+	bool drawn = choose_dims(a, names, n, ro.seed, false, values, sizes, sizeof sizes);
+	ro.dim_names = names;
+	ro.dim_values = values;
+	ro.ndims = n;
+	if (!run_prepare_inputs(ma, &ro, ia, d))
+		return false;
+	Diag quiet;  /* A's error is the fallback's reason, not the run's end */
+	diag_init(&quiet, NULL);
+	if (ev_run(ma, (const EvValue *const *)ia, nin, oa, NULL, &quiet)) {
+		printf("run %d: dims %s\n", run + 1, sizes);
+		fflush(stdout); /* before any error of B's on stderr */
+		return true;
+	}
+	if (!drawn) {
+		fprintf(stderr, "%s\n", quiet.first);
+		return false;
+	}
+	free_values(ia, nin);
+	free_values(oa, nout);
+	memset(oa, 0, sizeof *oa * nout);
+	choose_dims(a, names, n, ro.seed, true, values, ones, sizeof ones);
+	printf("run %d: dims %s (A fails with %s: %s)\n", run + 1, ones, sizes, quiet.first);
+	fflush(stdout);
+	return run_prepare_inputs(ma, &ro, ia, d) && run_model(ma, ia, oa);
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	static const char *usage = "usage: graft compare A.onnx B.onnx [--inputs DIR] [--runs N] [options]\n"
 		"Runs both models on the same inputs and reports, per output, the largest absolute\n"
 		"and relative difference.  Exit 0 only when every output agrees; the interface\n"
 		"(input and output names) must be the same.\n"
-		"  --runs N            N sets of generated inputs (seeds seed..seed+N-1; default 1)\n";
+		"  --runs N            N sets of generated inputs (seeds seed..seed+N-1; default 1,\n"
+		"                      2 when the inputs have symbolic dims)\n"
+		"Generated inputs give each symbolic dim name a size of its own from 2 to 5,\n"
+		"another in each run (not 1, as ort-run.mjs and graft run do), so a rewrite right\n"
+		"only when a dim is 1 shows; each run prints its sizes ('run 1: dims N=2, seq=3').\n"
+		"--dim NAME=V pins a name.  A run A cannot make with those sizes is made with 1\n"
+		"for every unpinned name instead, and its line says why.\n";
 	RunArgs a;
 	int rc = parse_run_args(argc, argv, &a, usage);
 	if (rc >= 0)
@@ -839,18 +915,26 @@ static int cmd_compare(int argc, char **argv)
 		abort();
 	for (uint32_t i = 0; i < ga->noutputs; i++)
 		worst[i].agree = true;
+	/* generated inputs: each symbolic dim its --dim value, else drawn per run */
+	const char *dim_names[64];
+	int64_t scratch[64];
+	char line[1024];
+	int ndims = a.ro.inputs_dir ? 0 : run_symbolic_dims(ma, dim_names, 64);
+	if (choose_dims(&a, dim_names, ndims, 0, false, scratch, line, sizeof line) && !a.runs_given)
+		a.runs = 2;
 	for (int run = 0; run < a.runs && rc != 2; run++) {
 		RunOptions ro = a.ro;
 		ro.seed += (uint32_t)run;
 		EvValue **ia = calloc(ga->ninputs + 1, sizeof *ia), **ib = calloc(gb->ninputs + 1, sizeof *ib);
 		EvValue **oa = calloc(ga->noutputs + 1, sizeof *oa), **ob = calloc(gb->noutputs + 1, sizeof *ob);
-		bool ok = run_prepare_inputs(ma, &ro, ia, &d);
+		bool ok = ndims ? run_a_with_dims(&a, ma, ro, dim_names, ndims, run, ia, oa, &d)
+		                : run_prepare_inputs(ma, &ro, ia, &d) && run_model(ma, ia, oa);
 		/* B gets exactly A's inputs, by name */
 		for (uint32_t i = 0; ok && i < gb->ninputs; i++)
 			for (uint32_t k = 0; k < ga->ninputs; k++)
 				if (ia[k] && strcmp(ir_value(ma, ga->inputs[k])->name, ir_value(mb, gb->inputs[i])->name) == 0)
 					ib[i] = ev_ref(ia[k]);
-		ok = ok && run_model(ma, ia, oa) && run_model(mb, ib, ob);
+		ok = ok && run_model(mb, ib, ob);
 		for (uint32_t i = 0; ok && i < ga->noutputs; i++) {
 			RunDiff r;
 			if (a.exact)
@@ -1079,8 +1163,8 @@ static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const Rw
 	}
 	printf("%d %s node%s left\n", r->nwhy, rule->root_op, r->nwhy == 1 ? "" : "s");
 	for (int i = 0; i < r->nwhy; i++)
-		printf("  %s: %s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
-		       r->why[i].detail);
+		printf("  %s: %s%s%s%s%s\n", r->why[i].node, rw_why_kind_name(r->why[i].kind), *r->why[i].detail ? ": " : "",
+		       r->why[i].detail, *r->why[i].values ? ": " : "", r->why[i].values);
 }
 
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,

@@ -95,7 +95,9 @@ struct Rewriter {
 	bool why_active;
 	int why_step;
 	RwWhyKind why_kind;
-	char why_detail[300];
+	char why_detail[600];
+	char why_values[600];
+	char label[256];            /* rw_node_label */
 };
 
 #ifdef GRAFT_DEBUG
@@ -753,7 +755,22 @@ bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...
 	va_start(ap, detail);
 	vsnprintf(rw->why_detail, sizeof rw->why_detail, detail, ap);
 	va_end(ap);
+	rw->why_values[0] = 0;
 	return false;
+}
+
+bool rw_why_fail_values(Rewriter *rw, int step, RwWhyKind kind, const char *detail, const char *values)
+{
+	if (step <= rw->why_step)
+		return false;
+	rw_why_fail(rw, step, kind, "%s", detail);
+	snprintf(rw->why_values, sizeof rw->why_values, "%s", values);
+	return false;
+}
+
+const char *rw_node_label(Rewriter *rw, NodeId n)
+{
+	return ir_node_label(rw->m, n, rw->label, sizeof rw->label);
 }
 
 bool rw_why_disabled(Rewriter *rw, int rule)
@@ -808,13 +825,15 @@ static bool why_pass(Rewriter *rw)
 			rw->why_step = -1;
 			rw->why_kind = RW_WHY_FIRES;
 			rw->why_detail[0] = 0;
+			rw->why_values[0] = 0;
 			if (rs->interp)
 				rw_interp_rule(rw, rule, order[i], true);
 			else
 				rs->rule_fns[rule](rw, order[i], true);
 			RwResult *res = rw->res;
 			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
-			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail)};
+			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail),
+			                                   strdup(rw->why_values)};
 		}
 		free(order);
 	}
@@ -2048,6 +2067,7 @@ void rw_result_free(RwResult *r)
 	for (int i = 0; i < r->nwhy; i++) {
 		free(r->why[i].node);
 		free(r->why[i].detail);
+		free(r->why[i].values);
 	}
 	free(r->why);
 	memset(r, 0, sizeof *r);

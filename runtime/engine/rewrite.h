@@ -92,6 +92,9 @@ typedef struct RwWhy {
 	char *node;                 /* ir_node_label */
 	RwWhyKind kind;
 	char *detail;               /* which operand, attribute or condition */
+	char *values;               /* what the condition saw ("numel(s) is 3"), or "": apart from
+	                               detail so that counting details (graft verify) does not
+	                               split them by value */
 } RwWhy;
 
 /* ---- running ------------------------------------------------------------------ */
@@ -179,6 +182,11 @@ bool rw_enabled(Rewriter *rw, int rule);
  * op tries both orders; on a tie, the order the rule is written in).  Returns false, for `return rw_why_fail(...)`. */
 bool rw_why_fail(Rewriter *rw, int step, RwWhyKind kind, const char *detail, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same with the values the condition saw apart (RwWhy.values); neither is a format. */
+bool rw_why_fail_values(Rewriter *rw, int step, RwWhyKind kind, const char *detail, const char *values);
+/* n's name, or "Op#id" when it has none (ir_node_label), for a message: valid
+ * until the next call. */
+const char *rw_node_label(Rewriter *rw, NodeId n);
 /* --why: rule `rule` is not enabled: record whether by opset or by choice. */
 bool rw_why_disabled(Rewriter *rw, int rule);
 

@@ -5,6 +5,8 @@
 #include "opset_forms.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static IrModel *M(Rewriter *rw) { return rw_model(rw); }
@@ -498,6 +500,169 @@ bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out)
 	for (size_t i = 0; i < count; i++)
 		out->v[i] = v[i];
 	return true;
+}
+
+/* ---- --why of guards and result values (rw_gen.h) ------------------------------------ */
+
+void rwg_why_begin(RwgWhy *b, const char *cond)
+{
+	memset(b, 0, sizeof *b);
+	b->cond = cond;
+}
+
+/* Append to b->values, cut where it is full. */
+static void why_add(RwgWhy *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_add(RwgWhy *b, const char *fmt, ...)
+{
+	if (b->n >= sizeof b->values)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(b->values + b->n, sizeof b->values - b->n, fmt, ap);
+	va_end(ap);
+	b->n = k < 0 ? b->n : b->n + (size_t)k;
+}
+
+/* Start the entry for text: false when the value needs no "is" (the
+ * condition's own text, known). */
+static bool why_entry(RwgWhy *b, const char *text, bool *unknown)
+{
+	b->last_unknown = *unknown;
+	*unknown = false;
+	b->last_listed = strcmp(text, b->cond) != 0;
+	if (!b->last_listed)
+		return false;
+	why_add(b, "%s%s is ", b->n ? ", " : "", text);
+	if (b->last_unknown)
+		why_add(b, "unknown");
+	return !b->last_unknown;
+}
+
+void rwg_why_int(RwgWhy *b, const char *text, int64_t v, bool *unknown)
+{
+	if (why_entry(b, text, unknown))
+		why_add(b, "%lld", (long long)v);
+}
+
+void rwg_why_float(RwgWhy *b, const char *text, double v, bool *unknown)
+{
+	if (why_entry(b, text, unknown))
+		why_add(b, "%.9g", v);
+}
+
+void rwg_why_bool(RwgWhy *b, const char *text, bool v, bool *unknown)
+{
+	if (why_entry(b, text, unknown))
+		why_add(b, "%s", v ? "true" : "false");
+}
+
+/* A dtype as the rule language writes it. */
+static const char *dtype_word(int dt)
+{
+	return dt == DT_FLOAT ? "float32" : dt == DT_DOUBLE ? "float64" : dtype_name(dt);
+}
+
+void rwg_why_dtype(RwgWhy *b, const char *text, int v, bool *unknown)
+{
+	if (why_entry(b, text, unknown))
+		why_add(b, "%s", dtype_word(v));
+}
+
+void rwg_why_str(RwgWhy *b, const char *text, RwgStr v, bool *unknown)
+{
+	if (why_entry(b, text, unknown))
+		why_add(b, "\"%.*s\"", (int)v.n, v.p);
+}
+
+void rwg_why_ints(RwgWhy *b, const char *text, RwgInts v, bool *unknown)
+{
+	if (!why_entry(b, text, unknown))
+		return;
+	why_add(b, "[");
+	for (int i = 0; i < v.n; i++)
+		why_add(b, "%s%lld", i ? ", " : "", (long long)v.v[i]);
+	why_add(b, "]");
+}
+
+void rwg_why_floats(RwgWhy *b, const char *text, RwgFloats v, bool *unknown)
+{
+	if (!why_entry(b, text, unknown))
+		return;
+	why_add(b, "[");
+	for (int i = 0; i < v.n; i++)
+		why_add(b, "%s%.9g", i ? ", " : "", v.v[i]);
+	why_add(b, "]");
+}
+
+/* v's dims as "[N,?,3]" into buf (rank known). */
+static void dims_text(Rewriter *rw, ValueId v, char *buf, size_t size)
+{
+	const IrValue *val = ir_value(M(rw), v);
+	const IrTensor *t = val->tensor && !val->is_input ? ir_tensor(M(rw), val->tensor) : NULL;
+	int rank = t ? t->rank : val->shape.rank;
+	size_t o = (size_t)snprintf(buf, size, "[");
+	for (int i = 0; i < rank && o < size; i++) {
+		const Dim *d = t ? NULL : &val->shape.dims[i];
+		if (t || d->size >= 0)
+			o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)(t ? t->dims[i] : d->size));
+		else
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", d->param ? d->param : "?");
+	}
+	if (o < size)
+		snprintf(buf + o, size - o, "]");
+}
+
+void rwg_why_need(Rewriter *rw, RwgWhy *b, RwgNeed need, ValueId v, const char *of)
+{
+	if (!b->last_unknown || need == RWG_NEED_NONE || !of)
+		return;
+	/* after "scalar(s) is unknown" in parentheses; alone for the condition's own value */
+	const char *open = b->last_listed ? " (" : b->n ? ", " : "", *close = b->last_listed ? ")" : "";
+	if (!v) {
+		why_add(b, "%s%s is absent%s", open, of, close);
+		return;
+	}
+	char dims[200];
+	int64_t shape[RWG_MAX_INTS];
+	if (need == RWG_NEED_SHAPE) {
+		if (shape_of(rw, v, shape) < 0) {
+			why_add(b, "%sthe shape of %s is unknown%s", open, of, close);
+		} else {
+			dims_text(rw, v, dims, sizeof dims);
+			why_add(b, "%s%s has shape %s%s", open, of, dims, close);
+		}
+		return;
+	}
+	if (need == RWG_NEED_DTYPE) {
+		why_add(b, "%sthe dtype of %s is unknown%s", open, of, close);
+		return;
+	}
+	EvValue *t = const_of(rw, v);
+	if (!t)
+		why_add(b, "%s%s is not a constant%s", open, of, close);
+	else if (need == RWG_NEED_SCALAR && t->numel != 1)
+		why_add(b, "%s%s has %lld elements%s", open, of, (long long)t->numel, close);
+	else if (need == RWG_NEED_INTS && ev_is_float(t->dtype))
+		why_add(b, "%s%s holds %s values%s", open, of, dtype_word(t->dtype), close);
+	else if (need == RWG_NEED_INTS && t->rank > 1)
+		why_add(b, "%s%s has rank %d%s", open, of, t->rank, close);
+	else if (need == RWG_NEED_INTS && t->numel > RWG_MAX_INTS)
+		why_add(b, "%s%s has %lld elements, more than %d%s", open, of, (long long)t->numel, RWG_MAX_INTS, close);
+	ev_unref(t);
+}
+
+bool rwg_why_guard(Rewriter *rw, int step, const RwgWhy *b, bool undecided)
+{
+	char detail[400];
+	snprintf(detail, sizeof detail, "%s is %s", b->cond, undecided ? "undecided" : "false");
+	return rw_why_fail_values(rw, step, RW_WHY_GUARD, detail, b->values);
+}
+
+bool rwg_why_result(Rewriter *rw, int step, const RwgWhy *b)
+{
+	char detail[400];
+	snprintf(detail, sizeof detail, "%s is unknown", b->cond);
+	return rw_why_fail_values(rw, step, RW_WHY_UNKNOWN, detail, b->values);
 }
 
 /* ---- guard builtins -------------------------------------------------------------------- */

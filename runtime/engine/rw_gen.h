@@ -118,6 +118,50 @@ const char *rwg_what(Rewriter *rw, ValueId v);
  * output is a graph output or has a consumer outside the match.  False. */
 bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, const char *desc);
 
+/* Why a guard is false, or a value of the result unknown, in the same words
+ * from graftc's rule_<name> and from the interpreter: the lowering
+ * (dsl/lower.c) splits a guard at its top-level &&s and lists, per part,
+ * the values of the rule's expressions it reads (their source text); both
+ * back ends evaluate the first part that fails and its values into an
+ * RwgWhy and call rwg_why_guard:
+ *     detail "numel(s) == 1 is false", values "numel(s) is 3"
+ *     detail "scalar(lo) > 0 is undecided", values "scalar(lo) is unknown (lo has 3 elements)"
+ * A value whose text is the part's own (a bool builtin alone, or a value of
+ * the result) shows only why it is unknown. */
+typedef enum RwgNeed {
+	RWG_NEED_NONE,
+	RWG_NEED_SHAPE,         /* rank, shape, dim, numel, dims of the value */
+	RWG_NEED_DTYPE,         /* dtype, is_float, is_int */
+	RWG_NEED_SCALAR,        /* scalar: a one-element constant */
+	RWG_NEED_INTS,          /* ints: a constant list of at most RWG_MAX_INTS integers */
+	RWG_NEED_CONST,         /* finite, moderate: a constant */
+} RwgNeed;
+
+typedef struct RwgWhy {
+	const char *cond;       /* the part, or the result's value, as written */
+	bool last_unknown;      /* the value added last was unknown */
+	bool last_listed;       /* ...and is in values (its text is not cond) */
+	size_t n;
+	char values[500];
+} RwgWhy;
+
+void rwg_why_begin(RwgWhy *b, const char *cond);
+/* Add "text is v" ("text is unknown" when *unknown); clears *unknown for the next. */
+void rwg_why_int(RwgWhy *b, const char *text, int64_t v, bool *unknown);
+void rwg_why_float(RwgWhy *b, const char *text, double v, bool *unknown);
+void rwg_why_bool(RwgWhy *b, const char *text, bool v, bool *unknown);
+void rwg_why_dtype(RwgWhy *b, const char *text, int v, bool *unknown);
+void rwg_why_str(RwgWhy *b, const char *text, RwgStr v, bool *unknown);
+void rwg_why_ints(RwgWhy *b, const char *text, RwgInts v, bool *unknown);
+void rwg_why_floats(RwgWhy *b, const char *text, RwgFloats v, bool *unknown);
+/* After a value that was unknown: why, from what `need` asks of value v
+ * (named of): " (s has 3 elements)". */
+void rwg_why_need(Rewriter *rw, RwgWhy *b, RwgNeed need, ValueId v, const char *of);
+/* Record the part as false (undecided: something it needs is unknown). False. */
+bool rwg_why_guard(Rewriter *rw, int step, const RwgWhy *b, bool undecided);
+/* Record the result's value b->cond as unknown (RW_WHY_UNKNOWN). False. */
+bool rwg_why_result(Rewriter *rw, int step, const RwgWhy *b);
+
 /* ---- guard builtins ------------------------------------------------------------- */
 
 int64_t rwg_rank(Rewriter *rw, ValueId v, bool *unknown);

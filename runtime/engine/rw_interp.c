@@ -781,6 +781,75 @@ static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i,
 	return FAILED;
 }
 
+/* ---- --why of guards and result values ---------------------------------------------------------- */
+
+_Static_assert((int)MN_SHAPE == RWG_NEED_SHAPE && (int)MN_DTYPE == RWG_NEED_DTYPE && (int)MN_SCALAR == RWG_NEED_SCALAR &&
+               (int)MN_INTS == RWG_NEED_INTS && (int)MN_CONST == RWG_NEED_CONST, "MNeed is RwgNeed");
+
+/* rwg_why_begin and the values part p shows into b, as codegen.c's
+ * print_part_values has rule_<name> add them. */
+static void why_values(Run *x, RwgWhy *b, const MPart *p)
+{
+	rwg_why_begin(b, p->text);
+	for (int i = 0; i < p->nshown; i++) {
+		const MShown *sh = &p->shown[i];
+		x->unknown = false;
+		RwReg v = eval(x, sh->e);
+		bool *u = &x->unknown;
+		switch (sh->e->type) {
+		case MT_INT: rwg_why_int(b, sh->text, v.i, u); break;
+		case MT_FLOAT: rwg_why_float(b, sh->text, v.f, u); break;
+		case MT_BOOL: rwg_why_bool(b, sh->text, v.i != 0, u); break;
+		case MT_DTYPE: rwg_why_dtype(b, sh->text, (int)v.i, u); break;
+		case MT_STR: rwg_why_str(b, sh->text, v.s, u); break;
+		case MT_INTS: rwg_why_ints(b, sh->text, v.ints, u); break;
+		case MT_FLOATS: rwg_why_floats(b, sh->text, v.floats, u); break;
+		default: break;
+		}
+		if (sh->need != MN_NONE) {
+			RwReg of = eval(x, sh->of);
+			rwg_why_need(x->rw, b, (RwgNeed)sh->need, sh->of->type == MT_ARG ? of.arg.v : of.v, sh->of_text);
+		}
+	}
+	x->unknown = false;
+}
+
+/* Guard `in` failed: record its first part that is false or undecided, and
+ * the values it saw. */
+static void why_guard(Run *x, const MInsn *in)
+{
+	for (int k = 0; k < in->nparts; k++) {
+		const MPart *p = &in->parts[k];
+		x->unknown = false;
+		bool c = cond(x, p->e), undecided = in->index && x->unknown;
+		if (c && !undecided)
+			continue;
+		RwgWhy b;
+		why_values(x, &b, p);
+		rwg_why_guard(x->rw, in->step, &b, undecided);
+		return;
+	}
+}
+
+/* A value of the result was unknown (step MI_PRE_KNOWN's `in`): record the
+ * first that is, computed again in order. */
+static void why_result(Run *x, const MProg *prog, const MInsn *in)
+{
+	for (int i = 0; i < prog->ninsns; i++) {
+		const MInsn *pre = &prog->insns[i];
+		if (pre->kind != MI_PRE || !pre->nparts)
+			continue;
+		x->unknown = false;
+		eval(x, pre->parts[0].e);
+		if (!x->unknown)
+			continue;
+		RwgWhy b;
+		why_values(x, &b, &pre->parts[0]);
+		rwg_why_result(x->rw, in->step, &b);
+		return;
+	}
+}
+
 static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MProg *p, NodeId root, bool why)
 {
 	RwReg regs[p->nregs + 1];
@@ -823,7 +892,7 @@ static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MPro
 			default: ok = false;
 			}
 			if (!ok)
-				return fail(&x, in, NULL, 0, false);
+				return fail(&x, in, why ? rw_node_label(rw, n) : NULL, 0, false);
 			break;
 		}
 		case MI_REST: dst->rest = (RwgRest){regs[in->src].n, (uint32_t)in->index}; break;
@@ -852,16 +921,23 @@ static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MPro
 		case MI_GUARD: {
 			bool c = cond(&x, in->e);
 			if (!c || (in->index && x.unknown)) {
+				/* the part that failed; the whole guard's text if none does */
+				bool unknown = x.unknown;
+				if (why)
+					why_guard(&x, in);
 				if (in->index)
-					return fail(&x, in, x.unknown ? "undecided, something it needs is unknown: " : "", 0, false);
+					return fail(&x, in, unknown ? "undecided, something it needs is unknown: " : "", 0, false);
 				return fail(&x, in, NULL, 0, false);
 			}
 			break;
 		}
 		case MI_PRE: *dst = eval(&x, in->e); break;
 		case MI_PRE_KNOWN:
-			if (x.unknown)
+			if (x.unknown) {
+				if (why)
+					why_result(&x, p, in);
 				return fail(&x, in, NULL, 0, false);
+			}
 			break;
 		case MI_LIKE:
 			if (!rwg_dtype(rw, eval(&x, in->e).v))

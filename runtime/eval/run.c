@@ -1,7 +1,8 @@
 /* run.c - running whole models for `graft run` and `graft compare`: the
  * inputs (from .pb files, or generated deterministically exactly as
  * ../shared/tools/ort/ort-run.mjs generates them, so both tools feed the same
- * numbers for the same seed) and the comparison of outputs. */
+ * numbers for the same seed; graft compare alone gives symbolic dims sizes
+ * other than ort-run.mjs's 1, run_drawn_dim) and the comparison of outputs. */
 #include "run.h"
 
 #include <dirent.h>
@@ -111,6 +112,33 @@ EvValue *run_generate_input(IrModel *m, ValueId v, uint32_t index, const RunOpti
 		}
 	}
 	return t;
+}
+
+/* ---- symbolic dims of generated inputs (graft compare) ----------------------------- */
+
+int run_symbolic_dims(IrModel *m, const char **names, int max)
+{
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	int n = 0;
+	for (uint32_t i = 0; i < g->ninputs; i++) {
+		const IrValue *v = ir_value(m, g->inputs[i]);
+		for (int k = 0; !v->tensor && k < v->shape.rank; k++) {
+			const char *p = v->shape.dims[k].size < 0 ? v->shape.dims[k].param : NULL;
+			int j = 0;
+			while (p && j < n && strcmp(names[j], p) != 0)
+				j++;
+			if (p && j == n && n < max)
+				names[n++] = p;
+		}
+	}
+	return n;
+}
+
+int64_t run_drawn_dim(uint32_t seed, int index)
+{
+	/* 2..5 in turn: up to four names get four different sizes, and each
+	 * name a different size from one seed to the next */
+	return 2 + (int64_t)((seed + (uint32_t)index) % 4);
 }
 
 /* ---- inputs for a run ---------------------------------------------------------- */

@@ -16,6 +16,13 @@ typedef struct RunOptions {
 
 /* Graph inputs that callers feed (inputs that are not initializers), in order. */
 uint32_t run_fed_inputs(IrModel *m, ValueId *ids);
+/* The symbolic dim names (dim_param) of m's fed inputs, each once, in the
+ * order they first appear; at most max.  Returns how many. */
+int run_symbolic_dims(IrModel *m, const char **names, int max);
+/* The size graft compare gives the index-th symbolic dim name in the run of
+ * generated inputs with this seed: 2..5, so a model right only when a dim is
+ * 1 shows (ort-run.mjs and graft run use 1). */
+int64_t run_drawn_dim(uint32_t seed, int index);
 /* One generated input, identical to ort-run.mjs's for the same seed and index. */
 EvValue *run_generate_input(IrModel *m, ValueId v, uint32_t index, const RunOptions *o, Diag *d);
 /* inputs[i] per main-graph input (NULL for initializers, which use their defaults). */
