@@ -726,6 +726,13 @@ START_TEST(test_ort_departures)
 	                      "  y = Pow (x, e)\n}\n", DT_FLOAT, 1, d1, xp + 1, NULL, 0);
 	ck_assert(((float *)p3->data)[0] == f * f * f);
 	ev_unref(p3);
+	/* Where: X's -0 comes out +0, Y's -0 stays -0 */
+	static const double xz[] = {-0.0, -0.0};
+	int64_t d2w[] = {2};
+	EvValue *w = run_one("<ir_version: 8, opset_import: [\"\" : 16]>\ng (double[2] x) => (y) <bool[2] c = {1, 0}> {\n"
+	                     "  y = Where (c, x, x)\n}\n", DT_DOUBLE, 1, d2w, xz, NULL, 0);
+	ck_assert(!signbit(((double *)w->data)[0]) && signbit(((double *)w->data)[1]));
+	ev_unref(w);
 }
 END_TEST
 

@@ -383,7 +383,9 @@ static bool up_dropout(Conv *c, NodeId n)
 
 /* Softmax-1..11 coerces the input to 2-D at `axis` (default 1) and
  * normalizes each row; Softmax-13 normalizes along `axis` (default -1).  The
- * same where axis is the last one; elsewhere Flatten, softmax, Reshape back. */
+ * same where axis is the last one; elsewhere Flatten, softmax, Reshape back
+ * (a dim that is 0 only at run time would meet Reshape's copying 0 there:
+ * such a model runs in neither form's ORT session then). */
 static bool up_softmax(Conv *c, NodeId n)
 {
 	IrModel *m = c->m;
@@ -394,6 +396,15 @@ static bool up_softmax(Conv *c, NodeId n)
 		ir_attr_set_int(m, n, "axis", -1);
 		return true;
 	}
+	/* an input with a dim of 0 is empty, and so is the result along any
+	 * axis: the Reshape back would copy a dim that the 2-D form lacks (a 0
+	 * in its target), which ONNX Runtime refuses (make difftest) */
+	const Shape *xs = &ir_value(m, ir_node(m, n)->inputs[0])->shape;
+	for (int i = 0; i < xs->rank; i++)
+		if (xs->dims[i].size == 0) {
+			ir_attr_set_int(m, n, "axis", -1);
+			return true;
+		}
 	IrNode *node = ir_node(m, n);
 	GraphId g = node->graph;
 	ValueId x = node->inputs[0], y = node->outputs[0];

@@ -24,6 +24,7 @@
  *
  * Permutations follow ONNX: T_q(u) has axis i = axis q[i] of u. */
 #include "layout.h"
+#include "eval.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -453,15 +454,12 @@ static bool node_plan(IrModel *m, NodeId n, const Perm *q, Perm *outs)
 			if (!axes_mask(ax, na, R, mask))
 				return false;
 			/* ONNX Runtime's ReduceMin/ReduceMax give NaN or not depending on where
-			 * a NaN meets the running minimum: moved below the Transpose, the
-			 * reduction must visit its elements in the same order (docs/evaluator.md). */
-			if (!strcmp(node->op_type, "ReduceMin") || !strcmp(node->op_type, "ReduceMax"))
-				for (int i = 0, last = -1; i < R; i++)
-					if (mask[i]) {
-						if (q->p[i] < last)
-							return false;
-						last = q->p[i];
-					}
+			 * a NaN meets the running minimum, and which of its loops runs depends
+			 * on the reduced axes' places (contiguous or strided, in which order):
+			 * a float one is not moved below a Transpose (docs/evaluator.md). */
+			if ((!strcmp(node->op_type, "ReduceMin") || !strcmp(node->op_type, "ReduceMax")) &&
+			    (!ir_value(m, node->inputs[0])->dtype || ev_is_float(ir_value(m, node->inputs[0])->dtype)))
+				return false;
 		}
 		if (!keep)
 			outs[0] = perm_remove(q, mask);

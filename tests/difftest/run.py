@@ -88,8 +88,10 @@ def run_graft(graft, model, out, report, flags, timeout=120):
     if p.returncode not in (0, 1, 3):
         return 'crash', f'exit {p.returncode}: {err.strip().splitlines()[-1] if err.strip() else ""}'
     if p.returncode == 1:
-        lines = [l for l in err.splitlines() if l.startswith('graft:') and 'no memory plan' not in l]
-        return 'graft-error', (lines[0] if lines else err.strip()[:200])
+        # the reason: the first line naming the model (path: node ...: why), else graft's own line
+        lines = [l for l in err.splitlines() if 'no memory plan' not in l and l.strip()]
+        why = next((l for l in lines if not l.startswith('graft:')), lines[0] if lines else err.strip())
+        return 'graft-error', re.sub(r'^\S+\.onnx: ', '', why)[:200]
     if p.returncode == 3:
         return 'graft-error', 'stopped: fuel or a rewrite cycle (exit 3)'
     return None, ''
@@ -209,7 +211,10 @@ def culprit(args, ort, d, cfg, r):
     Returns 'RULE' (the Nth firing's rule), '(none)' when it fails with no rewrite at all."""
     st = r['status']
     if st in ('crash', 'graft-error'):
-        return r['detail'].split(':')[0] if st == 'crash' else re.sub(r"'[^']*'", "'_'", r['detail'])[:60]
+        if st == 'crash':
+            return r['detail'].split(':')[0]
+        why = r['detail'].split(': ', 1)[-1] if r['detail'].startswith('node ') else r['detail']
+        return re.sub(r"'[^']*'", "'_'", why)[:60]
     try:
         total = json.load(open(os.path.join(d, f'report-{cfg}.json')))['rewrites']
     except Exception:
@@ -293,20 +298,33 @@ def worker(i, seeds, args, q, deadline):
 
 
 def load_known(path):
-    """known.txt lines 'CONFIG SEED CAUSE': SEED a number (that failure) or * (every failure
-    of that cause); CONFIG may be * too.  CAUSE is the summary's cause column."""
+    """known.txt lines 'CONFIG SEED [STATUS] CAUSE': SEED a number (that failure) or * (every
+    failure of that cause); CONFIG may be * too.  CAUSE is the summary's cause column (ending
+    in *: every cause that begins so; starting with *: every cause that ends so).  Without
+    STATUS a line covers differences only (differ-ordinary, differ-special): a crash, an
+    error or an output ORT refuses is tolerated only by a line that names its status."""
     known = []
     if path and os.path.exists(path):
         for line in open(path):
             line = line.split('#')[0].strip()
             if line:
-                cfg, seed, cause = line.split(None, 2)
-                known.append((cfg, seed, cause.strip()))
+                cfg, seed, rest = line.split(None, 2)
+                first = rest.split(None, 1)
+                status = first[0] if first[0] in STATUSES else None
+                cause = first[1] if status and len(first) > 1 else rest
+                known.append((cfg, seed, status, cause.strip()))
     return known
 
 
-def is_known(known, cfg, seed, cause):
-    return any(c in (cfg, '*') and (s == '*' and k == cause or s == str(seed)) for c, s, k in known)
+def is_known(known, cfg, seed, status, cause):
+    def covers(st):
+        return st == status if st else status in ('differ-ordinary', 'differ-special')
+    def named(k):  # a CAUSE ending in * names every cause it begins, one starting with * every one it ends
+        if k.endswith('*'):
+            return cause.startswith(k[:-1])
+        return cause.endswith(k[1:]) if k.startswith('*') else k == cause
+    return any(c in (cfg, '*') and covers(st) and (s == '*' and named(k) or s == str(seed))
+               for c, s, st, k in known)
 
 
 def summary(recs, configs, known):
@@ -334,7 +352,7 @@ def summary(recs, configs, known):
                 continue
             key = (cfg, x['status'], x.get('cause', '?'))
             groups.setdefault(key, []).append(r)
-            if not is_known(known, cfg, r['seed'], x.get('cause', '?')):
+            if not is_known(known, cfg, r['seed'], x['status'], x.get('cause', '?')):
                 unknown.append((cfg, r['seed'], x['status'], x.get('cause', '?'), x['detail']))
     for (cfg, st, why), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], -len(kv[1]))):
         ex = rs[0]['configs'][cfg]['detail']

@@ -613,6 +613,16 @@ static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 /* ---- Where --------------------------------------------------------------- */
 
+/* A float -0 of es bytes made +0 (the sign bit is the top bit of the last byte). */
+static void pos_zero(char *v, size_t es)
+{
+	for (size_t i = 0; i + 1 < es; i++)
+		if (v[i])
+			return;
+	if ((unsigned char)v[es - 1] == 0x80)
+		v[es - 1] = 0;
+}
+
 static bool k_Where(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
 	if (nin < 3)
@@ -639,6 +649,9 @@ static bool k_Where(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	EvValue *y = ew_new(c, x->dtype, rank, dims);
 	if (!y)
 		return false;
+	/* ONNX Runtime's Where gives +0 where it takes X's -0 (Y's -0 stays), in
+	 * every float type: docs/evaluator.md */
+	bool neg_zero_to_pos = ev_is_float(x->dtype);
 	const EvValue *ins[3] = {cond, x, z};
 	EwIter it;
 	ew_iter_init(&it, rank, dims, 3, ins);
@@ -660,6 +673,8 @@ static bool k_Where(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 				((char **)yd)[k] = copy;
 			} else {
 				memcpy(yd + (size_t)k * es, src, es);
+				if (neg_zero_to_pos && cd[it.off[0] + i * dc])
+					pos_zero(yd + (size_t)k * es, es);
 			}
 		}
 		ew_iter_next(&it);
