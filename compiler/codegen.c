@@ -145,11 +145,12 @@ static bool is_call(const char *s)
 	return false;
 }
 
-/* s without parentheses around all of it (takes and returns ownership) */
+/* s without parentheses around all of it (takes and returns ownership);
+ * a statement expression ({ ... }) keeps them */
 static char *strip_parens(char *s)
 {
 	size_t n = strlen(s);
-	while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+	while (n >= 2 && s[0] == '(' && s[1] != '{' && s[n - 1] == ')') {
 		int depth = 0;
 		bool whole = true;
 		for (size_t i = 0; i < n - 1 && whole; i++) {
@@ -367,6 +368,18 @@ static char *cx(const Fn *F, const MExpr *e)
 		static const char *const cmps[] = {[EX_EQ] = "RWG_EQ", [EX_NE] = "RWG_NE", [EX_LT] = "RWG_LT",
 		                                   [EX_LE] = "RWG_LE", [EX_GT] = "RWG_GT", [EX_GE] = "RWG_GE"};
 		r = fmt("rwg_ints_every%s(%s, %s, %s)", e->i ? "_k" : "", a, cmps[e->op], b);
+		break;
+	}
+	case ME_ALL:
+	case ME_ANY: {
+		/* a loop inside the expression (a GNU C statement expression, which
+		 * gcc and clang take): the guard's && and || stay short-circuit */
+		bool all = e->kind == ME_ALL;
+		long long q = (long long)e->i;
+		r = fmt("({ RwgInts l_%lld = %s; bool q_%lld = %s; "
+		        "for (int k_%lld = 0; %sq_%lld && k_%lld < l_%lld.n; k_%lld++) { int64_t %s = l_%lld.v[k_%lld]; q_%lld = %s; } "
+		        "q_%lld; })",
+		        q, a, q, all ? "true" : "false", q, all ? "" : "!", q, q, q, q, name, q, q, q, b, q);
 		break;
 	}
 	case ME_OPSET: r = fmt("(int64_t)rw_opset(rw)"); break;

@@ -38,6 +38,8 @@ typedef enum ExprKind {
 	EXPR_INDEX,         /* items[0][items[1]] */
 	EXPR_DEFAULT,       /* items[0] ?? items[1]: items[1] when the optional items[0] is absent */
 	EXPR_TUPLE,         /* (a, b): results for several outputs of the root */
+	EXPR_QUANT,         /* all(s in items[0]: items[1]) (op EX_AND) or any(...) (op EX_OR):
+	                       the int variable s takes each element of the ints items[0] */
 } ExprKind;
 
 typedef enum ExprOp {
@@ -75,11 +77,11 @@ typedef struct Expr {
 	AttrArg *attrs;             /* EXPR_OP */
 	int nattrs;
 	const char *copy_attrs;     /* EXPR_OP: [..d] copies node d's attributes */
-	SrcPos copy_pos;
+	SrcPos copy_pos;            /* EXPR_OP: of d; EXPR_QUANT: of the variable */
 	/* filled by the checker */
 	DslType type;
 	const OpSchema *schema;     /* EXPR_OP */
-	struct Binding *binding;    /* EXPR_VAR */
+	struct Binding *binding;    /* EXPR_VAR; EXPR_QUANT: its variable's */
 	/* filled by the parser */
 	int depth;                  /* 1 + the deepest item's (the parser bounds it) */
 } Expr;

@@ -1049,6 +1049,42 @@ static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side)
 	}
 }
 
+/* all(i in l: cond), any(...): l a list of ints; i an int, bound in cond
+ * only (a name the rule binds already is an error); cond a bool. */
+static DslType type_quant(Checker *c, Expr *e, Side side)
+{
+	const char *fn = e->op == EX_OR ? "any" : "all";
+	DslType lt = type_expr(c, e->items[0], side);
+	SrcPos vpos = name_pos(e->copy_pos, e->s);
+	Binding *outer = find_binding(c, e->s);
+	if (outer) {
+		/* reported once: the condition is typed with i an int all the same,
+		 * and the outer name counts as used */
+		dsl_error(c->d, c->f, vpos, "'%s' is already bound: the variable of '%s' needs a new name", e->s, fn);
+		dsl_note(c->d, c->f, outer->pos, "'%s' is first bound here", e->s);
+		outer->uses++;
+	}
+	Binding *b = arena_alloc(c->f->arena, sizeof *b);
+	b->name = e->s;
+	b->pos = vpos;
+	b->type = TY_INT;
+	e->binding = b;
+	namemap_put(c->names, e->s, b);
+	DslType bt = type_expr(c, e->items[1], side);
+	namemap_put(c->names, e->s, outer);        /* i is unbound after the condition */
+	if (lt != TY_UNKNOWN && lt != TY_INTS) {
+		dsl_error(c->d, c->f, e->items[0]->pos, "'%s' ranges over a list of ints, got %s", fn, type_name(lt));
+		return TY_UNKNOWN;
+	}
+	if (bt != TY_UNKNOWN && bt != TY_BOOL) {
+		dsl_error(c->d, c->f, e->items[1]->pos, "the condition of '%s' must be bool, got %s", fn, type_name(bt));
+		return TY_UNKNOWN;
+	}
+	if (b->uses == 0 && !outer)
+		dsl_warning(c->d, c->f, vpos, "'%s' is bound but never used", e->s);
+	return lt == TY_UNKNOWN || bt == TY_UNKNOWN || outer ? TY_UNKNOWN : TY_BOOL;
+}
+
 static DslType type_expr(Checker *c, Expr *e, Side side)
 {
 	DslType t = TY_UNKNOWN;
@@ -1082,6 +1118,7 @@ static DslType type_expr(Checker *c, Expr *e, Side side)
 		break;
 	}
 	case EXPR_BINARY: t = type_binary(c, e, side); break;
+	case EXPR_QUANT: t = type_quant(c, e, side); break;
 	case EXPR_INDEX: {
 		DslType a = type_expr(c, e->items[0], side), i = type_expr(c, e->items[1], side);
 		if (a == TY_UNKNOWN || i == TY_UNKNOWN)

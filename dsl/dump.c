@@ -160,6 +160,9 @@ static void dump_expr(FILE *out, const Expr *e, int depth)
 	case EXPR_TUPLE:
 		fprintf(out, "tuple of %d", e->n);
 		break;
+	case EXPR_QUANT:
+		fprintf(out, "%s %s in", e->op == EX_OR ? "any" : "all", e->s);
+		break;
 	}
 	at(out, e->pos);
 	if (e->type != TY_UNKNOWN)

@@ -195,6 +195,8 @@ expr(A) ::= LBRACKET(L) RBRACKET(R).           { A = dsl_list(p, L, NULL, R); }
 expr(A) ::= LBRACKET(L) exprs(X) RBRACKET(R).  { A = dsl_list(p, L, X, R); }
 expr(A) ::= NAME(N) LPAREN RPAREN.             { A = dsl_call(p, N, NULL); }
 expr(A) ::= NAME(N) LPAREN exprs(X) RPAREN.    { A = dsl_call(p, N, X); }
+/* all(i in l: cond), any(i in l: cond): the words are checked in dsl_quant */
+expr(A) ::= NAME(F) LPAREN NAME(V) NAME(I) expr(L) COLON expr(B) RPAREN. { A = dsl_quant(p, F, V, I, L, B); }
 expr(A) ::= OP(O) eattrs(T) LPAREN RPAREN.     { A = dsl_op(p, O, T, NULL); }
 expr(A) ::= OP(O) eattrs(T) LPAREN exprs(X) RPAREN. { A = dsl_op(p, O, T, X); }
 expr(A) ::= LPAREN(L) expr(X) RPAREN.          { A = dsl_paren(p, L, X); }

@@ -178,6 +178,7 @@ typedef struct L {
 	Vec cnames;                 /* const char *, per register */
 	Vec tree;                   /* bool, per register: a node the decision tree fetches */
 	int ntmp;                   /* temporaries named so far (t_1, axis_2, ...) */
+	int nquant;                 /* quantifiers so far (graftc's l_1, k_1, q_1) */
 	bool build_unknown;
 	bool failed;
 } L;
@@ -700,6 +701,26 @@ static MExpr *num_expr(L *g, const Expr *e)
 			break;
 		}
 		unsupported(g, e->pos, "this operator on lists or strings");
+		return x;
+	}
+	case EXPR_QUANT: {
+		/* the variable is a register of its own, named in the condition only */
+		int n = ++g->nquant;
+		MExpr *list = num_expr(g, e->items[0]);
+		Var *q = arena_alloc(g->A, sizeof *q);
+		char *c = dsl_c_name(e->s);
+		q->name = e->s;
+		q->cname = arena_strdup(g->A, c);
+		free(c);
+		q->kind = MT_INT;
+		q->reg = new_reg_named(g, MT_INT, q->cname);
+		q->bound = true;
+		Var *outer = var(g, e->s);
+		namemap_put(g->var_names, e->s, q);
+		MExpr *x = ex2(g, e->op == EX_OR ? ME_ANY : ME_ALL, MT_BOOL, list, num_expr(g, e->items[1]));
+		namemap_put(g->var_names, e->s, outer);
+		x->reg = q->reg;
+		x->i = n;
 		return x;
 	}
 	case EXPR_INDEX: {

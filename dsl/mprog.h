@@ -67,6 +67,9 @@ typedef enum MExprKind {
 	                           (rwg_moderate) */
 	ME_EVERY,               /* every element of ints kid 0 compares (op) with kid 1: an int when
 	                           i is set, else ints of the same length */
+	ME_ALL, ME_ANY,         /* kid 1 holds for every / some element of ints kid 0, put in int
+	                           register reg in turn, first to last, stopping at the first that
+	                           decides; i numbers the quantifier in the program (graftc's l_<i>) */
 	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,
 	                           neg relu reciprocal sigmoid; to_int: the result is (int64_t) */
 	ME_NOT, ME_NEG,

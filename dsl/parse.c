@@ -648,6 +648,25 @@ Expr *dsl_tuple(DslParser *p, Token lparen, Expr *first, PtrVec *rest)
 	return e;
 }
 
+/* all(v in list: body) and any(...): the words are names, not keywords
+ * (a rule may call a variable `in`), so the parser checks them here. */
+Expr *dsl_quant(DslParser *p, Token fn, Token var, Token in, Expr *list, Expr *body)
+{
+	Expr *e = new_expr(p, EXPR_QUANT, fn.pos);
+	e->op = tokis(fn, "any") ? EX_OR : EX_AND;
+	e->s = tokstr(p, var);
+	e->copy_pos = var.pos;
+	set_items(p, e, NULL, list, body);
+	if (!tokis(fn, "all") && !tokis(fn, "any"))
+		error_at(p, fn.pos, "'%.*s(%.*s in ...: ...)' is no quantifier: write all(%.*s in LIST: COND) or any(...)",
+		         (int)fn.n, fn.z, (int)var.n, var.z, (int)var.n, var.z);
+	else if (!tokis(in, "in"))
+		error_at(p, in.pos, "expected 'in' after '%.*s', got '%.*s'", (int)var.n, var.z, (int)in.n, in.z);
+	else if (tokis(var, "_"))
+		error_at(p, var.pos, "'%.*s' needs a name for the element, not '_'", (int)fn.n, fn.z);
+	return e;
+}
+
 Expr *dsl_paren(DslParser *p, Token lparen, Expr *x)
 {
 	(void)p;

@@ -132,6 +132,7 @@ Expr *dsl_binary(DslParser *p, Token op, ExprOp kind, Expr *l, Expr *r);
 Expr *dsl_index(DslParser *p, Token lbracket, Expr *x, Expr *i);
 Expr *dsl_default(DslParser *p, Token op, Expr *x, Expr *dflt);
 Expr *dsl_tuple(DslParser *p, Token lparen, Expr *first, PtrVec *rest);
+Expr *dsl_quant(DslParser *p, Token fn, Token var, Token in, Expr *list, Expr *body);
 Expr *dsl_paren(DslParser *p, Token lparen, Expr *x);
 
 #endif

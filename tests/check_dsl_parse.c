@@ -190,6 +190,15 @@ static const DiagCase diag_cases[] = {
 	{"lowercase op in a pattern", "rule a: Relu(relu(x)) => x;\n", 0, 1,
 	 "1:14: error: 'relu' is not an op: op names start with a capital letter (did you mean 'Relu'?)"},
 	{"wildcard const", "rule a: Relu(_:const) => x;\n", 0, 1, "1:14: error: '_' matches any value: it cannot be ':const'"},
+	/* quantifiers */
+	{"no quantifier", "rule a: Relu(x) if each(i in shape(x): i == 1) => x;\n", 0, 1,
+	 "1:20: error: 'each(i in ...: ...)' is no quantifier: write all(i in LIST: COND) or any(...)"},
+	{"quantifier without in", "rule a: Relu(x) if all(i of shape(x): i == 1) => x;\n", 0, 1,
+	 "1:26: error: expected 'in' after 'i', got 'of'"},
+	{"quantifier over _", "rule a: Relu(x) if any(_ in shape(x): true) => x;\n", 0, 1,
+	 "1:24: error: 'any' needs a name for the element, not '_'"},
+	{"quantifier without a colon", "rule a: Relu(x) if all(i in shape(x) i == 1) => x;\n", 0, 1,
+	 "1:38: error: unexpected 'i' (expected ':')"},
 	/* inf and nan are numbers */
 	{"inf as a name", "rule inf: Relu(x) => x;\n", 0, 1, "1:6: error: 'inf' is a number (a float constant), not a name"},
 	{"NaN", "rule a: Add(x, NaN) => x;\n", 0, 1, "1:16: error: 'NaN' is written nan in rules"},

@@ -2077,6 +2077,30 @@ START_TEST(test_codegen_features)
 	                "Add", NULL, 0, NULL);
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float c = {inf}> {\n  y = Sum (x, c)\n}\n",
 	                "Sum", NULL, 0, NULL);
+	/* quantifiers: every axis of the Expand's shape is 1 or x's dim there */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[2] s = {1, 3}> {\n  y = Expand (x, s)\n}\n",
+	                "Identity", NULL, 0, NULL);
+	const char *expand_guard = "len(ints(s)) <= rank(x) && all(i in range(len(ints(s))): ints(s)[i] == 1 || "
+	                           "ints(s)[i] == dim(x, rank(x) - len(ints(s)) + i))";
+	test_rules_case(HEAD(13) "g (float[1,3] x) => (float[2,3] y) <int64[2] s = {2, 3}> {\n  y = Expand (x, s)\n}\n",
+	                "Expand", "t_expand_covered", RW_WHY_GUARD, expand_guard);
+	/* ...the first axis decides: the unknown dim after it is never asked */
+	test_rules_case(HEAD(13) "g (float[1,N] x) => (float[3,2] y) <int64[2] s = {3, 2}> {\n  y = Expand (x, s)\n}\n",
+	                "Expand", "t_expand_covered", RW_WHY_GUARD, expand_guard);
+	char *undecided = fmt("undecided, something it needs is unknown: %s", expand_guard);
+	test_rules_case(HEAD(13) "g (float[N,3] x) => (float[3,3] y) <int64[2] s = {3, 1}> {\n  y = Expand (x, s)\n}\n",
+	                "Expand", "t_expand_covered", RW_WHY_GUARD, undecided);
+	free(undecided);
+	/* ...over an attribute, with any */
+	test_rules_case(HEAD(13) "g (float[2,3,4] x) => (float[2,3,4] y) {\n  y = Transpose <perm = [0, 1, 2]> (x)\n}\n",
+	                "Identity", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3,3] x) => (float[2,3,3] y) {\n  y = Transpose <perm = [0, 2, 1]> (x)\n}\n",
+	                "Transpose", "t_transpose_in_place", RW_WHY_GUARD, "!any(i in range(len(p)): p[i] != i)");
+	/* ...nested */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <int64[2] r = {1, 1}> {\n  y = Tile (x, r)\n}\n",
+	                "Identity", NULL, 0, NULL);
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,6] y) <int64[2] r = {1, 2}> {\n  y = Tile (x, r)\n}\n",
+	                "Tile", NULL, 0, NULL);
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,

@@ -608,6 +608,19 @@ static RwReg eval(Run *x, const MExpr *e)
 		             : rwg_ints_every(l, cmps[e->op], eval(x, K(1)).ints);
 		break;
 	}
+	case ME_ALL:
+	case ME_ANY: {
+		/* first to last, stopping at the first element that decides, as
+		 * graftc's loop does: what the rest would find unknown is not asked */
+		RwgInts l = eval(x, K(0)).ints;
+		bool all = e->kind == ME_ALL, q = all;
+		for (int k = 0; q == all && k < l.n; k++) {
+			x->r[e->reg].i = l.v[k];
+			q = cond(x, K(1));
+		}
+		out.i = q;
+		break;
+	}
 	case ME_OPSET: out.i = rw_opset(rw); break;
 	case ME_MATH: {
 		const char *fn = e->fn;
