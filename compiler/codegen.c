@@ -494,6 +494,10 @@ static char *cx(const Fn *F, const MExpr *e)
 		break;
 	}
 	case ME_ATTR_IS_SET: r = fmt("%s.attr", name); break;
+	case ME_FROM:
+		r = e->arg ? fmt("(!%s.attr && rwg_from(rw, %s.v, \"%s\", \"%s\"))", name, name, e->domain, e->s)
+		           : fmt("rwg_from(rw, %s, \"%s\", \"%s\")", name, e->domain, e->s);
+		break;
 	}
 	free(a);
 	free(b);

@@ -102,6 +102,12 @@ typedef enum PatKind {
 	PAT_LITERAL,        /* a constant operand equal to lit (scalar or list, within tol) */
 } PatKind;
 
+/* x:!Conv: the operand is no output of this op (a negative pattern). */
+typedef struct PatNot {
+	const char *domain, *name;  /* "" or "com.microsoft"; the op */
+	SrcPos pos;
+} PatNot;
+
 typedef struct Pattern {
 	PatKind kind;
 	SrcPos pos;
@@ -119,6 +125,8 @@ typedef struct Pattern {
 	struct Pattern **args;      /* PAT_OP */
 	int nargs;
 	Expr *lit;                  /* PAT_LITERAL */
+	PatNot *nots;               /* PAT_VAR, PAT_WILDCARD: x:!Conv:!Gemm, no output of these ops */
+	int nnots;
 	/* filled by the checker */
 	const OpSchema *schema;     /* PAT_OP: the newest definition in the rule's opset range */
 } Pattern;

@@ -1172,6 +1172,23 @@ static DslType type_expr(Checker *c, Expr *e, Side side)
 
 /* ---- patterns -------------------------------------------------------------- */
 
+/* x:!Conv: each op must exist in the rule's opset range (a misspelt one
+ * would exclude nothing), once. */
+static void check_nots(Checker *c, const Pattern *p)
+{
+	for (int i = 0; i < p->nnots; i++) {
+		const PatNot *n = &p->nots[i];
+		int since;
+		if (!resolve_op(c, n->pos, n->domain, n->name, false, &since))
+			continue;
+		for (int k = 0; k < i; k++)
+			if (!strcmp(p->nots[k].domain, n->domain) && !strcmp(p->nots[k].name, n->name)) {
+				dsl_error(c->d, c->f, name_pos(n->pos, NULL), "':!%s' is given twice", n->name);
+				break;
+			}
+	}
+}
+
 /* First pass over the pattern: resolve ops, check arity and attribute
  * names, bind variables (in source order: an attribute before the
  * operands).  Attribute values other than variables are typed afterwards,
@@ -1231,6 +1248,7 @@ static void bind_pattern(Checker *c, Pattern *p)
 		break;
 	}
 	case PAT_VAR: {
+		check_nots(c, p);
 		Binding *b = bind(c, p->name, p->pos, TY_VALUE, NULL);
 		if (p->output > 0 && b->type != TY_NODE && b->type != TY_UNKNOWN)
 			dsl_error(c->d, c->f, name_pos(p->pos, p->name),
@@ -1246,6 +1264,7 @@ static void bind_pattern(Checker *c, Pattern *p)
 		bind(c, p->name, p->pos, TY_VALUES, NULL);
 		break;
 	case PAT_WILDCARD:
+		check_nots(c, p);
 		break;
 	case PAT_LITERAL:
 		if (p->lit) {

@@ -221,6 +221,10 @@ static void dump_pattern(FILE *out, const Pattern *p, int depth)
 		fputs("literal", out);
 		break;
 	}
+	for (int i = 0; i < p->nnots; i++) {
+		fputs(" not ", out);
+		put_opname(out, p->nots[i].domain, p->nots[i].name);
+	}
 	at(out, p->pos);
 	fputc('\n', out);
 	if (p->kind == PAT_LITERAL)

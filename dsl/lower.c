@@ -1351,6 +1351,21 @@ static void lower_operand(L *g, Slot *s)
 	}
 }
 
+/* x:!Conv:!Gemm, _:!Conv: fail when the slot's value is an output of one
+ * of the ops (an attribute spelling of it is none). */
+static void lower_nots(L *g, const Slot *s)
+{
+	for (int i = 0; i < s->pat->nnots; i++) {
+		const PatNot *n = &s->pat->nots[i];
+		MExpr *x = ex(g, ME_FROM, MT_BOOL);
+		x->arg = s->arg;
+		x->reg = s->reg;
+		x->s = n->name;
+		x->domain = n->domain;
+		about(check(g, x, true, W_PRODUCER, S(g, "%s comes from %s, which the rule excludes", s->what, n->name)), s);
+	}
+}
+
 /* The slot's register: the variable it binds, if this is the variable's
  * first occurrence, else a fresh one. */
 static void name_slot(L *g, Slot *s)
@@ -1504,7 +1519,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 	}
 	for (int i = 0; i < nslots; i++) {
 		Slot *sl = &slots[i];
-		bool any = sl->pat && sl->pat->kind == PAT_WILDCARD && sl->pat->optional;
+		bool any = sl->pat && sl->pat->kind == PAT_WILDCARD && sl->pat->optional && !sl->pat->nnots;
 		if ((!sl->pat && !sl->lit) || (any && !swap))
 			continue;
 		MInsn *x = insn(g, sl->arg ? MI_ARG : MI_INPUT);
@@ -1518,8 +1533,11 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 			x->nforms = attr_forms(g, op, i, &x->forms);
 	}
 	for (int i = 0; i < nslots; i++)
-		if (slots[i].pat || slots[i].lit)
+		if (slots[i].pat || slots[i].lit) {
 			lower_operand(g, &slots[i]);
+			if (slots[i].pat && slots[i].pat->nnots)
+				lower_nots(g, &slots[i]);
+		}
 	if (rest >= 0) {
 		Var *v = var(g, p->args[rest]->name);
 		if (v && !v->bound) {

@@ -85,6 +85,8 @@ typedef enum MExprKind {
 	ME_EQUALS,              /* constant kid 0 (operand when arg) equals f within tol */
 	ME_EQUALS_LIST,         /* constant kid 0 (operand when arg) is the 1-D list nums[0..nnums) */
 	ME_ATTR_IS_SET,         /* the operand in reg is an attribute at this opset */
+	ME_FROM,                /* the value in reg (an operand when arg; an attribute never is) is an
+	                           output of a node of op s of domain ("": ONNX's): x:!Conv fails on it */
 } MExprKind;
 
 typedef struct MExpr {
@@ -97,7 +99,8 @@ typedef struct MExpr {
 	int reg;
 	int64_t i;
 	double f, tol;
-	const char *s;          /* ME_STR (not NUL-terminated beyond slen) */
+	const char *s;          /* ME_STR (not NUL-terminated beyond slen); ME_FROM: the op */
+	const char *domain;     /* ME_FROM */
 	size_t slen;
 	const double *nums;     /* ME_EQUALS_LIST */
 	int nnums;

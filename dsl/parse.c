@@ -738,6 +738,19 @@ Pattern *dsl_pat_var(DslParser *p, Token name, bool is_const, bool optional)
 	return pat;
 }
 
+/* x:!Conv:!Gemm, _:!Conv: the ops (Token copies) x is no output of. */
+Pattern *dsl_pat_nots(DslParser *p, Pattern *var, PtrVec *ops)
+{
+	var->nots = arena_alloc(p->a, (size_t)ops->n * sizeof *var->nots);
+	for (int i = 0; i < ops->n; i++) {
+		const Token *t = ops->v[i];
+		PatNot *n = &var->nots[var->nnots++];
+		split_op(p, *t, &n->domain, &n->name);
+		n->pos = t->pos;
+	}
+	return var;
+}
+
 Pattern *dsl_pat_rest(DslParser *p, Token name)
 {
 	Pattern *pat = new_pat(p, PAT_REST, name.pos);

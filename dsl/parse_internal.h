@@ -115,6 +115,7 @@ Pattern *dsl_pat_op(DslParser *p, Token op, PtrVec *attrs, PtrVec *args, Token r
 Pattern *dsl_pat_bind(DslParser *p, Token shared, Token name, Pattern *node);
 Pattern *dsl_pat_var(DslParser *p, Token name, bool is_const, bool optional);
 Pattern *dsl_pat_rest(DslParser *p, Token name);
+Pattern *dsl_pat_nots(DslParser *p, Pattern *var, PtrVec *ops);
 Pattern *dsl_pat_output(DslParser *p, Token name, Token k);
 Pattern *dsl_pat_literal(DslParser *p, Expr *lit);
 Expr *dsl_lit_number(DslParser *p, Token minus, Token num, Token tilde, Token tol);

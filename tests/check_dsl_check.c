@@ -216,6 +216,16 @@ static const struct {
 	{"unused attribute binding",
 	 "rule r: Transpose[perm = p](x) => x;\n",
 	 "t.rules:1:26: warning: 'p' is bound but never used", NULL, 0, 1},
+	/* negative patterns: x:!Op */
+	{"a negative pattern's unknown op",
+	 "rule r: Relu(x:!Conx) => x;\n",
+	 "t.rules:1:17: error: unknown operator 'Conx' (did you mean 'Conv'?)", NULL, 1, 0},
+	{"a negative pattern given twice",
+	 "rule r: Relu(x:!Conv:!Conv) => x;\n",
+	 "t.rules:1:23: error: ':!Conv' is given twice", NULL, 1, 0},
+	{"a negative pattern's op outside the rule's opsets",
+	 "rule r [opset 13..17]: Relu(x:!Gelu) => x;\n",
+	 "t.rules:1:32: error: 'Gelu' does not exist in opset 13..17 (it was added in opset 20)", NULL, 1, 0},
 	/* quantifiers: all(i in l: cond), any(...) */
 	{"a quantifier over a number",
 	 "rule r: Relu(x) if all(i in rank(x): i >= 0) => x;\n",

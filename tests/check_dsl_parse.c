@@ -404,6 +404,12 @@ static const TreeCase tree_cases[] = {
 	 "  guard\n    binary '||' @1:43\n      binary '==' @1:35\n        var g @1:33\n        float -inf @1:38\n"
 	 "      binary '>' @1:51\n        var info @1:46\n        var nano @1:53\n"
 	 "  result\n    op H @1:61\n      float nan @1:63\n      float -inf @1:68\n"},
+	/* negative patterns x:!Op (any domain, several, optional, on _) and quantifiers; in is no keyword */
+	{"rule r: F(x:!G:!com.microsoft.H, _:!G?) if all(i in in: any(j in [i]: j > 0)) => x;",
+	 "  match\n    op F @1:9\n      var x not G not com.microsoft.H @1:11\n      any _? not G @1:34\n"
+	 "  guard\n    all i in @1:44\n      var in @1:53\n      any j in @1:57\n        list of 1 @1:66\n          var i @1:67\n"
+	 "        binary '>' @1:73\n          var j @1:71\n          int 0 @1:75\n"
+	 "  result\n    var x @1:82\n"},
 	/* results: ops with copied attributes, tuples, calls, lists, strings */
 	{"rule r: F(c @ G(x), y) => (H[..c, a = [1, 2]](x), concat(\"s\", y), []);",
 	 "  match\n    op F @1:9\n      op G @1:15 bind c @1:11\n        var x @1:17\n      var y @1:21\n"

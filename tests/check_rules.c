@@ -2101,6 +2101,47 @@ START_TEST(test_codegen_features)
 	                "Identity", NULL, 0, NULL);
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,6] y) <int64[2] r = {1, 2}> {\n  y = Tile (x, r)\n}\n",
 	                "Tile", NULL, 0, NULL);
+	/* negative patterns: x:!Sigmoid:!Exp holds for a graph input and a Tanh... */
+	const char *div = "g (float[2,3] x) => (float[2,3] y) <float one = {1}> {\n  t = %s (x)\n  y = Div (t, one)\n}\n";
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float one = {1}> {\n  y = Div (x, one)\n}\n", "Identity",
+	                NULL, 0, NULL);
+	t = fmt(HEAD(13) "%s", div);
+	char *t2 = fmt(t, "Tanh");
+	test_rules_case(t2, "Tanh", NULL, 0, NULL);
+	free(t2);
+	/* ...not for a Sigmoid or an Exp */
+	t2 = fmt(t, "Sigmoid");
+	test_rules_case(t2, "Sigmoid Div", "t_div_one_not_sigmoid", RW_WHY_PRODUCER,
+	                "input 0 (x) of Div comes from Sigmoid, which the rule excludes");
+	free(t2);
+	t2 = fmt(t, "Exp");
+	test_rules_case(t2, "Exp Div", "t_div_one_not_sigmoid", RW_WHY_PRODUCER,
+	                "input 0 (x) of Div comes from Exp, which the rule excludes");
+	free(t2);
+	free(t);
+	/* ..._:!Relu */
+	const char *ceil = "g (float[2,3] x) => (float[2,3] y) <float z = {0}> {\n  t = %s (x)\n  c = Ceil (t)\n"
+	                   "  y = Sub (c, z)\n}\n";
+	t = fmt(HEAD(13) "%s", ceil);
+	t2 = fmt(t, "Sigmoid");
+	test_rules_case(t2, "Sigmoid Ceil", NULL, 0, NULL);
+	free(t2);
+	t2 = fmt(t, "Relu");
+	test_rules_case(t2, "Relu Ceil Sub", "t_sub_zero_ceil_not_relu", RW_WHY_PRODUCER,
+	                "input 0 of c (Ceil) comes from Relu, which the rule excludes");
+	free(t2);
+	free(t);
+	/* ...lo:!Abs: an Abs, a constant, an attribute (opset 6) */
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float a = {0.5}, float b = {0.5}, float z = {0}> {\n"
+	                         "  m = Abs (a)\n  c = Clip (x, m, b)\n  y = Sub (c, z)\n}\n",
+	                "Abs Clip Sub", "t_sub_zero_clip_min_not_abs", RW_WHY_PRODUCER,
+	                "input 1 (lo) of Clip comes from Abs, which the rule excludes");
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float a = {-0.5}, float b = {0.5}, float z = {0}> {\n"
+	                         "  c = Clip (x, a, b)\n  y = Sub (c, z)\n}\n",
+	                "Clip", NULL, 0, NULL);
+	test_rules_case(HEAD(6) "g (float[2,3] x) => (float[2,3] y) <float z = {0}> {\n"
+	                        "  c = Clip <min = -0.5, max = 0.5> (x)\n  y = Sub (c, z)\n}\n",
+	                "Clip", NULL, 0, NULL);
 	/* ...a vector is declined: nothing changes */
 	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) <float[3] c = {1, 2, 3}> {\n  n = Neg (c)\n  y = Add (x, n)\n}\n",
 	                "Neg Add", "t_neg_const", RW_WHY_UNKNOWN,
@@ -2344,6 +2385,13 @@ START_TEST(test_cli_verify)
 	free(res);
 	free(cmp);
 	free(never);
+	free(out);
+	free(cmd);
+	/* a negative pattern: some instances put the excluded op in front, where the rule must not fire */
+	write_text(rules, "rule floor_twice: Floor(Floor(x:!Sigmoid)) => Floor(x);\n");
+	cmd = fmt("%s verify %s -o %s -v", graft, rules, tmp);
+	ck_assert_msg(run_shell(cmd, &out) == 0 && strstr(out, "verified       floor_twice ") &&
+	              strstr(out, "input 0 (x) of Floor comes from Sigmoid, which the rule excludes"), "%s", out);
 	free(out);
 	free(cmd);
 	/* errors in the file: graftc's diagnostics, exit 1 */

@@ -697,6 +697,11 @@ static RwReg eval(Run *x, const MExpr *e)
 		               : rwg_const_equals_list(rw, eval(x, K(0)).v, e->nnums ? e->nums : NULL, e->nnums);
 		break;
 	case ME_ATTR_IS_SET: out.i = x->r[e->reg].arg.attr != NULL; break;
+	case ME_FROM: {
+		RwgArg a = e->arg ? x->r[e->reg].arg : rwg_val(x->r[e->reg].v);
+		out.i = !a.attr && rwg_from(rw, a.v, e->domain, e->s);
+		break;
+	}
 	}
 #undef K
 	return out;
