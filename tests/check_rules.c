@@ -1273,6 +1273,24 @@ START_TEST(test_attention_library)
 		free(t2);
 		free(t);
 	}
+	/* a scale of attention's output stays after it: matmul_mul_operand does not move it onto the
+	 * Softmax's probabilities (a:!Softmax), where it would hide the core from the attention rules
+	 * whenever the worklist reaches the Mul first */
+	for (uint64_t seed = 0; seed < 8; seed++)
+		for (int k = 0; k < 2; k++) {
+			Backend be = backend(k);
+			IrModel *m = parse(HEAD(23) "g (float[1,2,3,4] q, float[1,2,4,2] kt, float[1,2,2,8] v) => (float[1,2,3,8] y)"
+			                   " <float c = {0.5}> {\n  s = MatMul (q, kt)\n  p = Softmax (s)\n  o = MatMul (p, v)\n"
+			                   "  y = Mul (o, c)\n}\n");
+			RwOptions o = {.shuffle_seed = seed};
+			Diag d;
+			diag_init(&d, stderr);
+			RwResult r;
+			ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+			ck_assert_msg(!strcmp(ops_of(m), "Transpose Attention Mul"), "%s, seed %d: %s", be.name, (int)seed, ops_of(m));
+			rw_result_free(&r);
+			ir_model_free(m);
+		}
 	library_case(HEAD(23) "g (bool b, float[1,2,3,4] q, float[1,2,4,5] kt, float[1,2,5,3] v) => (float[1,2,3,3] y)"
 	             " <float c = {0.5}> {\n"
 	             "  y = If (b) <then_branch = th () => (float[1,2,3,3] o) {\n"
@@ -1933,8 +1951,7 @@ START_TEST(test_why)
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
 	why_case(t, none, "matmul_add_gemm", 0, RW_WHY_GUARD,
 	         "(dtype(a) == float32 || dtype(a) == float64 || dtype(a) == float16 || dtype(a) == bfloat16) && rank(a) == 2 "
-	         "&& rank(b) == 2 && (rank(c) == 0 || rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
-	         "&& (dim(c, 0) == 1 || dim(c, 0) == dim(a, 0)) && (dim(c, 1) == 1 || dim(c, 1) ==");
+	         "&& rank(b) == 2 && rank(c) <= 2 && all(i in range(rank(c)): dim(c, i) == 1 || dim(c, i) == dim(m, 2 - rank(c) + i))");
 	free(t);
 	free(w);
 	free(b);
