@@ -1489,6 +1489,17 @@ static int by_root_then_priority(const void *a, const void *b)
 char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
 {
 	int errors = d->nerrors;
+	/* [override] replaces a rule of the compiled library when graft loads a
+	 * file at run time; a set graftc compiles has nothing to replace, and
+	 * the library itself must not pretend to */
+	for (int i = 0; i < nfiles; i++)
+		for (int k = 0; files[i] && k < files[i]->nrules; k++)
+			if (files[i]->rules[k] && files[i]->rules[k]->override)
+				dsl_error(d, files[i], files[i]->rules[k]->override_pos,
+				          "'override' is for rules loaded with graft optimize --rules, where they replace the "
+				          "library rule of their name; graftc compiles rule sets, which replace nothing");
+	if (d->nerrors != errors)
+		return NULL;
 	int n = 0;
 	for (int i = 0; i < nfiles; i++)
 		for (int k = 0; files[i] && k < files[i]->nrules; k++)

@@ -156,6 +156,9 @@ typedef struct Rule {
 	double tolerance;           /* [tolerance X]: approximate within X (graft verify); 0: exact */
 	bool finite_data;           /* [finite_data]: known to differ where data holds inf or NaN;
 	                               graft verify draws finite data only */
+	bool override;              /* [override]: a rule loaded with graft optimize --rules that takes
+	                               the place of the library rule of its name */
+	SrcPos override_pos;
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

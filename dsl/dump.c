@@ -264,6 +264,8 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 		fprintf(out, "  tolerance %g\n", r->tolerance);
 	if (r->finite_data)
 		fprintf(out, "  finite_data\n");
+	if (r->override)
+		fprintf(out, "  override\n");
 	if (r->min_opset_needed > 0)
 		fprintf(out, "  result needs opset %d\n", r->min_opset_needed);
 	fputs("  match\n", out);

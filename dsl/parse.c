@@ -355,6 +355,9 @@ void dsl_rule_doc(DslParser *p, Token doc)
 		p->rule->doc = doc.s;
 }
 
+/* What may stand in a rule's [...], for "unknown metadata" messages. */
+#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data or override"
+
 void dsl_meta_word(DslParser *p, Token key)
 {
 	Rule *r = p->rule;
@@ -374,6 +377,11 @@ void dsl_meta_word(DslParser *p, Token key)
 		if (r->finite_data)
 			error_at(p, key.pos, "'finite_data' of rule '%s' is given twice", r->name);
 		r->finite_data = true;
+	} else if (tokis(key, "override")) {
+		if (r->override)
+			error_at(p, key.pos, "'override' of rule '%s' is given twice", r->name);
+		r->override = true;
+		r->override_pos = key.pos;
 	} else {
 		unknown_level(p, key);
 	}
@@ -413,7 +421,7 @@ void dsl_meta_int(DslParser *p, Token key, Token minus, Token value)
 		else
 			dsl_meta_float(p, key, value);
 	} else {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 	}
 }
@@ -424,7 +432,7 @@ void dsl_meta_float(DslParser *p, Token key, Token value)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "tolerance")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 		return;
 	}
@@ -441,7 +449,7 @@ void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "opset")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 		return;
 	}

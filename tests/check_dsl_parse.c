@@ -171,7 +171,7 @@ static const DiagCase diag_cases[] = {
 	{"unknown level meta", "rule a [extendd]: Relu(x) => x;\n", 0, 1,
 	 "1:9: error: unknown level 'extendd' (expected basic, extended or layout)"},
 	{"unknown metadata", "rule a [prio 2]: Relu(x) => x;\n", 0, 1,
-	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance or finite_data)"},
+	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance, finite_data or override)"},
 	{"opset without range", "rule a [opset 13]: Relu(x) => x;\n", 0, 1,
 	 "1:15: error: 'opset' needs a range: 'opset 13..', 'opset ..12' or 'opset 13..17'"},
 	{"tolerance out of range", "rule a [tolerance 2]: Relu(x) => x;\n", 0, 1,
@@ -181,6 +181,8 @@ static const DiagCase diag_cases[] = {
 	{"tolerance without a number", "rule a [tolerance]: Relu(x) => x;\n", 0, 1,
 	 "1:9: error: 'tolerance' needs a number, as in 'tolerance 1e-6'"},
 	{"empty opset range", "rule a [opset 17..13]: Relu(x) => x;\n", 0, 1, "1:15: error: empty opset range 17..13"},
+	{"override given twice", "rule a [override, override]: Relu(x) => x;\n", 0, 1,
+	 "1:19: error: 'override' of rule 'a' is given twice"},
 	{"level given twice", "rule a [basic, layout]: Relu(x) => x;\n", 0, 1, "1:16: error: the level of rule 'a' is given twice"},
 	{"integer too large", "rule a: Relu(x) if rank(x) == 99999999999999999999 => x;\n", 0, 1,
 	 "1:31: error: integer 99999999999999999999 is too large"},
@@ -440,7 +442,7 @@ START_TEST(metadata)
 		"extern ints perm2(ints, int);\n"
 		"rule a [opset 13..17, priority -2, layout] \"doc \\u{2713}\": Relu(x) => x;\n"
 		"rule b [opset ..12]: Relu(x) => x;\n"
-		"rule c [opset 18..]: Relu(x) => x;\n"
+		"rule c [opset 18.., override]: Relu(x) => x;\n"
 		"level basic;\n"
 		"rule d: Relu(x) => x;\n");
 	ck_assert_int_eq(f->default_level, LEVEL_EXTENDED);
@@ -470,6 +472,8 @@ START_TEST(metadata)
 	ck_assert_int_eq(c->opset_min, 18);
 	ck_assert_int_eq(c->opset_max, INT32_MAX);
 	ck_assert(!c->has_priority);
+	ck_assert(c->override && !a->override);
+	ck_assert_int_eq(c->override_pos.col, 21);
 	ck_assert_int_eq(d->level, LEVEL_BASIC);  /* after a second level line */
 	ck_assert_int_eq(d->opset_min, 0);
 	ck_assert_int_eq(d->opset_max, INT32_MAX);

@@ -1520,6 +1520,73 @@ START_TEST(test_loaded_rules_priority_order)
 }
 END_TEST
 
+/* A loaded file's rules beside the library (the library is `others`); NULL with
+ * the diagnostics in *err (malloc'd) on an error. */
+static RwRuleSet *load_beside_library(const char *text, char **err)
+{
+	char *dir = temp_dir(), *path = fmt("%s/mine.rules", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	size_t len;
+	FILE *out = open_memstream(err, &len);
+	Diag d;
+	diag_init(&d, out);
+	const char *paths[] = {path};
+	RwRuleSet *set = rw_rules_load(paths, 1, "mine", sets, 2, &d);
+	fclose(out);
+	free(path);
+	free(dir);
+	return set;
+}
+
+/* [override]: a loaded rule takes the place of the library rule of its name
+ * (the library's is off), at the library rule's priority unless it gives
+ * one; overriding a name the library lacks is an error. */
+START_TEST(test_override)
+{
+	char *err;
+	RwRuleSet *mine = load_beside_library("level basic;\n"
+	                                      "rule neg_neg [override] \"two Negs cancel, over vectors\": Neg(Neg(x)) if rank(x) == 1 => x;\n"
+	                                      "rule mul_minus_one [override]: Mul(x, -1.0) if rank(x) == 0 => Neg(x);\n"
+	                                      "rule relu_relu [override, priority 3]: Relu(Relu(x)) => Relu(x);\n", &err);
+	ck_assert_msg(mine, "%s", err);
+	free(err);
+	ck_assert_int_eq(mine->rules[0].priority, 0);
+	ck_assert_int_eq(mine->rules[1].priority, -1);      /* mul_minus_one's */
+	ck_assert_int_eq(mine->rules[2].priority, 3);
+	const RwRuleSet *all[] = {mine, sets[0], sets[1]};
+	ck_assert_ptr_eq(rw_rules_overrider(all, 3, 1, "neg_neg"), &mine->rules[0]);
+	ck_assert_ptr_null(rw_rules_overrider(all, 3, 0, "neg_neg"));
+	ck_assert_ptr_null(rw_rules_overrider(all, 3, 1, "abs_abs"));
+	/* the library's neg_neg would take both pairs; the loaded one takes the vector's */
+	IrModel *m = parse(HEAD(13) "g (float[2,3] x, float[3] v) => (float[2,3] y, float[3] w) {\n"
+	                            "  a = Neg (x)\n  b = Neg (a)\n  y = Relu (b)\n  c = Neg (v)\n  d = Neg (c)\n  w = Relu (d)\n}\n");
+	RwOptions o = {0};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, all, 3, &o, &r, &d), "%s", d.first);
+	ck_assert_str_eq(ops_of(m), "Neg Neg Relu Relu");
+	ck_assert_int_eq((int)r.nfirings, 1);
+	ck_assert_int_eq(r.firings[0].set, 0);
+	ck_assert_str_eq(rw_firing_name(all, &r.firings[0]), "neg_neg");
+	rw_result_free(&r);
+	ir_model_free(m);
+	rw_rules_free(mine);
+	/* a name the library lacks */
+	ck_assert_ptr_null(load_beside_library("rule neg_ng [override]: Neg(Neg(x)) => x;\n", &err));
+	ck_assert_msg(strstr(err, "mine.rules:1:14: error: 'neg_ng' overrides no library rule (did you mean 'neg_neg'?)\n"),
+	              "%s", err);
+	free(err);
+	/* without [override], the name is still refused */
+	ck_assert_ptr_null(load_beside_library("rule neg_neg: Neg(Neg(x)) => x;\n", &err));
+	ck_assert_msg(strstr(err, "error: rule 'neg_neg' has the name of a rule of graft-basic"), "%s", err);
+	free(err);
+}
+END_TEST
+
 /* push-transpose moves a ReduceMin/ReduceMax only where the reduction visits
  * its elements in the same order: ONNX Runtime's gives NaN or not depending
  * on where a NaN meets the running minimum (make difftest,
@@ -2271,6 +2338,38 @@ START_TEST(test_cli_rules)
 	ck_assert_int_eq(run_shell(cmd, &err), 0);
 	free(err);
 	free(cmd);
+	/* [override] takes the library rule's place: --list-rules says so; graft verify
+	 * says nothing of the name, and warns of an override of nothing; graftc will
+	 * not compile it */
+	write_text(rules, "rule identity [override]: Identity(x) if rank(x) == 1 => x;\n");
+	cmd = fmt("%s optimize %s --rules %s -o %s --list-rules", graft, model, rules, out);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
+	char *over = fmt("overridden by %s:1\n", rules);
+	ck_assert_msg(strstr(err, "rules/basic/identity.rules:") && strstr(err, over), "%s", err);
+	free(over);
+	free(err);
+	free(cmd);
+	cmd = fmt("%s verify %s --instances 2 -o %s/v", graft, rules, tmp);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
+	ck_assert_msg(!strstr(err, "warning"), "%s", err);
+	free(err);
+	free(cmd);
+	write_text(rules, "rule identiy [override]: Identity(x) => x;\n");
+	cmd = fmt("%s verify %s --instances 2 -o %s/v", graft, rules, tmp);
+	ck_assert_int_eq(run_shell(cmd, &err), 0);
+	ck_assert_msg(strstr(err, "mine.rules:1:15: warning: 'identiy' overrides no library rule (did you mean 'identity'?)\n"),
+	              "%s", err);
+	free(err);
+	free(cmd);
+	if (getenv("GRAFTC")) {
+		cmd = fmt("%s -o %s/o.c %s", getenv("GRAFTC"), tmp, rules);
+		ck_assert_int_eq(run_shell(cmd, &err), 1);
+		ck_assert_msg(strstr(err, "mine.rules:1:15: error: 'override' is for rules loaded with graft optimize --rules, "
+		                          "where they replace the library rule of their name; graftc compiles rule sets, which "
+		                          "replace nothing\n"), "%s", err);
+		free(err);
+		free(cmd);
+	}
 
 	/* the interpreted library writes what the compiled one writes */
 	cmd = fmt("%s optimize examples/tiny_cnn.onnx -o %s/c.onnx && %s optimize examples/tiny_cnn.onnx --no-library "
@@ -2940,6 +3039,7 @@ Suite *suite_rules(void)
 	tcase_add_loop_test(tc, test_noops, 0, (int)(sizeof mini_cases / sizeof *mini_cases));
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_codegen_features);
+	tcase_add_test(tc, test_override);
 	/* rules/extended/norm2.rules */
 	tcase_add_test(tc, test_layer_norm_plain);
 	tcase_add_test(tc, test_layer_norm_tf);
