@@ -145,11 +145,12 @@ static bool is_call(const char *s)
 	return false;
 }
 
-/* s without parentheses around all of it (takes and returns ownership) */
+/* s without parentheses around all of it (takes and returns ownership);
+ * a statement expression ({ ... }) keeps them */
 static char *strip_parens(char *s)
 {
 	size_t n = strlen(s);
-	while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+	while (n >= 2 && s[0] == '(' && s[1] != '{' && s[n - 1] == ')') {
 		int depth = 0;
 		bool whole = true;
 		for (size_t i = 0; i < n - 1 && whole; i++) {
@@ -369,6 +370,18 @@ static char *cx(const Fn *F, const MExpr *e)
 		r = fmt("rwg_ints_every%s(%s, %s, %s)", e->i ? "_k" : "", a, cmps[e->op], b);
 		break;
 	}
+	case ME_ALL:
+	case ME_ANY: {
+		/* a loop inside the expression (a GNU C statement expression, which
+		 * gcc and clang take): the guard's && and || stay short-circuit */
+		bool all = e->kind == ME_ALL;
+		long long q = (long long)e->i;
+		r = fmt("({ RwgInts l_%lld = %s; bool q_%lld = %s; "
+		        "for (int k_%lld = 0; %sq_%lld && k_%lld < l_%lld.n; k_%lld++) { int64_t %s = l_%lld.v[k_%lld]; q_%lld = %s; } "
+		        "q_%lld; })",
+		        q, a, q, all ? "true" : "false", q, all ? "" : "!", q, q, q, q, name, q, q, q, b, q);
+		break;
+	}
 	case ME_OPSET: r = fmt("(int64_t)rw_opset(rw)"); break;
 	case ME_MATH: {
 		const char *cast = e->to_int ? "(int64_t)" : "";
@@ -481,6 +494,10 @@ static char *cx(const Fn *F, const MExpr *e)
 		break;
 	}
 	case ME_ATTR_IS_SET: r = fmt("%s.attr", name); break;
+	case ME_FROM:
+		r = e->arg ? fmt("(!%s.attr && rwg_from(rw, %s.v, \"%s\", \"%s\"))", name, name, e->domain, e->s)
+		           : fmt("rwg_from(rw, %s, \"%s\", \"%s\")", name, e->domain, e->s);
+		break;
 	}
 	free(a);
 	free(b);
@@ -1602,6 +1619,17 @@ static int by_root_then_priority(const void *a, const void *b)
 char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
 {
 	int errors = d->nerrors;
+	/* [override] replaces a rule of the compiled library when graft loads a
+	 * file at run time; a set graftc compiles has nothing to replace, and
+	 * the library itself must not pretend to */
+	for (int i = 0; i < nfiles; i++)
+		for (int k = 0; files[i] && k < files[i]->nrules; k++)
+			if (files[i]->rules[k] && files[i]->rules[k]->override)
+				dsl_error(d, files[i], files[i]->rules[k]->override_pos,
+				          "'override' is for rules loaded with graft optimize --rules, where they replace the "
+				          "library rule of their name; graftc compiles rule sets, which replace nothing");
+	if (d->nerrors != errors)
+		return NULL;
 	int n = 0;
 	for (int i = 0; i < nfiles; i++)
 		for (int k = 0; files[i] && k < files[i]->nrules; k++)

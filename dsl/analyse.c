@@ -326,6 +326,10 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 
 static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 {
+	if (p->nnots) {
+		unsupported(ri, "a negative pattern (':!%s')", p->nots[0].name);
+		return NULL;
+	}
 	switch (p->kind) {
 	case PAT_OP:
 		return op_pattern(an, ri, p, root);

@@ -38,6 +38,8 @@ typedef enum ExprKind {
 	EXPR_INDEX,         /* items[0][items[1]] */
 	EXPR_DEFAULT,       /* items[0] ?? items[1]: items[1] when the optional items[0] is absent */
 	EXPR_TUPLE,         /* (a, b): results for several outputs of the root */
+	EXPR_QUANT,         /* all(s in items[0]: items[1]) (op EX_AND) or any(...) (op EX_OR):
+	                       the int variable s takes each element of the ints items[0] */
 } ExprKind;
 
 typedef enum ExprOp {
@@ -75,11 +77,11 @@ typedef struct Expr {
 	AttrArg *attrs;             /* EXPR_OP */
 	int nattrs;
 	const char *copy_attrs;     /* EXPR_OP: [..d] copies node d's attributes */
-	SrcPos copy_pos;
+	SrcPos copy_pos;            /* EXPR_OP: of d; EXPR_QUANT: of the variable */
 	/* filled by the checker */
 	DslType type;
 	const OpSchema *schema;     /* EXPR_OP */
-	struct Binding *binding;    /* EXPR_VAR */
+	struct Binding *binding;    /* EXPR_VAR; EXPR_QUANT: its variable's */
 	/* filled by the parser */
 	int depth;                  /* 1 + the deepest item's (the parser bounds it) */
 } Expr;
@@ -100,6 +102,12 @@ typedef enum PatKind {
 	PAT_LITERAL,        /* a constant operand equal to lit (scalar or list, within tol) */
 } PatKind;
 
+/* x:!Conv: the operand is no output of this op (a negative pattern). */
+typedef struct PatNot {
+	const char *domain, *name;  /* "" or "com.microsoft"; the op */
+	SrcPos pos;
+} PatNot;
+
 typedef struct Pattern {
 	PatKind kind;
 	SrcPos pos;
@@ -117,6 +125,8 @@ typedef struct Pattern {
 	struct Pattern **args;      /* PAT_OP */
 	int nargs;
 	Expr *lit;                  /* PAT_LITERAL */
+	PatNot *nots;               /* PAT_VAR, PAT_WILDCARD: x:!Conv:!Gemm, no output of these ops */
+	int nnots;
 	/* filled by the checker */
 	const OpSchema *schema;     /* PAT_OP: the newest definition in the rule's opset range */
 } Pattern;
@@ -146,6 +156,9 @@ typedef struct Rule {
 	double tolerance;           /* [tolerance X]: approximate within X (graft verify); 0: exact */
 	bool finite_data;           /* [finite_data]: known to differ where data holds inf or NaN;
 	                               graft verify draws finite data only */
+	bool override;              /* [override]: a rule loaded with graft optimize --rules that takes
+	                               the place of the library rule of its name */
+	SrcPos override_pos;
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

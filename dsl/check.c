@@ -1049,6 +1049,42 @@ static void check_expr_attrs(Checker *c, Expr *e, const OpSchema *s, Side side)
 	}
 }
 
+/* all(i in l: cond), any(...): l a list of ints; i an int, bound in cond
+ * only (a name the rule binds already is an error); cond a bool. */
+static DslType type_quant(Checker *c, Expr *e, Side side)
+{
+	const char *fn = e->op == EX_OR ? "any" : "all";
+	DslType lt = type_expr(c, e->items[0], side);
+	SrcPos vpos = name_pos(e->copy_pos, e->s);
+	Binding *outer = find_binding(c, e->s);
+	if (outer) {
+		/* reported once: the condition is typed with i an int all the same,
+		 * and the outer name counts as used */
+		dsl_error(c->d, c->f, vpos, "'%s' is already bound: the variable of '%s' needs a new name", e->s, fn);
+		dsl_note(c->d, c->f, outer->pos, "'%s' is first bound here", e->s);
+		outer->uses++;
+	}
+	Binding *b = arena_alloc(c->f->arena, sizeof *b);
+	b->name = e->s;
+	b->pos = vpos;
+	b->type = TY_INT;
+	e->binding = b;
+	namemap_put(c->names, e->s, b);
+	DslType bt = type_expr(c, e->items[1], side);
+	namemap_put(c->names, e->s, outer);        /* i is unbound after the condition */
+	if (lt != TY_UNKNOWN && lt != TY_INTS) {
+		dsl_error(c->d, c->f, e->items[0]->pos, "'%s' ranges over a list of ints, got %s", fn, type_name(lt));
+		return TY_UNKNOWN;
+	}
+	if (bt != TY_UNKNOWN && bt != TY_BOOL) {
+		dsl_error(c->d, c->f, e->items[1]->pos, "the condition of '%s' must be bool, got %s", fn, type_name(bt));
+		return TY_UNKNOWN;
+	}
+	if (b->uses == 0 && !outer)
+		dsl_warning(c->d, c->f, vpos, "'%s' is bound but never used", e->s);
+	return lt == TY_UNKNOWN || bt == TY_UNKNOWN || outer ? TY_UNKNOWN : TY_BOOL;
+}
+
 static DslType type_expr(Checker *c, Expr *e, Side side)
 {
 	DslType t = TY_UNKNOWN;
@@ -1082,6 +1118,7 @@ static DslType type_expr(Checker *c, Expr *e, Side side)
 		break;
 	}
 	case EXPR_BINARY: t = type_binary(c, e, side); break;
+	case EXPR_QUANT: t = type_quant(c, e, side); break;
 	case EXPR_INDEX: {
 		DslType a = type_expr(c, e->items[0], side), i = type_expr(c, e->items[1], side);
 		if (a == TY_UNKNOWN || i == TY_UNKNOWN)
@@ -1134,6 +1171,23 @@ static DslType type_expr(Checker *c, Expr *e, Side side)
 }
 
 /* ---- patterns -------------------------------------------------------------- */
+
+/* x:!Conv: each op must exist in the rule's opset range (a misspelt one
+ * would exclude nothing), once. */
+static void check_nots(Checker *c, const Pattern *p)
+{
+	for (int i = 0; i < p->nnots; i++) {
+		const PatNot *n = &p->nots[i];
+		int since;
+		if (!resolve_op(c, n->pos, n->domain, n->name, false, &since))
+			continue;
+		for (int k = 0; k < i; k++)
+			if (!strcmp(p->nots[k].domain, n->domain) && !strcmp(p->nots[k].name, n->name)) {
+				dsl_error(c->d, c->f, name_pos(n->pos, NULL), "':!%s' is given twice", n->name);
+				break;
+			}
+	}
+}
 
 /* First pass over the pattern: resolve ops, check arity and attribute
  * names, bind variables (in source order: an attribute before the
@@ -1198,6 +1252,7 @@ static void bind_pattern(Checker *c, Pattern *p)
 		break;
 	}
 	case PAT_VAR: {
+		check_nots(c, p);
 		Binding *b = bind(c, p->name, p->pos, TY_VALUE, NULL);
 		if (p->output > 0 && b->type != TY_NODE && b->type != TY_UNKNOWN)
 			dsl_error(c->d, c->f, name_pos(p->pos, p->name),
@@ -1213,6 +1268,7 @@ static void bind_pattern(Checker *c, Pattern *p)
 		bind(c, p->name, p->pos, TY_VALUES, NULL);
 		break;
 	case PAT_WILDCARD:
+		check_nots(c, p);
 		break;
 	case PAT_LITERAL:
 		if (p->lit) {

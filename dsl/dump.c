@@ -160,6 +160,9 @@ static void dump_expr(FILE *out, const Expr *e, int depth)
 	case EXPR_TUPLE:
 		fprintf(out, "tuple of %d", e->n);
 		break;
+	case EXPR_QUANT:
+		fprintf(out, "%s %s in", e->op == EX_OR ? "any" : "all", e->s);
+		break;
 	}
 	at(out, e->pos);
 	if (e->type != TY_UNKNOWN)
@@ -218,6 +221,10 @@ static void dump_pattern(FILE *out, const Pattern *p, int depth)
 		fputs("literal", out);
 		break;
 	}
+	for (int i = 0; i < p->nnots; i++) {
+		fputs(" not ", out);
+		put_opname(out, p->nots[i].domain, p->nots[i].name);
+	}
 	at(out, p->pos);
 	fputc('\n', out);
 	if (p->kind == PAT_LITERAL)
@@ -257,6 +264,8 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 		fprintf(out, "  tolerance %g\n", r->tolerance);
 	if (r->finite_data)
 		fprintf(out, "  finite_data\n");
+	if (r->override)
+		fprintf(out, "  override\n");
 	if (r->min_opset_needed > 0)
 		fprintf(out, "  result needs opset %d\n", r->min_opset_needed);
 	fputs("  match\n", out);

@@ -137,7 +137,14 @@ parg(A) ::= NAME(N) COLON CONST.               { A = dsl_pat_var(p, N, true, fal
 parg(A) ::= NAME(N) COLON CONST QUESTION.      { A = dsl_pat_var(p, N, true, true); }
 parg(A) ::= NAME(N) ELLIPSIS.                  { A = dsl_pat_rest(p, N); }
 parg(A) ::= NAME(N) HASH INT(K).               { A = dsl_pat_output(p, N, K); }
+parg(A) ::= NAME(N) nots(L).                   { A = dsl_pat_nots(p, dsl_pat_var(p, N, false, false), L); }
+parg(A) ::= NAME(N) nots(L) QUESTION.          { A = dsl_pat_nots(p, dsl_pat_var(p, N, false, true), L); }
 parg(A) ::= plit(L).                           { A = dsl_pat_literal(p, L); }
+
+/* Negative patterns: x:!Conv:!Gemm (the ops' tokens, copied). */
+%type nots {PtrVec *}
+nots(A) ::= COLON NOT OP(O).                   { A = dsl_vec_push(p, NULL, arena_dup(p->a, &O, sizeof O)); }
+nots(A) ::= nots(L) COLON NOT OP(O).           { A = dsl_vec_push(p, L, arena_dup(p->a, &O, sizeof O)); }
 
 /* Literal operands: numbers (with a tolerance), lists, booleans. */
 plit(A) ::= INT(V).                            { A = dsl_lit_number(p, NOTOKEN, V, NOTOKEN, NOTOKEN); }
@@ -195,6 +202,8 @@ expr(A) ::= LBRACKET(L) RBRACKET(R).           { A = dsl_list(p, L, NULL, R); }
 expr(A) ::= LBRACKET(L) exprs(X) RBRACKET(R).  { A = dsl_list(p, L, X, R); }
 expr(A) ::= NAME(N) LPAREN RPAREN.             { A = dsl_call(p, N, NULL); }
 expr(A) ::= NAME(N) LPAREN exprs(X) RPAREN.    { A = dsl_call(p, N, X); }
+/* all(i in l: cond), any(i in l: cond): the words are checked in dsl_quant */
+expr(A) ::= NAME(F) LPAREN NAME(V) NAME(I) expr(L) COLON expr(B) RPAREN. { A = dsl_quant(p, F, V, I, L, B); }
 expr(A) ::= OP(O) eattrs(T) LPAREN RPAREN.     { A = dsl_op(p, O, T, NULL); }
 expr(A) ::= OP(O) eattrs(T) LPAREN exprs(X) RPAREN. { A = dsl_op(p, O, T, X); }
 expr(A) ::= LPAREN(L) expr(X) RPAREN.          { A = dsl_paren(p, L, X); }

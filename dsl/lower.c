@@ -185,6 +185,7 @@ typedef struct L {
 	Vec cnames;                 /* const char *, per register */
 	Vec tree;                   /* bool, per register: a node the decision tree fetches */
 	int ntmp;                   /* temporaries named so far (t_1, axis_2, ...) */
+	int nquant;                 /* quantifiers so far (graftc's l_1, k_1, q_1) */
 	bool build_unknown;
 	bool failed;
 } L;
@@ -709,6 +710,26 @@ static MExpr *num_expr(L *g, const Expr *e)
 			break;
 		}
 		unsupported(g, e->pos, "this operator on lists or strings");
+		return x;
+	}
+	case EXPR_QUANT: {
+		/* the variable is a register of its own, named in the condition only */
+		int n = ++g->nquant;
+		MExpr *list = num_expr(g, e->items[0]);
+		Var *q = arena_alloc(g->A, sizeof *q);
+		char *c = dsl_c_name(e->s);
+		q->name = e->s;
+		q->cname = arena_strdup(g->A, c);
+		free(c);
+		q->kind = MT_INT;
+		q->reg = new_reg_named(g, MT_INT, q->cname);
+		q->bound = true;
+		Var *outer = var(g, e->s);
+		namemap_put(g->var_names, e->s, q);
+		MExpr *x = ex2(g, e->op == EX_OR ? ME_ANY : ME_ALL, MT_BOOL, list, num_expr(g, e->items[1]));
+		namemap_put(g->var_names, e->s, outer);
+		x->reg = q->reg;
+		x->i = n;
 		return x;
 	}
 	case EXPR_INDEX: {
@@ -1345,6 +1366,21 @@ static void lower_operand(L *g, Slot *s)
 	}
 }
 
+/* x:!Conv:!Gemm, _:!Conv: fail when the slot's value is an output of one
+ * of the ops (an attribute spelling of it is none). */
+static void lower_nots(L *g, const Slot *s)
+{
+	for (int i = 0; i < s->pat->nnots; i++) {
+		const PatNot *n = &s->pat->nots[i];
+		MExpr *x = ex(g, ME_FROM, MT_BOOL);
+		x->arg = s->arg;
+		x->reg = s->reg;
+		x->s = n->name;
+		x->domain = n->domain;
+		about(check(g, x, true, W_PRODUCER, S(g, "%s comes from %s, which the rule excludes", s->what, n->name)), s);
+	}
+}
+
 /* The slot's register: the variable it binds, if this is the variable's
  * first occurrence, else a fresh one. */
 static void name_slot(L *g, Slot *s)
@@ -1498,7 +1534,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 	}
 	for (int i = 0; i < nslots; i++) {
 		Slot *sl = &slots[i];
-		bool any = sl->pat && sl->pat->kind == PAT_WILDCARD && sl->pat->optional;
+		bool any = sl->pat && sl->pat->kind == PAT_WILDCARD && sl->pat->optional && !sl->pat->nnots;
 		if ((!sl->pat && !sl->lit) || (any && !swap))
 			continue;
 		MInsn *x = insn(g, sl->arg ? MI_ARG : MI_INPUT);
@@ -1512,8 +1548,11 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 			x->nforms = attr_forms(g, op, i, &x->forms);
 	}
 	for (int i = 0; i < nslots; i++)
-		if (slots[i].pat || slots[i].lit)
+		if (slots[i].pat || slots[i].lit) {
 			lower_operand(g, &slots[i]);
+			if (slots[i].pat && slots[i].pat->nnots)
+				lower_nots(g, &slots[i]);
+		}
 	if (rest >= 0) {
 		Var *v = var(g, p->args[rest]->name);
 		if (v && !v->bound) {
@@ -1639,6 +1678,9 @@ static const char *expr_end(const RuleFile *f, const Expr *e)
 	case EXPR_BINARY:
 	case EXPR_DEFAULT:
 		return expr_end(f, e->items[1]);
+	case EXPR_QUANT:  /* all(i in l: body) ends at the ')' after its body */
+		p = skip_blank(expr_end(f, e->items[1]), end);
+		return p < end && *p == ')' ? p + 1 : p;
 	case EXPR_CALL:
 	case EXPR_LIST:
 	case EXPR_INDEX:

@@ -67,6 +67,9 @@ typedef enum MExprKind {
 	                           (rwg_moderate) */
 	ME_EVERY,               /* every element of ints kid 0 compares (op) with kid 1: an int when
 	                           i is set, else ints of the same length */
+	ME_ALL, ME_ANY,         /* kid 1 holds for every / some element of ints kid 0, put in int
+	                           register reg in turn, first to last, stopping at the first that
+	                           decides; i numbers the quantifier in the program (graftc's l_<i>) */
 	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,
 	                           neg relu reciprocal sigmoid; to_int: the result is (int64_t) */
 	ME_NOT, ME_NEG,
@@ -82,6 +85,8 @@ typedef enum MExprKind {
 	ME_EQUALS,              /* constant kid 0 (operand when arg) equals f within tol */
 	ME_EQUALS_LIST,         /* constant kid 0 (operand when arg) is the 1-D list nums[0..nnums) */
 	ME_ATTR_IS_SET,         /* the operand in reg is an attribute at this opset */
+	ME_FROM,                /* the value in reg (an operand when arg; an attribute never is) is an
+	                           output of a node of op s of domain ("": ONNX's): x:!Conv fails on it */
 } MExprKind;
 
 typedef struct MExpr {
@@ -94,7 +99,8 @@ typedef struct MExpr {
 	int reg;
 	int64_t i;
 	double f, tol;
-	const char *s;          /* ME_STR (not NUL-terminated beyond slen) */
+	const char *s;          /* ME_STR (not NUL-terminated beyond slen); ME_FROM: the op */
+	const char *domain;     /* ME_FROM */
 	size_t slen;
 	const double *nums;     /* ME_EQUALS_LIST */
 	int nnums;

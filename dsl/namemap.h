@@ -19,7 +19,7 @@ NameMap *namemap_new(size_t most);
 void namemap_free(NameMap *m);
 /* The value of name, or NULL. */
 void *namemap_get(const NameMap *m, const char *name);
-/* Set name's value (non-NULL), replacing any. */
+/* Set name's value, replacing any (NULL: as if never set; a scope's end). */
 void namemap_put(NameMap *m, const char *name, void *val);
 
 #endif

@@ -355,6 +355,9 @@ void dsl_rule_doc(DslParser *p, Token doc)
 		p->rule->doc = doc.s;
 }
 
+/* What may stand in a rule's [...], for "unknown metadata" messages. */
+#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data or override"
+
 void dsl_meta_word(DslParser *p, Token key)
 {
 	Rule *r = p->rule;
@@ -374,6 +377,11 @@ void dsl_meta_word(DslParser *p, Token key)
 		if (r->finite_data)
 			error_at(p, key.pos, "'finite_data' of rule '%s' is given twice", r->name);
 		r->finite_data = true;
+	} else if (tokis(key, "override")) {
+		if (r->override)
+			error_at(p, key.pos, "'override' of rule '%s' is given twice", r->name);
+		r->override = true;
+		r->override_pos = key.pos;
 	} else {
 		unknown_level(p, key);
 	}
@@ -413,7 +421,7 @@ void dsl_meta_int(DslParser *p, Token key, Token minus, Token value)
 		else
 			dsl_meta_float(p, key, value);
 	} else {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 	}
 }
@@ -424,7 +432,7 @@ void dsl_meta_float(DslParser *p, Token key, Token value)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "tolerance")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 		return;
 	}
@@ -441,7 +449,7 @@ void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "opset")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected " META_WORDS ")",
 		         (int)key.n, key.z);
 		return;
 	}
@@ -648,6 +656,25 @@ Expr *dsl_tuple(DslParser *p, Token lparen, Expr *first, PtrVec *rest)
 	return e;
 }
 
+/* all(v in list: body) and any(...): the words are names, not keywords
+ * (a rule may call a variable `in`), so the parser checks them here. */
+Expr *dsl_quant(DslParser *p, Token fn, Token var, Token in, Expr *list, Expr *body)
+{
+	Expr *e = new_expr(p, EXPR_QUANT, fn.pos);
+	e->op = tokis(fn, "any") ? EX_OR : EX_AND;
+	e->s = tokstr(p, var);
+	e->copy_pos = var.pos;
+	set_items(p, e, NULL, list, body);
+	if (!tokis(fn, "all") && !tokis(fn, "any"))
+		error_at(p, fn.pos, "'%.*s(%.*s in ...: ...)' is no quantifier: write all(%.*s in LIST: COND) or any(...)",
+		         (int)fn.n, fn.z, (int)var.n, var.z, (int)var.n, var.z);
+	else if (!tokis(in, "in"))
+		error_at(p, in.pos, "expected 'in' after '%.*s', got '%.*s'", (int)var.n, var.z, (int)in.n, in.z);
+	else if (tokis(var, "_"))
+		error_at(p, var.pos, "'%.*s' needs a name for the element, not '_'", (int)fn.n, fn.z);
+	return e;
+}
+
 Expr *dsl_paren(DslParser *p, Token lparen, Expr *x)
 {
 	(void)p;
@@ -717,6 +744,19 @@ Pattern *dsl_pat_var(DslParser *p, Token name, bool is_const, bool optional)
 	pat->is_const = is_const;
 	pat->optional = optional;
 	return pat;
+}
+
+/* x:!Conv:!Gemm, _:!Conv: the ops (Token copies) x is no output of. */
+Pattern *dsl_pat_nots(DslParser *p, Pattern *var, PtrVec *ops)
+{
+	var->nots = arena_alloc(p->a, (size_t)ops->n * sizeof *var->nots);
+	for (int i = 0; i < ops->n; i++) {
+		const Token *t = ops->v[i];
+		PatNot *n = &var->nots[var->nnots++];
+		split_op(p, *t, &n->domain, &n->name);
+		n->pos = t->pos;
+	}
+	return var;
 }
 
 Pattern *dsl_pat_rest(DslParser *p, Token name)

@@ -115,6 +115,7 @@ Pattern *dsl_pat_op(DslParser *p, Token op, PtrVec *attrs, PtrVec *args, Token r
 Pattern *dsl_pat_bind(DslParser *p, Token shared, Token name, Pattern *node);
 Pattern *dsl_pat_var(DslParser *p, Token name, bool is_const, bool optional);
 Pattern *dsl_pat_rest(DslParser *p, Token name);
+Pattern *dsl_pat_nots(DslParser *p, Pattern *var, PtrVec *ops);
 Pattern *dsl_pat_output(DslParser *p, Token name, Token k);
 Pattern *dsl_pat_literal(DslParser *p, Expr *lit);
 Expr *dsl_lit_number(DslParser *p, Token minus, Token num, Token tilde, Token tol);
@@ -132,6 +133,7 @@ Expr *dsl_binary(DslParser *p, Token op, ExprOp kind, Expr *l, Expr *r);
 Expr *dsl_index(DslParser *p, Token lbracket, Expr *x, Expr *i);
 Expr *dsl_default(DslParser *p, Token op, Expr *x, Expr *dflt);
 Expr *dsl_tuple(DslParser *p, Token lparen, Expr *first, PtrVec *rest);
+Expr *dsl_quant(DslParser *p, Token fn, Token var, Token in, Expr *list, Expr *body);
 Expr *dsl_paren(DslParser *p, Token lparen, Expr *x);
 
 #endif

@@ -171,7 +171,7 @@ static const DiagCase diag_cases[] = {
 	{"unknown level meta", "rule a [extendd]: Relu(x) => x;\n", 0, 1,
 	 "1:9: error: unknown level 'extendd' (expected basic, extended or layout)"},
 	{"unknown metadata", "rule a [prio 2]: Relu(x) => x;\n", 0, 1,
-	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance or finite_data)"},
+	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance, finite_data or override)"},
 	{"opset without range", "rule a [opset 13]: Relu(x) => x;\n", 0, 1,
 	 "1:15: error: 'opset' needs a range: 'opset 13..', 'opset ..12' or 'opset 13..17'"},
 	{"tolerance out of range", "rule a [tolerance 2]: Relu(x) => x;\n", 0, 1,
@@ -181,6 +181,8 @@ static const DiagCase diag_cases[] = {
 	{"tolerance without a number", "rule a [tolerance]: Relu(x) => x;\n", 0, 1,
 	 "1:9: error: 'tolerance' needs a number, as in 'tolerance 1e-6'"},
 	{"empty opset range", "rule a [opset 17..13]: Relu(x) => x;\n", 0, 1, "1:15: error: empty opset range 17..13"},
+	{"override given twice", "rule a [override, override]: Relu(x) => x;\n", 0, 1,
+	 "1:19: error: 'override' of rule 'a' is given twice"},
 	{"level given twice", "rule a [basic, layout]: Relu(x) => x;\n", 0, 1, "1:16: error: the level of rule 'a' is given twice"},
 	{"integer too large", "rule a: Relu(x) if rank(x) == 99999999999999999999 => x;\n", 0, 1,
 	 "1:31: error: integer 99999999999999999999 is too large"},
@@ -190,6 +192,15 @@ static const DiagCase diag_cases[] = {
 	{"lowercase op in a pattern", "rule a: Relu(relu(x)) => x;\n", 0, 1,
 	 "1:14: error: 'relu' is not an op: op names start with a capital letter (did you mean 'Relu'?)"},
 	{"wildcard const", "rule a: Relu(_:const) => x;\n", 0, 1, "1:14: error: '_' matches any value: it cannot be ':const'"},
+	/* quantifiers */
+	{"no quantifier", "rule a: Relu(x) if each(i in shape(x): i == 1) => x;\n", 0, 1,
+	 "1:20: error: 'each(i in ...: ...)' is no quantifier: write all(i in LIST: COND) or any(...)"},
+	{"quantifier without in", "rule a: Relu(x) if all(i of shape(x): i == 1) => x;\n", 0, 1,
+	 "1:26: error: expected 'in' after 'i', got 'of'"},
+	{"quantifier over _", "rule a: Relu(x) if any(_ in shape(x): true) => x;\n", 0, 1,
+	 "1:24: error: 'any' needs a name for the element, not '_'"},
+	{"quantifier without a colon", "rule a: Relu(x) if all(i in shape(x) i == 1) => x;\n", 0, 1,
+	 "1:38: error: unexpected 'i' (expected ':')"},
 	/* inf and nan are numbers */
 	{"inf as a name", "rule inf: Relu(x) => x;\n", 0, 1, "1:6: error: 'inf' is a number (a float constant), not a name"},
 	{"NaN", "rule a: Add(x, NaN) => x;\n", 0, 1, "1:16: error: 'NaN' is written nan in rules"},
@@ -395,6 +406,12 @@ static const TreeCase tree_cases[] = {
 	 "  guard\n    binary '||' @1:43\n      binary '==' @1:35\n        var g @1:33\n        float -inf @1:38\n"
 	 "      binary '>' @1:51\n        var info @1:46\n        var nano @1:53\n"
 	 "  result\n    op H @1:61\n      float nan @1:63\n      float -inf @1:68\n"},
+	/* negative patterns x:!Op (any domain, several, optional, on _) and quantifiers; in is no keyword */
+	{"rule r: F(x:!G:!com.microsoft.H, _:!G?) if all(i in in: any(j in [i]: j > 0)) => x;",
+	 "  match\n    op F @1:9\n      var x not G not com.microsoft.H @1:11\n      any _? not G @1:34\n"
+	 "  guard\n    all i in @1:44\n      var in @1:53\n      any j in @1:57\n        list of 1 @1:66\n          var i @1:67\n"
+	 "        binary '>' @1:73\n          var j @1:71\n          int 0 @1:75\n"
+	 "  result\n    var x @1:82\n"},
 	/* results: ops with copied attributes, tuples, calls, lists, strings */
 	{"rule r: F(c @ G(x), y) => (H[..c, a = [1, 2]](x), concat(\"s\", y), []);",
 	 "  match\n    op F @1:9\n      op G @1:15 bind c @1:11\n        var x @1:17\n      var y @1:21\n"
@@ -425,7 +442,7 @@ START_TEST(metadata)
 		"extern ints perm2(ints, int);\n"
 		"rule a [opset 13..17, priority -2, layout] \"doc \\u{2713}\": Relu(x) => x;\n"
 		"rule b [opset ..12]: Relu(x) => x;\n"
-		"rule c [opset 18..]: Relu(x) => x;\n"
+		"rule c [opset 18.., override]: Relu(x) => x;\n"
 		"level basic;\n"
 		"rule d: Relu(x) => x;\n");
 	ck_assert_int_eq(f->default_level, LEVEL_EXTENDED);
@@ -455,6 +472,8 @@ START_TEST(metadata)
 	ck_assert_int_eq(c->opset_min, 18);
 	ck_assert_int_eq(c->opset_max, INT32_MAX);
 	ck_assert(!c->has_priority);
+	ck_assert(c->override && !a->override);
+	ck_assert_int_eq(c->override_pos.col, 21);
 	ck_assert_int_eq(d->level, LEVEL_BASIC);  /* after a second level line */
 	ck_assert_int_eq(d->opset_min, 0);
 	ck_assert_int_eq(d->opset_max, INT32_MAX);

@@ -1354,7 +1354,8 @@ static int cmd_optimize(int argc, char **argv)
 			       "elimination, dead-code elimination and the compiled rules, then saves OUT and\n"
 			       "prints the op histogram before and after and what fired.\n"
 			       "  --rules FILE...       also run the rules of these files, loaded now (no\n"
-			       "                        compiler needed), tried before the library's\n"
+			       "                        compiler needed), tried before the library's; one\n"
+			       "                        marked [override] replaces the library's of its name\n"
 			       "  --no-library          leave graft's compiled rule library out\n"
 			       "  --level L             basic, extended, layout or all (default: all; repeatable)\n"
 			       "  --allow-vendor-ops    also run rules that emit com.microsoft ops\n"
@@ -1447,7 +1448,12 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 			for (int i = 0; i < rule_sets[s]->nrules; i++) {
 				const RwRule *r = &rule_sets[s]->rules[i];
 				static const char *levels[] = {"", "basic", "extended", "layout"};
-				printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
+				const RwRule *o = rw_rules_overrider(rule_sets, nrule_sets, s, r->name);
+				if (o)
+					printf("%-32s %-9s %s:%d  overridden by %s:%d\n", r->name, levels[r->level], r->file, r->line,
+					       o->file, o->line);
+				else
+					printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
 			}
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
 		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"

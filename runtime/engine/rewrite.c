@@ -647,6 +647,9 @@ static void compute_enabled(Rewriter *rw)
 			for (int k = 0; k < rw->o.ndisabled && on; k++)
 				if (names_rule(rw->o.disabled[k], r))
 					on = false;
+			/* a loaded [override] rule of that name takes its place */
+			if (on && rw_rules_overrider(rw->sets, rw->nsets, s, r->name))
+				on = false;
 			rw->enabled[s][i] = on;
 		}
 	}
@@ -786,6 +789,9 @@ bool rw_why_disabled(Rewriter *rw, int rule)
 	}
 	if (r->vendor && !rw->o.allow_vendor_ops)
 		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
+	const RwRule *o = rw_rules_overrider(rw->sets, rw->nsets, rw->cur, r->name);
+	if (o)
+		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "overridden by %s:%d", o->file, o->line);
 	return rw_why_fail(rw, 1, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
 }
 

@@ -30,6 +30,12 @@ NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const cha
 	return p;
 }
 
+bool rwg_from(Rewriter *rw, ValueId v, const char *domain, const char *name)
+{
+	NodeId p = v ? rw_producer(rw, v) : 0;
+	return p && !strcmp(ir_node(M(rw), p)->domain, domain) && !strcmp(ir_node(M(rw), p)->op_type, name);
+}
+
 OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out)
 {
 	NodeId p = rw_producer(rw, v);

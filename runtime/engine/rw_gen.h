@@ -81,6 +81,10 @@ bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwith
 /* The kind of op producing v if v is its output `out` and it is of the
  * default domain; else OP_UNKNOWN.  Decision trees switch on it. */
 OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out);
+/* Is v an output, any one, of a node of op `name` of `domain` ("": ONNX)?
+ * (x:!Conv says it is not.)  An absent value, a graph input or an
+ * initializer is no node's. */
+bool rwg_from(Rewriter *rw, ValueId v, const char *domain, const char *name);
 /* Attribute `name` of n (or its default) is the int `want`. */
 bool rwg_attr_int_is(Rewriter *rw, NodeId n, const char *name, int64_t want);
 /* Output k of node n (0 if it has none). */

@@ -23,6 +23,7 @@
 
 #include "analyse.h"
 #include "ast.h"
+#include "check_internal.h"     /* "did you mean" for a misspelt [override] */
 #include "mprog.h"
 
 /* ---- externs --------------------------------------------------------------------- */
@@ -266,11 +267,49 @@ static bool same_rule_file(const char *path, const char *lib)
 	return n >= k && !strcmp(path + n - k, lib) && (n == k || path[n - k - 1] == '/');
 }
 
+/* The rule named `name` of the sets others, or NULL (*set: its set). */
+static const RwRule *other_rule(const RwRuleSet *const *others, int nothers, const char *name, int *set)
+{
+	for (int s = 0; s < nothers; s++)
+		for (int k = 0; k < others[s]->nrules; k++)
+			if (!strcmp(others[s]->rules[k].name, name)) {
+				*set = s;
+				return &others[s]->rules[k];
+			}
+	return NULL;
+}
+
+/* "'r' overrides no library rule", with a close name if there is one. */
+static void overrides_nothing(const MRule *m, const RwRuleSet *const *others, int nothers, bool verify, Diag *d)
+{
+	Suggest sg;
+	suggest_init(&sg, m->name);
+	for (int s = 0; s < nothers; s++)
+		for (int k = 0; k < others[s]->nrules; k++)
+			suggest_add(&sg, others[s]->rules[k].name);
+	const char *best = suggest_result(&sg);
+	char msg[300];
+	snprintf(msg, sizeof msg, "'%s' overrides no library rule%s%s%s", m->name, best ? " (did you mean '" : "",
+	         best ? best : "", best ? "'?)" : "");
+	if (verify)
+		dsl_warning(d, m->file, m->rule->override_pos, "%s", msg);
+	else
+		dsl_error(d, m->file, m->rule->override_pos, "%s", msg);
+}
+
 bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *others, int nothers, bool verify, Diag *d)
 {
 	bool ok = true;
 	for (int i = 0; i < p->nrules; i++) {
 		const MRule *m = &p->rules[i];
+		if (m->rule->override) {
+			int set;
+			if (nothers && !other_rule(others, nothers, m->name, &set)) {
+				overrides_nothing(m, others, nothers, verify, d);
+				ok = false;
+			}
+			continue;
+		}
 		for (int s = 0; s < nothers; s++)
 			for (int k = 0; k < others[s]->nrules; k++) {
 				const RwRule *o = &others[s]->rules[k];
@@ -288,6 +327,32 @@ bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *oth
 			}
 	}
 	return ok;
+}
+
+/* An [override] rule without a priority of its own takes the library
+ * rule's, so that it is tried where that rule was (before lowering, which
+ * orders the rules by priority). */
+static void inherit_priorities(RuleFile **files, int nfiles, const RwRuleSet *const *others, int nothers)
+{
+	for (int i = 0; i < nfiles; i++)
+		for (int k = 0; files[i] && k < files[i]->nrules; k++) {
+			Rule *r = files[i]->rules[k];
+			int set;
+			const RwRule *lib = r && r->override && !r->has_priority ? other_rule(others, nothers, r->name, &set) : NULL;
+			if (lib)
+				r->priority = lib->priority;
+		}
+}
+
+const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s, const char *name)
+{
+	for (int t = 0; t < nsets; t++) {
+		const RwInterp *I = t != s ? sets[t]->interp : NULL;
+		for (int i = 0; I && i < I->prog->nrules; i++)
+			if (I->prog->rules[i].rule->override && !strcmp(I->prog->rules[i].name, name))
+				return &I->rules[i];
+	}
+	return NULL;
 }
 
 /* Load the files' texts (texts[i] NULL: read paths[i]; taken over). */
@@ -312,6 +377,8 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	}
 	if (d->nerrors == errors)
 		dsl_check(I->files, I->nfiles, d);
+	if (d->nerrors == errors)
+		inherit_priorities(I->files, I->nfiles, others, nothers);
 	if (d->nerrors == errors) {
 		DslAnalysis an;
 		dsl_analyse(I->files, I->nfiles, d, &an);
@@ -608,6 +675,19 @@ static RwReg eval(Run *x, const MExpr *e)
 		             : rwg_ints_every(l, cmps[e->op], eval(x, K(1)).ints);
 		break;
 	}
+	case ME_ALL:
+	case ME_ANY: {
+		/* first to last, stopping at the first element that decides, as
+		 * graftc's loop does: what the rest would find unknown is not asked */
+		RwgInts l = eval(x, K(0)).ints;
+		bool all = e->kind == ME_ALL, q = all;
+		for (int k = 0; q == all && k < l.n; k++) {
+			x->r[e->reg].i = l.v[k];
+			q = cond(x, K(1));
+		}
+		out.i = q;
+		break;
+	}
 	case ME_OPSET: out.i = rw_opset(rw); break;
 	case ME_MATH: {
 		const char *fn = e->fn;
@@ -684,6 +764,11 @@ static RwReg eval(Run *x, const MExpr *e)
 		               : rwg_const_equals_list(rw, eval(x, K(0)).v, e->nnums ? e->nums : NULL, e->nnums);
 		break;
 	case ME_ATTR_IS_SET: out.i = x->r[e->reg].arg.attr != NULL; break;
+	case ME_FROM: {
+		RwgArg a = e->arg ? x->r[e->reg].arg : rwg_val(x->r[e->reg].v);
+		out.i = !a.attr && rwg_from(rw, a.v, e->domain, e->s);
+		break;
+	}
 	}
 #undef K
 	return out;

@@ -56,12 +56,21 @@ const struct MRuleSet *rw_rules_programs(const RwRuleSet *s);
 /* A rule may not take the name of a rule of the sets run beside it
  * (others): "rule 'r' has the name of a rule of graft-basic
  * (rules/basic/x.rules:3): rename it, or leave the library out with
- * --no-library", an error at the rule's name; false if any.  rw_rules_load
- * checks it.  verify: graft verify's check of its files against the
- * library, which it does not run: the same text as a warning, and none for
- * a library rule in its own file (graft verify rules/x/y.rules). */
+ * --no-library", an error at the rule's name; false if any.  A rule marked
+ * [override] must take one ("'r' overrides no library rule", at the word;
+ * nothing to check without others: --no-library).  rw_rules_load checks
+ * it.  verify: graft verify's check of its files against the library,
+ * which it does not run: the same text as a warning, and none for a library
+ * rule in its own file (graft verify rules/x/y.rules). */
 bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *others, int nothers, bool verify,
                            Diag *d);
+
+/* [override]: the rule of a set other than sets[s] that takes the place of
+ * sets[s]'s rules named `name` (a loaded rule marked [override]), or NULL.
+ * The engine keeps the rules it replaces off (--why: "overridden by
+ * FILE:LINE"); it keeps the library rule's priority unless it gives its
+ * own. */
+const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s, const char *name);
 
 /* The engine's entry points for an interpreted set (RwRuleSet.interp). */
 bool rw_interp_match(Rewriter *rw, NodeId n);

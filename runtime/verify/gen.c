@@ -611,6 +611,24 @@ static bool use_bound(Gen *g, Slot *sl)
 	return true;
 }
 
+/* x:!Conv, _:!Conv: now and then the operand is made by one of the ops it
+ * excludes (on fresh operands), so that the instances include graphs the
+ * rule must not fire on. */
+static bool gen_excluded(Gen *g, const Pattern *a, ValueId *out)
+{
+	const PatNot *x = &a->nots[rng_below(g->rng, a->nnots)];
+	const OpSchema *s = op_schema_lookup(x->domain, x->name, g->opset);
+	if (!s)
+		return fail(g, "%s does not exist at opset %d", x->name, g->opset);
+	Pattern any = {.kind = PAT_WILDCARD};
+	const Pattern *args[GEN_MAX_SLOTS];
+	int n = s->min_inputs < GEN_MAX_SLOTS ? s->min_inputs : GEN_MAX_SLOTS;
+	for (int i = 0; i < n; i++)
+		args[i] = &any;
+	Pattern op = {.kind = PAT_OP, .name = x->name, .domain = x->domain, .args = (Pattern **)args, .nargs = n};
+	return gen_node(g, &op, out);
+}
+
 /* A fresh operand: a new variable, a wildcard, a literal or a rest item. */
 static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 {
@@ -934,6 +952,15 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 		} else if (a->kind == PAT_VAR && var_find(g, a->name)) {
 			if (!use_bound(g, sl))
 				return false;
+		} else if (a->nnots && !sl->attr_form && rng_chance(g->rng, 0.3)) {
+			if (!gen_excluded(g, a, &sl->v))
+				return false;
+			sl->done = true;
+			GVar *var = a->kind == PAT_VAR ? var_new(g, a->name, GV_VALUE) : NULL;
+			if (a->kind == PAT_VAR && !var)
+				return fail(g, "too many variables");
+			if (var)
+				var->v = sl->v;
 		} else {
 			continue;
 		}
