@@ -146,6 +146,9 @@ typedef struct Rule {
 	double tolerance;           /* [tolerance X]: approximate within X (graft verify); 0: exact */
 	bool finite_data;           /* [finite_data]: known to differ where data holds inf or NaN;
 	                               graft verify draws finite data only */
+	bool moderate_data;         /* [moderate_data]: known to differ where data comes near the
+	                               dtype's overflow or underflow; graft verify draws none of
+	                               its largest, tiny or denormal values */
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

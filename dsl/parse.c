@@ -370,6 +370,10 @@ void dsl_meta_word(DslParser *p, Token key)
 		if (r->finite_data)
 			error_at(p, key.pos, "'finite_data' of rule '%s' is given twice", r->name);
 		r->finite_data = true;
+	} else if (tokis(key, "moderate_data")) {
+		if (r->moderate_data)
+			error_at(p, key.pos, "'moderate_data' of rule '%s' is given twice", r->name);
+		r->moderate_data = true;
 	} else {
 		unknown_level(p, key);
 	}
@@ -409,7 +413,7 @@ void dsl_meta_int(DslParser *p, Token key, Token minus, Token value)
 		else
 			dsl_meta_float(p, key, value);
 	} else {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance, finite_data or moderate_data)",
 		         (int)key.n, key.z);
 	}
 }
@@ -420,7 +424,7 @@ void dsl_meta_float(DslParser *p, Token key, Token value)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "tolerance")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance, finite_data or moderate_data)",
 		         (int)key.n, key.z);
 		return;
 	}
@@ -437,7 +441,7 @@ void dsl_meta_range(DslParser *p, Token key, Token lo, Token hi)
 {
 	Rule *r = p->rule;
 	if (!tokis(key, "opset")) {
-		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance or finite_data)",
+		error_at(p, key.pos, "unknown metadata '%.*s' (expected basic, extended, layout, opset, priority, tolerance, finite_data or moderate_data)",
 		         (int)key.n, key.z);
 		return;
 	}

@@ -641,6 +641,9 @@ static const MiniCase mini_cases[] = {
 	/* arith.rules */
 	{"pow_two", 13, FX, FY, "float two = {2.0}", "  p = Pow (x, two)\n  y = Relu (p)\n", "Mul Relu", true},
 	{"pow_two", 15, "int32[2,3] x", "int32[2,3] y", "int32 two = {2}", "  p = Pow (x, two)\n  y = Neg (p)\n", "Pow Neg", false},
+	/* float64: pow() is within 0.52 ULP, x * x is exact (graft verify found them a bit apart) */
+	{"pow_two", 13, "double[2,3] x", "double[2,3] y", "double two = {2.0}", "  p = Pow (x, two)\n  y = Neg (p)\n", "Pow Neg",
+	 false},
 	{"floor_floor", 13, FX, FY, "", "  a = Floor (x)\n  b = Floor (a)\n  y = Relu (b)\n", "Floor Relu", true},
 	{"ceil_ceil", 13, FX, FY, "", "  a = Ceil (x)\n  b = Ceil (a)\n  y = Relu (b)\n", "Ceil Relu", true},
 	{"round_round", 13, FX, FY, "", "  a = Round (x)\n  b = Round (a)\n  y = Relu (b)\n", "Round Relu", true},
@@ -665,9 +668,21 @@ static const MiniCase mini_cases[] = {
 	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Neg", true},
 	{"clip_clip", 13, FX, FY, "float a = {-1.0}, float b = {7.0}, float c = {1.0}, float d = {6.0}",
 	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Neg", true},
+	/* uint64 bounds beyond 2^53: 2^64 - 2 reads as 2^64 - 1 in a double (graft verify) */
+	{"clip_in_clip", 13, "uint64[2,3] x, uint64[2,3] w", "uint64[2,3] y",
+	 "uint64 a = {18446744073709551615}, uint64 b = {18446744073709551615}, uint64 c = {18446744073709551615}, "
+	 "uint64 d = {18446744073709551614}", "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Add (q, w)\n", "Clip Clip Add", false},
+	{"clip_clip", 13, "int64[2,3] x, int64[2,3] w", "int64[2,3] y",
+	 "int64 a = {-9223372036854775807}, int64 b = {9223372036854775807}, int64 c = {0}, int64 d = {9223372036854775806}",
+	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Clip Neg", false},
 	/* -0 and +0 bounds: the inner Clip's -0 would be kept where one Clip gives +0 */
 	{"clip_clip", 13, FX, FY, "float a = {-0.0}, float b = {7.0}, float c = {0.0}, float d = {6.0}",
 	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Clip Neg", false},
+	/* attention.rules: a scale that is not moderate(c) stays on the product */
+	{"matmul_mul_operand", 23, "float[2,1] x, float[1,3] w", FY, "float c = {0.125}", "  s = MatMul (x, w)\n  y = Mul (s, c)\n",
+	 "Mul MatMul", true},
+	{"matmul_mul_operand", 23, "float[2,1] x, float[1,3] w", FY, "float c = {1e20}", "  s = MatMul (x, w)\n  y = Mul (s, c)\n",
+	 "MatMul Mul", false},
 	/* pool.rules */
 	{"maxpool_1x1", 13, "double[1,2,3,3] x", "double[1,2,3,3] y", "",
 	 "  p = MaxPool <kernel_shape = [1, 1]> (x)\n  y = Relu (p)\n", "Relu", true},
@@ -799,6 +814,11 @@ START_TEST(test_matmul_add)
 	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
 	char *t = fmt(HEAD(13) "g (float[2,3] x) => (float[2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (b, m)\n}\n", w, b);
 	run_case(t, &(Case){"matmul_add_gemm", "Gemm", true, 0});
+	free(t);
+	/* a weight beyond 2^50 (moderate(b)) or an inf bias (finite(c)): Gemm sums otherwise in float16 */
+	t = fmt(HEAD(13) "g (float[2,3] x) => (float[2,4] y) <float[3,4] w = {1e20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, %s> {\n"
+	        "  m = MatMul (x, w)\n  y = Add (b, m)\n}\n", b);
+	run_case(t, &(Case){"matmul_add_gemm", "MatMul Add", false, 0});
 	free(t);
 	/* rank 3: not a Gemm */
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
@@ -1884,8 +1904,8 @@ START_TEST(test_why)
 	char *w = tensor("float", "w", "3,4", 0.1, 0.2), *b = tensor("float", "b", "4", 0.5, 0.1);
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
 	why_case(t, none, "matmul_add_gemm", 0, RW_WHY_GUARD,
-	         "(dtype(a) == float32 || dtype(a) == float64 || dtype(a) == float16 || dtype(a) == bfloat16) && rank(a) == 2 "
-	         "&& rank(b) == 2 && (rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
+	         "is_float(a) && rank(a) == 2 "
+	         "&& rank(b) == 2 && moderate(b) && finite(c) && (rank(c) == 1 && (dim(c, 0) == dim(b, 1) || dim(c, 0) == 1) || rank(c) == 2 "
 	         "&& (dim(c, 0) == 1 || dim(c, 0) == dim(a, 0)) && (dim(c, 1) == 1 || dim(c, 1) == dim(b, 1)))");
 	free(t);
 	free(w);
@@ -2456,6 +2476,13 @@ START_TEST(test_layer_norm_tf)
 	const char *two[] = {"identity", "layer_norm_tf_no_scale"};
 	rules_case(text, two, 2, "LayerNormalization", "identity layer_norm_tf_no_scale", 1e-5);
 	free(text);
+	/* eps below 1e-5: a row of equal values cancels beyond the tolerance (graft verify) */
+	char *small = fmt(t, "2", g, b, "  inv = Mul (r, g)\n");
+	char *e = strstr(small, "{0.001}");
+	memcpy(e, "{1e-06}", 7);
+	run_case(small, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
+	                        false, 0});
+	free(small);
 	/* over the middle axis: stays */
 	text = fmt(t, "1", g, b, "  inv = Mul (r, g)\n");
 	run_case(text, &(Case){"layer_norm_tf", "ReduceMean Sub Mul ReduceMean Add Sqrt Reciprocal Mul Mul Mul Sub Add",
