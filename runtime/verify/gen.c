@@ -508,14 +508,23 @@ static int variant_shape(Gen *g, int r, const int64_t *d, int64_t *out)
 	return 0;               /* a scalar */
 }
 
-/* The shape of a fresh operand `name` (rank r, dims), half the time drawn
- * toward what the guard says of it: its rank (rank(w) == rank(x) - 1; a
+/* The shape of a fresh operand `name` (rank r, dims), drawn toward what
+ * the guard says of it: one element where it takes scalar(name), else half
+ * the time its rank (rank(w) == rank(x) - 1; a
  * lower rank keeps the last dims, a scale per column), dims (dim(w, 0) ==
  * dim(x, 1)) and element count (numel(s) == 1: every other dim 1). */
 static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 {
 	const Expr *c[8];
 	int64_t want;
+	/* scalar(name) asks for one element: a scalar or all dims 1 */
+	if (guard_calls(g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
+		if (rng_chance(g->rng, 0.5))
+			return 0;
+		for (int i = 0; i < r; i++)
+			dims[i] = 1;
+		return r;
+	}
 	if (!rng_chance(g->rng, 0.5))
 		return r;
 	int n = guard_comparands(g->guard, "rank", name, false, c, 0, 8);
@@ -1720,7 +1729,7 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	                         : ranks[rng_below(rng, (int)(sizeof ranks / sizeof *ranks))];
 	/* a rank the guard asks for (rank(x) == 4), within the class aimed at */
 	int64_t want;
-	if (guard_int(&g, guard_pick(&g, "rank", NULL, 0.5), &want) && want >= 0 && want <= 6 &&
+	if (guard_int(&g, guard_pick(&g, "rank", NULL, t->rank_lo >= 0 ? 0.8 : 0.5), &want) && want >= 0 && want <= 6 &&
 	    (t->rank_lo < 0 || (want >= t->rank_lo && want <= t->rank_hi)))
 		g.rank = (int)want;
 	for (int i = 0; i < g.rank; i++)

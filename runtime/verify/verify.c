@@ -309,6 +309,9 @@ typedef struct Cell {
 	int fired;                  /* firing instances that agreed */
 	int aimed;                  /* instances aimed at it */
 	int valid;                  /* valid graphs that had it (fired or not) */
+	int refused;                /* element types: graphs of it where the rule matched and the
+	                               engine refused the result (no ORT kernel, a schema, a type) */
+	bool excluded;              /* the guard rules it out (guard_cells) */
 } Cell;
 
 typedef struct Coverage {
@@ -320,6 +323,8 @@ typedef struct Coverage {
 	Cell fm[MAX_FORMS];
 	int nforms;
 	uint32_t types_at[24];      /* gen_root_types per opset */
+	uint32_t fired_at[MAX_TYPES];   /* per element type, the opsets it fired at (bit o) */
+	bool guarded;               /* guard_cells has run */
 } Coverage;
 
 typedef struct RuleRun {
@@ -408,16 +413,59 @@ static uint64_t name_hash(const char *s)
 	return h;
 }
 
-/* The condition --why gave at the root of an instance where the rule did not fire. */
-static void tally_why(RuleRun *rr, const RwResult *res)
+/* The ranks (bit r) and element types (bit dt) guard e lets variable v
+ * have: rank(v) == 4, dtype(v) != float16, and those under && and ||;
+ * anything else lets it have all. */
+static void guard_sets(const Expr *e, const char *v, uint32_t *ranks, uint32_t *types)
 {
-	for (int i = 0; i < res->nwhy; i++)
-		if (strcmp(res->why[i].node, "root") == 0) {
-			char buf[512];
-			snprintf(buf, sizeof buf, "%s%s%s", rw_why_kind_name(res->why[i].kind), res->why[i].detail ? ": " : "",
-			         res->why[i].detail ? res->why[i].detail : "");
-			tally_add(&rr->why, buf);
+	*ranks = *types = UINT32_MAX;
+	if (!e || e->kind != EXPR_BINARY)
+		return;
+	if (e->op == EX_AND || e->op == EX_OR) {
+		uint32_t r0, t0, r1, t1;
+		guard_sets(e->items[0], v, &r0, &t0);
+		guard_sets(e->items[1], v, &r1, &t1);
+		*ranks = e->op == EX_AND ? r0 & r1 : r0 | r1;
+		*types = e->op == EX_AND ? t0 & t1 : t0 | t1;
+		return;
+	}
+	if (e->op != EX_EQ && e->op != EX_NE)
+		return;
+	for (int side = 0; side < 2; side++) {
+		const Expr *call = e->items[side], *lit = e->items[1 - side];
+		if (call->kind != EXPR_CALL || call->n != 1 || call->items[0]->kind != EXPR_VAR ||
+		    strcmp(call->items[0]->s, v) != 0)
+			continue;
+		uint32_t bit = 0;
+		if (strcmp(call->s, "rank") == 0 && lit->kind == EXPR_INT && lit->i >= 0 && lit->i < 32)
+			bit = 1u << lit->i;
+		else if (strcmp(call->s, "dtype") == 0 && lit->kind == EXPR_VAR && !lit->binding) {
+			/* a dtype name: float32, float64 or ONNX's own */
+			int dt = dtype_from_name(strcmp(lit->s, "float32") == 0 ? "float"
+			                         : strcmp(lit->s, "float64") == 0 ? "double" : lit->s);
+			bit = dt > 0 && dt < 32 ? 1u << dt : 0;
 		}
+		if (!bit)
+			continue;
+		uint32_t set = e->op == EX_EQ ? bit : ~bit;
+		if (call->s[0] == 'r')
+			*ranks = set;
+		else
+			*types = set;
+	}
+}
+
+/* Once the first graph input's variable is known: the element types and
+ * rank classes the guard rules out for it are left out, not aimed at. */
+static void guard_cells(Coverage *c, const Rule *r, const char *var)
+{
+	uint32_t ranks, types;
+	c->guarded = true;
+	guard_sets(r->guard, var, &ranks, &types);
+	for (int i = 0; i < c->ndtypes; i++)
+		c->dt[i].excluded = !(types & (1u << c->dtypes[i]));
+	for (int i = 0; i < NRANKS; i++)
+		c->rk[i].excluded = !(ranks & (((2u << rank_hi[i]) - 1) & ~((1u << rank_lo[i]) - 1)));
 }
 
 /* The cells instance inst is in (NULL where none); add: a cell for its
@@ -459,6 +507,30 @@ static void count_firing(RuleRun *rr, const GenInstance *inst)
 	for (int i = 0; i < 3; i++)
 		if (cells[i])
 			cells[i]->fired++;
+	if (cells[0] && inst->opset < 32)
+		rr->cov.fired_at[cells[0] - rr->cov.dt] |= 1u << inst->opset;
+}
+
+/* The condition --why gave at the root of an instance where the rule did
+ * not fire; where the engine refused the result, the instance's element
+ * type is counted against (ONNX Runtime's kernels go by type). */
+static void tally_why(RuleRun *rr, const RwResult *res, const GenInstance *inst)
+{
+	for (int i = 0; i < res->nwhy; i++)
+		if (strcmp(res->why[i].node, "root") == 0) {
+			RwWhyKind k = res->why[i].kind;
+			if (k == RW_WHY_TYPE || k == RW_WHY_SCHEMA || k == RW_WHY_KERNEL) {
+				/* a kernel or schema by element type: the type's cell */
+				Cell *cells[3];
+				cells_of(&rr->cov, inst, false, cells);
+				if (cells[0])
+					cells[0]->refused++;
+			}
+			char buf[512];
+			snprintf(buf, sizeof buf, "%s%s%s", rw_why_kind_name(res->why[i].kind), res->why[i].detail ? ": " : "",
+			         res->why[i].detail ? res->why[i].detail : "");
+			tally_add(&rr->why, buf);
+		}
 }
 
 /* Draw and judge one instance of rule rr: dropped (invalid), not fired
@@ -492,6 +564,8 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 		rr->invalid++;
 		tally_add(&rr->bad, q.first);
 	} else {
+		if (!rr->cov.guarded && inst.first_var)
+			guard_cells(&rr->cov, rr->mr->rule, inst.first_var);
 		count_valid(&rr->cov, &inst);
 		const char *enabled[1] = {rr->mr->name};
 		const RwRuleSet *sets[1] = {set};
@@ -504,7 +578,7 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 			bad = true;
 			snprintf(text, sizeof text, "the rewrite failed: %s", q.first);
 		} else if (!fired) {
-			tally_why(rr, &res);
+			tally_why(rr, &res, &inst);
 		} else if (!run_model(m, after, &q)) {
 			bad = true;
 			snprintf(text, sizeof text, "the rewritten graph does not run: %s", q.first);
@@ -570,11 +644,12 @@ static void coverage_init(Coverage *c, const Rule *r, int lo, int hi)
 }
 
 /* Is cell c one the rule cannot match: aimed at `giveup` times without a
- * firing, or 20 times without one valid graph in it (a dtype an op of the
- * pattern does not take)? */
+ * firing, 20 times without one valid graph in it (a dtype an op of the
+ * pattern does not take), or matched 10 times and the result refused each
+ * time (ONNX Runtime has no kernel for it)? */
 static bool dead(const Cell *c, int giveup)
 {
-	return c->fired == 0 && (c->aimed >= giveup || (c->aimed >= 20 && c->valid == 0));
+	return c->fired == 0 && (c->excluded || c->aimed >= giveup || (c->aimed >= 20 && c->valid == 0) || c->refused >= 10);
 }
 
 /* The cell of cells[n] to aim at: the live one below `want` that has fired
@@ -642,6 +717,13 @@ static bool next_target(RuleRun *rr, int lo, int hi, int want, int tries, GenTar
 				;
 			for (b = hi; !(c->types_at[b] & bit); b--)
 				;
+		}
+		/* three times in four, the opsets in a..b where the type has fired
+		 * (a result op may take it only from some opset on) */
+		uint32_t at = c->fired_at[d] & (uint32_t)(((2ull << b) - 1) & ~((1ull << a) - 1));
+		if (at && rr->tries % 4) {
+			a = __builtin_ctz(at);
+			b = 31 - __builtin_clz(at);
 		}
 		t->opset_lo = a;
 		t->opset_hi = b;
@@ -830,6 +912,26 @@ static void report_coverage(const VerifyOptions *o, RuleRun *rr, VerifyCounts *c
 	}
 }
 
+/* The three reasons of tally t given most often, most often first. */
+static void print_top(FILE *out, const char *what, Tally *t)
+{
+	int shown[3], n = 0;
+	for (; n < 3; n++) {
+		int best = -1;
+		for (int i = 0; i < t->n; i++) {
+			bool seen = false;
+			for (int k = 0; k < n; k++)
+				seen |= shown[k] == i;
+			if (!seen && (best < 0 || t->count[i] > t->count[best]))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		shown[n] = best;
+		fprintf(out, "    %s%s: %s (%d)\n", what, n ? ", then" : " most often", t->what[best], t->count[best]);
+	}
+}
+
 static void report(const VerifyOptions *o, RuleRun *rr, VerifyCounts *c)
 {
 	FILE *out = o->out;
@@ -862,11 +964,8 @@ static void report(const VerifyOptions *o, RuleRun *rr, VerifyCounts *c)
 	report_coverage(o, rr, c);
 	if (o->verbose) {
 		fprintf(out, "    %d tries, %d invalid\n", rr->tries, rr->invalid);
-		int b = tally_top(&rr->bad), w = tally_top(&rr->why);
-		if (b >= 0)
-			fprintf(out, "    invalid most often: %s (%d)\n", rr->bad.what[b], rr->bad.count[b]);
-		if (w >= 0)
-			fprintf(out, "    did not fire most often: %s (%d)\n", rr->why.what[w], rr->why.count[w]);
+		print_top(out, "invalid", &rr->bad);
+		print_top(out, "did not fire", &rr->why);
 	}
 }
 
