@@ -678,6 +678,13 @@ static const MiniCase mini_cases[] = {
 	/* -0 and +0 bounds: the inner Clip's -0 would be kept where one Clip gives +0 */
 	{"clip_clip", 13, FX, FY, "float a = {-0.0}, float b = {7.0}, float c = {0.0}, float d = {6.0}",
 	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Clip Neg", false},
+	/* const.rules: a huge mean makes the normalized value inf, times a 0 of k NaN where the fold gives 0 */
+	{"bn_mul", 15, "float[1,2,2,2] x", "float[1,2,2,2] y",
+	 "float[2] s = {1, 2}, float[2] t = {0, 1}, float[2] m = {0.5, 0}, float[2] v = {1, 1}, float[2,1,1] k = {0, 2}",
+	 "  b = BatchNormalization (x, s, t, m, v)\n  y = Mul (b, k)\n", "BatchNormalization", true},
+	{"bn_mul", 15, "float[1,2,2,2] x", "float[1,2,2,2] y",
+	 "float[2] s = {1, 2}, float[2] t = {0, 1}, float[2] m = {1e30, 0}, float[2] v = {1, 1}, float[2,1,1] k = {0, 2}",
+	 "  b = BatchNormalization (x, s, t, m, v)\n  y = Mul (b, k)\n", "BatchNormalization Mul", false},
 	/* attention.rules: a scale that is not moderate(c) stays on the product */
 	{"matmul_mul_operand", 23, "float[2,1] x, float[1,3] w", FY, "float c = {0.125}", "  s = MatMul (x, w)\n  y = Mul (s, c)\n",
 	 "Mul MatMul", true},

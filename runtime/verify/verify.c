@@ -704,7 +704,8 @@ static bool next_target(RuleRun *rr, int lo, int hi, int want, int tries, GenTar
 		t->opset_hi = c->form_hi[f];
 	}
 	if (d >= 0) {
-		/* the opsets of the form that have the type, else any that has it */
+		/* the opsets of the form where the root takes the type, else any
+		 * where it does; a type only another input has: the form's */
 		uint32_t bit = 1u << c->dtypes[d];
 		int a = t->opset_lo, b = t->opset_hi;
 		while (a <= b && !(c->types_at[a] & bit))
@@ -712,11 +713,18 @@ static bool next_target(RuleRun *rr, int lo, int hi, int want, int tries, GenTar
 		while (b >= a && !(c->types_at[b] & bit))
 			b--;
 		if (a > b) {
-			f = -1;
-			for (a = lo; !(c->types_at[a] & bit); a++)
-				;
-			for (b = hi; !(c->types_at[b] & bit); b--)
-				;
+			a = lo;
+			b = hi;
+			while (a <= b && !(c->types_at[a] & bit))
+				a++;
+			while (b >= a && !(c->types_at[b] & bit))
+				b--;
+			if (a > b) {
+				a = t->opset_lo;
+				b = t->opset_hi;
+			} else {
+				f = -1;
+			}
 		}
 		/* three times in four, the opsets in a..b where the type has fired
 		 * (a result op may take it only from some opset on) */
