@@ -767,8 +767,8 @@ static const char *guard_dtype_name(int dt)
 
 /* After a counterexample: is the rule wrong on its element type only?  The
  * other types it can fire in are tried (20 agreeing firings each, 3000
- * tries at most); if none of them disagrees, the hint names the type and
- * the guard that would leave it out. */
+ * tries at most, no more than --tries); if none of them disagrees, the
+ * hint names the type and the guard that would leave it out. */
 enum { PROBE_FIRINGS = 20, PROBE_TRIES = 3000 };
 
 static bool probe_dtypes(const RwRuleSet *set, const VerifyOptions *o, RuleRun *rr, Rng *rng, int lo, int hi, Diag *d)
@@ -779,9 +779,10 @@ static bool probe_dtypes(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 		hi = c->form_hi[c->nforms - 1];
 	}
 	rr->probing = true;
-	for (int n = 0; n < PROBE_TRIES && !rr->probe_wrong; n++) {
+	int budget = o->tries > 0 && o->tries < PROBE_TRIES ? o->tries : PROBE_TRIES;
+	for (int n = 0; n < budget && !rr->probe_wrong; n++) {
 		/* the other type that has fired least (and may still fire) */
-		int giveup = giveup_after(c->dt, c->ndtypes, PROBE_TRIES), best = -1;
+		int giveup = giveup_after(c->dt, c->ndtypes, budget), best = -1;
 		for (int i = 0; i < c->ndtypes; i++) {
 			const Cell *ci = &c->dt[i];
 			if (c->dtypes[i] == rr->wrong_dtype || ci->fired >= PROBE_FIRINGS || dead(ci, giveup))
