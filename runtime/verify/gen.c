@@ -209,7 +209,7 @@ static double class_value(Gen *g, int dt, int k)
 	double denorm = dt == DT_DOUBLE ? 4.9406564584124654e-324 : dt == DT_FLOAT16 ? 5.960464477539063e-08
 	                : dt == DT_BFLOAT16 ? 9.183549615799121e-41 : 1.401298464324817e-45;
 	/* a denormal well above the smallest: its reciprocal overflows, a quotient by it need not */
-	double denorm_mid = dt == DT_DOUBLE ? 0x1p-1050 : dt == DT_FLOAT16 ? 0x1p-20 : 0x1p-140;
+	double denorm_mid = dt == DT_DOUBLE ? 0x1p-1050 : dt == DT_FLOAT16 ? 0x1p-20 : dt == DT_BFLOAT16 ? 0x1p-130 : 0x1p-140;
 	double big = dt == DT_DOUBLE ? 0x1p520 : dt == DT_FLOAT16 ? 0x1p9 : 0x1p70;
 	double small = dt == DT_DOUBLE ? 0x1p-540 : dt == DT_FLOAT16 ? 0x1p-13 : 0x1p-80;
 	const double plain[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0};
