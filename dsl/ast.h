@@ -159,6 +159,9 @@ typedef struct Rule {
 	bool override;              /* [override]: a rule loaded with graft optimize --rules that takes
 	                               the place of the library rule of its name */
 	SrcPos override_pos;
+	bool moderate_data;         /* [moderate_data]: known to differ where data comes near the
+	                               dtype's overflow or underflow; graft verify draws none of
+	                               its largest, tiny or denormal values */
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

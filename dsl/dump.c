@@ -266,6 +266,8 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 		fprintf(out, "  finite_data\n");
 	if (r->override)
 		fprintf(out, "  override\n");
+	if (r->moderate_data)
+		fprintf(out, "  moderate_data\n");
 	if (r->min_opset_needed > 0)
 		fprintf(out, "  result needs opset %d\n", r->min_opset_needed);
 	fputs("  match\n", out);

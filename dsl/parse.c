@@ -356,7 +356,7 @@ void dsl_rule_doc(DslParser *p, Token doc)
 }
 
 /* What may stand in a rule's [...], for "unknown metadata" messages. */
-#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data or override"
+#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data, moderate_data or override"
 
 void dsl_meta_word(DslParser *p, Token key)
 {
@@ -382,6 +382,10 @@ void dsl_meta_word(DslParser *p, Token key)
 			error_at(p, key.pos, "'override' of rule '%s' is given twice", r->name);
 		r->override = true;
 		r->override_pos = key.pos;
+	} else if (tokis(key, "moderate_data")) {
+		if (r->moderate_data)
+			error_at(p, key.pos, "'moderate_data' of rule '%s' is given twice", r->name);
+		r->moderate_data = true;
 	} else {
 		unknown_level(p, key);
 	}

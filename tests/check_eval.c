@@ -936,6 +936,27 @@ START_TEST(test_max_min_zero_ties)
 }
 END_TEST
 
+/* Slice of an empty axis backwards is empty: the start's clamp to [0, d - 1]
+ * made it one element read past the data (graft verify's slice_slice
+ * instances, under the sanitizers). */
+START_TEST(test_slice_empty_backwards)
+{
+	EvValue *y = run_consts("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                        "g () => (float[0] y) <float[0] x = {}, int64[1] s = {-1}, int64[1] e = {0}, int64[1] a = {0},"
+	                        " int64[1] k = {-1}> {\n  y = Slice (x, s, e, a, k)\n}\n");
+	ck_assert_int_eq(y->rank, 1);
+	ck_assert_int_eq(y->dims[0], 0);
+	ev_unref(y);
+	/* one element, backwards from the end: that element */
+	y = run_consts("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	               "g () => (float[1] y) <float[1] x = {5}, int64[1] s = {-1}, int64[1] e = {-2}, int64[1] a = {0},"
+	               " int64[1] k = {-1}> {\n  y = Slice (x, s, e, a, k)\n}\n");
+	ck_assert_int_eq(y->dims[0], 1);
+	ck_assert(ev_get_f(y, 0) == 5);
+	ev_unref(y);
+}
+END_TEST
+
 /* Clip: an absent bound is the type's lowest or largest value (inf becomes
  * FLT_MAX, 65504 in float16), except float16 at opset 11 in ONNX Runtime;
  * an element equal to a bound keeps its zero. */
@@ -977,6 +998,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_compare_symbolic_dims);
 	tcase_add_test(tc, test_max_min_zero_ties);
 	tcase_add_test(tc, test_clip_bounds);
+	tcase_add_test(tc, test_slice_empty_backwards);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_test(tc, test_fold_chain);

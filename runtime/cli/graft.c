@@ -1783,11 +1783,13 @@ static int cmd_verify(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"keep", required_argument, NULL, 'k'},
 		{"no-library", no_argument, NULL, 'N'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	VerifyOptions vo = {.out = stdout};
 	bool no_library = false;
+	bool strict = false;
 	const char *only[128];
 	int c;
 	optind = 1;
@@ -1812,6 +1814,7 @@ static int cmd_verify(int argc, char **argv)
 		case 'o': vo.out_dir = optarg; break;
 		case 'v': vo.verbose = true; break;
 		case 'N': no_library = true; break;
+		case 'S': strict = true; break;
 		case 'r':
 			if (vo.nonly >= 128)
 				return usage_error("too many --rule%s", "");
@@ -1820,17 +1823,22 @@ static int cmd_verify(int argc, char **argv)
 		case 'h':
 			printf("usage: graft verify FILE.rules... [options]\n"
 			       "Tries every rule of the files on graphs generated from its left side (dtypes,\n"
-			       "ranks 0-6, broadcasting shapes, attribute values and data at the edges: 0, -0,\n"
-			       "1, -1, huge, tiny, denormal, inf, NaN), runs each graph where the rule fires\n"
-			       "before and after the rewrite on the reference evaluator, and compares the\n"
-			       "outputs: dtype, shape and every bit (NaN agrees with NaN), or within the\n"
-			       "rule's [tolerance X].  One line per rule: verified, WRONG (the counterexample\n"
-			       "saved as ONNX, before and after, and printed), or not exercised (it never\n"
-			       "fired, with the condition that failed most often).  Exit 0 only when every\n"
-			       "rule is verified.\n"
+			       "ranks 0-6, broadcasting shapes, attribute values at the boundaries of the\n"
+			       "guard and of the op's shape arithmetic, data at the edges: 0, -0, 1, -1, huge,\n"
+			       "tiny, denormal, inf, NaN), runs each graph where the rule fires before and\n"
+			       "after the rewrite on the reference evaluator, and compares the outputs: dtype,\n"
+			       "shape and every bit (NaN agrees with NaN), or within the rule's [tolerance X]\n"
+			       "(inf, -inf and NaN still where they were).  One line per rule: verified (with\n"
+			       "the element types, rank classes and opset forms it fired on), WRONG (the\n"
+			       "counterexample saved as ONNX, before and after, and printed), or not exercised\n"
+			       "(it never fired, with the condition that failed most often).  Exit 0 only when\n"
+			       "every rule is verified.\n"
 			       "  --seed N            the draws (default 0); the same seed, the same instances\n"
-			       "  --instances N       firing instances wanted per rule (default 100)\n"
+			       "  --instances N       firing instances wanted in each element type, rank class\n"
+			       "                      and opset form a rule fires in (default 100)\n"
 			       "  --tries N           most graphs generated per rule (default 10000)\n"
+			       "  --strict            a rule verified with fewer firings than wanted in one of\n"
+			       "                      those is an error too (exit 1), not only a warning\n"
 			       "  --rule NAME         verify only this rule (repeatable)\n"
 			       "  -o, --out DIR       where counterexamples go (default graft-verify/)\n"
 			       "  --keep N            also save each rule's first N firing graphs, before and after,\n"
@@ -1860,9 +1868,13 @@ static int cmd_verify(int argc, char **argv)
 	rw_rules_free(set);
 	if (!ok)
 		return EXIT_INPUT;
-	printf("%d verified, %d wrong, %d not exercised (seed %llu)\n", vc.verified, vc.wrong, vc.unexercised,
+	printf("%d verified, %d wrong, %d not exercised (seed %llu)", vc.verified, vc.wrong, vc.unexercised,
 	       (unsigned long long)vo.seed);
-	return vc.wrong || vc.unexercised ? EXIT_INPUT : EXIT_OK;
+	if (vc.short_coverage)
+		printf("; %d verified with fewer than %d firings in some dtype, rank class or opset form", vc.short_coverage,
+		       vo.instances > 0 ? vo.instances : 100);
+	printf("\n");
+	return vc.wrong || vc.unexercised || (strict && vc.short_coverage) ? EXIT_INPUT : EXIT_OK;
 }
 
 /* Called when graft must stop at once (a mapped input shrank: SIGBUS; out

@@ -5,20 +5,31 @@
  * on the evaluator as soon as it is built, so what comes next is drawn
  * knowing the real dtypes and shapes before it: a permutation of the input's
  * rank, axes within it, a Reshape target of the same size, a Conv weight
- * whose channels fit.  Variables become graph inputs (x) or initializers
- * (x:const, literals, int lists such as axes and shapes); a variable used
- * twice is one value; an attribute variable is one attribute value.  Where
- * an older opset spells an input as an attribute (Squeeze's axes before 13),
- * the operand is written as that attribute.  Anything the draw gets wrong
- * (an op missing at the opset, shapes that do not broadcast, a dtype the
- * kernel lacks) makes the evaluator fail, and the instance is dropped.
+ * whose channels fit, Gather indices within the axis.  Variables become
+ * graph inputs (x) or initializers (x:const, literals, int lists such as
+ * axes and shapes); a variable used twice is one value; an attribute
+ * variable is one attribute value.  Where an older opset spells an input as
+ * an attribute (Squeeze's axes before 13), the operand is written as that
+ * attribute.  Anything the draw gets wrong (an op missing at the opset,
+ * shapes that do not broadcast, a dtype the kernel lacks) makes the
+ * evaluator fail, and the instance is dropped.
  *
- * Draws: the opset uniformly in the rule's range; one preferred element type
- * per instance among those the op schema allows (each operand keeps it with
- * probability 0.85); a base shape of rank 0-6, dims mostly 1-3; each
- * operand that of its node's first input, or a broadcasting variant (dims
- * set to 1, leading dims dropped, a scalar); data mixing small numbers
- * with edge values. */
+ * Draws: the opset, preferred element type and base rank verify.c aims at
+ * (GenTarget), else uniformly in the rule's range, float mostly, rank 0-6;
+ * each operand keeps the preferred type with probability 0.85; a base
+ * shape with dims mostly 1-3; each operand that of its node's first input,
+ * or a broadcasting variant (dims set to 1, leading dims dropped, a
+ * scalar); data mixing small numbers with edge values of every class
+ * (edge_value) but those the rule declares it differs on.
+ *
+ * Boundaries: toward what the guard says (the literal or bound value it
+ * compares an attribute, a constant list, an operand's rank, dims and
+ * element count with; clean constants where it wants them moderate; the
+ * inverse of a permutation it composes), and, in the sweep (sweep_digit),
+ * through every combination of edge classes of the first tensors and of
+ * pool and Conv windows at their shape arithmetic's boundaries
+ * (window_attrs).  A pattern that reads Shape gets symbolic input dims, so
+ * the Shape stays a node (make_symbolic). */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -54,8 +65,13 @@ typedef struct Gen {
 	IrModel *m;
 	Rng *rng;
 	int opset;
-	bool approx;         /* an approximate rule's instance: no huge, tiny or denormal values */
-	bool finite_data;    /* a [finite_data] rule's: no inf or NaN either */
+	bool moderate_data;  /* a [moderate_data] rule's instance: data (not constants: guards judge
+	                        those) without huge, tiny or denormal values */
+	bool finite_data;    /* a [finite_data] rule's: no inf or NaN */
+	bool symbolic;       /* graph inputs get symbolic dims, so a Shape of them is no constant */
+	int64_t sweep;       /* >= 0: the instance's place in the sweep (sweep_digit); -1: all drawn */
+	int64_t sweep_div;   /* the place value of the next sweep digit */
+	const Expr *guard;   /* the rule's: attribute values are drawn toward its literals */
 	int dtype;                  /* preferred element type */
 	int rank;                   /* base shape */
 	int64_t dims[6];
@@ -166,36 +182,89 @@ static int draw_type(Gen *g, uint32_t allowed)
 
 /* ---- data ----------------------------------------------------------------------- */
 
-static double edge_value(Gen *g, int dt)
+/* The next digit, 0 .. base - 1, of the instance's place in the sweep
+ * (-1 outside the sweep).  Every choice the sweep makes takes one digit,
+ * in the order the instance is built: so the first instances of the sweep
+ * go through every combination of the first few choices (the edge class
+ * of each tensor, the window of each pool), whatever the seed. */
+static int sweep_digit(Gen *g, int base)
+{
+	if (g->sweep < 0)
+		return -1;
+	int d = (int)(g->sweep / g->sweep_div % base);
+	if (g->sweep_div <= INT64_MAX / base)
+		g->sweep_div *= base;
+	return d;
+}
+
+/* The edge classes a tensor is filled from: mixed (edges now and then
+ * among ordinary numbers), or mostly one class of edges. */
+enum { EDGE_MIXED, EDGE_PLAIN, EDGE_SMALL, EDGE_LARGE, EDGE_WILD, EDGE_CLASSES };
+
+/* One value of edge class k for float type dt. */
+static double class_value(Gen *g, int dt, int k)
 {
 	double huge = dt == DT_DOUBLE ? DBL_MAX : dt == DT_FLOAT16 ? 65504.0 : dt == DT_BFLOAT16 ? 3.3895e38 : FLT_MAX;
 	double tiny = dt == DT_DOUBLE ? DBL_MIN : dt == DT_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
 	double denorm = dt == DT_DOUBLE ? 4.9406564584124654e-324 : dt == DT_FLOAT16 ? 5.960464477539063e-08
 	                : dt == DT_BFLOAT16 ? 9.183549615799121e-41 : 1.401298464324817e-45;
-	/* Approximate rules (g->approx) see inf, -inf and NaN, which they must
-	 * keep element by element (verify.c compares them exactly), but not the
-	 * largest, tiny or denormal values: reordering is what such a rule does,
-	 * and a sum or product of those overflows, or underflows to 0, as its
-	 * order goes. */
-	const double finite_edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0, tiny, -tiny, denorm, -denorm};
-	const double wild_edges[] = {INFINITY, -INFINITY, NAN, huge, -huge};
-	if (!g->finite_data && rng_chance(g->rng, 0.3))
-		return wild_edges[rng_below(g->rng, g->approx ? 3 : 5)];
-	if (g->approx)
-		return finite_edges[rng_below(g->rng, 7)];
-	return finite_edges[rng_below(g->rng, (int)(sizeof finite_edges / sizeof *finite_edges))];
+	/* a denormal well above the smallest: its reciprocal overflows, a quotient by it need not */
+	double denorm_mid = dt == DT_DOUBLE ? 0x1p-1050 : dt == DT_FLOAT16 ? 0x1p-20 : dt == DT_BFLOAT16 ? 0x1p-130 : 0x1p-140;
+	double big = dt == DT_DOUBLE ? 0x1p520 : dt == DT_FLOAT16 ? 0x1p9 : 0x1p70;
+	double small = dt == DT_DOUBLE ? 0x1p-540 : dt == DT_FLOAT16 ? 0x1p-13 : 0x1p-80;
+	const double plain[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0};
+	const double smalls[] = {tiny, -tiny, denorm, -denorm, denorm_mid, -denorm_mid, small, -small};
+	const double larges[] = {huge, -huge, big, -big};
+	const double wild[] = {INFINITY, -INFINITY, NAN};
+	switch (k) {
+	case EDGE_SMALL: return smalls[rng_below(g->rng, 8)];
+	case EDGE_LARGE: return larges[rng_below(g->rng, 4)];
+	case EDGE_WILD: return wild[rng_below(g->rng, 3)];
+	default: return plain[rng_below(g->rng, 7)];
+	}
 }
 
-static void fill(Gen *g, EvValue *t)
+/* A mixed tensor's edge value: one of any class.  Every rule, approximate
+ * or not, sees all of them: a tolerance is about rounding, and an overflow
+ * to inf, or an underflow to 0 that a later division turns into inf, is no
+ * rounding.  Only a rule that declares it is spared: [finite_data] gets no
+ * inf or NaN, [moderate_data] none of the large or small values in its data
+ * (its constants have them: the rule's guard must judge those, with
+ * moderate(c)). */
+static double edge_value(Gen *g, int dt, bool constant)
 {
-	/* A quarter of the tensors are clean (no edges), so guards that want
+	int k = rng_below(g->rng, 20);
+	if (k < 3 && !g->finite_data)
+		return class_value(g, dt, EDGE_WILD);
+	if (k < 6 && !(g->moderate_data && !constant))
+		return class_value(g, dt, EDGE_LARGE);
+	if (k < 10 && !(g->moderate_data && !constant))
+		return class_value(g, dt, EDGE_SMALL);
+	return class_value(g, dt, EDGE_PLAIN);
+}
+
+static void fill(Gen *g, EvValue *t, bool constant, bool clean)
+{
+	/* In the sweep, a tensor is mostly of one edge class (three elements
+	 * in four), the classes of the tensors going through every combination;
+	 * a class the rule declares it differs on is left out.  Otherwise a
+	 * quarter of the tensors are clean (no edges), so guards that want
 	 * ordinary numbers pass; small tensors get more edges. */
-	double pe = rng_chance(g->rng, 0.25) ? 0 : t->numel <= 4 ? 0.4 : 0.15;
+	int k = sweep_digit(g, EDGE_CLASSES);
+	if (clean)
+		k = EDGE_MIXED;
+	if ((k == EDGE_SMALL || k == EDGE_LARGE) && g->moderate_data && !constant)
+		k = EDGE_MIXED;
+	if (k == EDGE_WILD && g->finite_data)
+		k = EDGE_MIXED;
+	double pe = k > EDGE_MIXED ? 0.75 : clean || rng_chance(g->rng, 0.25) ? 0 : t->numel <= 4 ? 0.4 : 0.15;
 	for (int64_t i = 0; i < t->numel; i++) {
+		bool edge = rng_chance(g->rng, pe);
 		if (t->dtype == DT_BOOL) {
 			ev_set_i(t, i, rng_below(g->rng, 2));
 		} else if (ev_is_float(t->dtype)) {
-			double x = rng_chance(g->rng, pe) ? edge_value(g, t->dtype)
+			double x = edge && k > EDGE_MIXED ? class_value(g, t->dtype, k)
+			           : edge ? edge_value(g, t->dtype, constant)
 			           : rng_chance(g->rng, 0.5) ? rng_range(g->rng, -6, 6) / 2.0
 			           : (rng_unit(g->rng) * 2 - 1) * 4;
 			ev_set_f(t, i, x);
@@ -203,14 +272,178 @@ static void fill(Gen *g, EvValue *t)
 			int bits = dtype_bits(t->dtype);
 			uint64_t max = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
 			uint64_t edges[] = {0, 1, max, max - 1};
-			ev_set_u(t, i, rng_chance(g->rng, pe) ? edges[rng_below(g->rng, 4)] : (uint64_t)rng_range(g->rng, 0, 9));
+			int e = k == EDGE_LARGE ? 2 + rng_below(g->rng, 2) : k == EDGE_PLAIN ? rng_below(g->rng, 2) : rng_below(g->rng, 4);
+			ev_set_u(t, i, edge ? edges[e] : (uint64_t)rng_range(g->rng, 0, 9));
 		} else {
 			int bits = dtype_bits(t->dtype);
 			int64_t max = bits >= 64 ? INT64_MAX : (int64_t)((1ull << (bits - 1)) - 1);
 			int64_t edges[] = {0, 1, -1, max, -max - 1};
-			ev_set_i(t, i, rng_chance(g->rng, pe) ? edges[rng_below(g->rng, 5)] : rng_range(g->rng, -5, 5));
+			int e = k == EDGE_LARGE ? 3 + rng_below(g->rng, 2) : k == EDGE_PLAIN ? rng_below(g->rng, 3) : rng_below(g->rng, 5);
+			ev_set_i(t, i, edge ? edges[e] : rng_range(g->rng, -5, 5));
 		}
 	}
+}
+
+/* ---- the guard ---------------------------------------------------------------------- */
+
+/* Is e the variable `name`, or the call fn(name, ...) (fn NULL: the
+ * variable; name NULL: any variable)? */
+static bool is_subject(const Expr *e, const char *fn, const char *name)
+{
+	if (!fn)
+		return e->kind == EXPR_VAR && strcmp(e->s, name) == 0;
+	return e->kind == EXPR_CALL && strcmp(e->s, fn) == 0 && e->n >= 1 && e->items[0]->kind == EXPR_VAR &&
+	       (!name || strcmp(e->items[0]->s, name) == 0);
+}
+
+/* What the rule's guard compares fn(name) with (rank(a) == 2, ints(a) ==
+ * [2, 3], k == 1 with fn NULL, numel(w) == dim(x, 1); only == if eq), up
+ * to max of them.  Instances drawn toward those meet the guard and its
+ * boundary: where a rule is most often wrong. */
+static int guard_comparands(const Expr *e, const char *fn, const char *name, bool eq, const Expr **out, int n, int max)
+{
+	if (!e || n >= max)
+		return n;
+	if (e->kind == EXPR_BINARY && e->op >= EX_EQ && e->op <= EX_GE) {
+		for (int side = 0; side < 2 && n < max && (!eq || e->op == EX_EQ); side++)
+			if (is_subject(e->items[side], fn, name))
+				out[n++] = e->items[1 - side];
+		return n;
+	}
+	for (int i = 0; i < e->n; i++)
+		n = guard_comparands(e->items[i], fn, name, eq, out, n, max);
+	return n;
+}
+
+/* The comparisons dim(name, i) == v of the guard: i into idx, v into val. */
+static int guard_dim_comparands(const Expr *e, const char *name, const Expr **idx, const Expr **val, int n, int max)
+{
+	if (!e || n >= max)
+		return n;
+	if (e->kind == EXPR_BINARY && e->op == EX_EQ) {
+		for (int side = 0; side < 2 && n < max; side++) {
+			const Expr *v = e->items[side];
+			if (is_subject(v, "dim", name) && v->n == 2) {
+				idx[n] = v->items[1];
+				val[n++] = e->items[1 - side];
+			}
+		}
+		return n;
+	}
+	for (int i = 0; i < e->n; i++)
+		n = guard_dim_comparands(e->items[i], name, idx, val, n, max);
+	return n;
+}
+
+/* One of those, picked with probability p (NULL: none, or not picked). */
+static const Expr *guard_pick(Gen *g, const char *fn, const char *name, double p)
+{
+	const Expr *c[8];
+	int n = guard_comparands(g->guard, fn, name, false, c, 0, 8);
+	return n && rng_chance(g->rng, p) ? c[rng_below(g->rng, n)] : NULL;
+}
+
+static EvValue *val_of(Gen *g, ValueId v);
+
+/* The value bound to variable `name` so far (NULL: none yet). */
+static const EvValue *bound_value(Gen *g, const char *name)
+{
+	GVar *v = var_find(g, name);
+	if (v && v->kind == GV_VALUE)
+		return val_of(g, v->v);
+	if (v && v->kind == GV_NODE && ir_node(g->m, v->node)->noutputs)
+		return val_of(g, ir_node(g->m, v->node)->outputs[0]);
+	return NULL;
+}
+
+/* The value of int expression e from what the instance has bound so far:
+ * literals, int attributes, rank, dim and numel of values, + - * /.
+ * False where it cannot tell. */
+static bool guard_int(Gen *g, const Expr *e, int64_t *out)
+{
+	double x, tol;
+	int64_t a, b;
+	if (!e)
+		return false;
+	if (e->kind != EXPR_LIST && dsl_literal_value(e, &x, &tol)) {
+		*out = (int64_t)x;
+		return true;
+	}
+	if (e->kind == EXPR_UNARY && e->op == EX_NEG && guard_int(g, e->items[0], &a)) {
+		*out = -a;
+		return true;
+	}
+	if (e->kind == EXPR_BINARY && guard_int(g, e->items[0], &a) && guard_int(g, e->items[1], &b)) {
+		switch (e->op) {
+		case EX_ADD: *out = a + b; return true;
+		case EX_SUB: *out = a - b; return true;
+		case EX_MUL: *out = a * b; return true;
+		case EX_DIV: if (b == 0) return false; *out = a / b; return true;
+		default: return false;
+		}
+	}
+	if (e->kind == EXPR_VAR) {
+		GVar *v = var_find(g, e->s);
+		const IrAttr *at = v && v->kind == GV_ATTR ? ir_attr(g->m, v->node, v->attr) : NULL;
+		if (!at || at->type != ATTR_INT)
+			return false;
+		*out = at->i;
+		return true;
+	}
+	if (e->kind == EXPR_CALL && e->n >= 1 && e->items[0]->kind == EXPR_VAR) {
+		const EvValue *t = bound_value(g, e->items[0]->s);
+		if (!t)
+			return false;
+		if (strcmp(e->s, "rank") == 0)
+			*out = t->rank;
+		else if (strcmp(e->s, "numel") == 0)
+			*out = t->numel;
+		else if (strcmp(e->s, "dim") == 0 && e->n == 2 && guard_int(g, e->items[1], &a) && a >= -t->rank && a < t->rank)
+			*out = t->dims[a < 0 ? a + t->rank : a];
+		else
+			return false;
+		return true;
+	}
+	return false;
+}
+
+/* A list expression's ints ([2, 3], [dim(x, a)]); how many, -1 if not all known. */
+static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
+{
+	if (!e || e->kind != EXPR_LIST || e->n > max)
+		return -1;
+	for (int i = 0; i < e->n; i++)
+		if (!guard_int(g, e->items[i], &out[i]))
+			return -1;
+	return e->n;
+}
+
+/* Does the guard call fn(..., name, ...) (moderate(c), finite(c),
+ * all_greater(value(v), 0))? */
+static bool guard_calls(const Expr *e, const char *fn, const char *name)
+{
+	if (!e)
+		return false;
+	if (e->kind == EXPR_CALL && strcmp(e->s, fn) == 0)
+		for (int i = 0; i < e->n; i++) {
+			const Expr *a = e->items[i];
+			if (a->kind == EXPR_CALL && strcmp(a->s, "value") == 0 && a->n == 1)
+				a = a->items[0];
+			if (a->kind == EXPR_VAR && strcmp(a->s, name) == 0)
+				return true;
+		}
+	for (int i = 0; i < e->n; i++)
+		if (guard_calls(e->items[i], fn, name))
+			return true;
+	return false;
+}
+
+/* Half the time, a constant the guard wants moderate, finite or above a
+ * bound is drawn without edge values (the other half tries the guard). */
+static bool wants_clean(Gen *g, const char *name)
+{
+	return (guard_calls(g->guard, "moderate", name) || guard_calls(g->guard, "finite", name) ||
+	        guard_calls(g->guard, "all_greater", name)) && rng_chance(g->rng, 0.5);
 }
 
 /* ---- values ------------------------------------------------------------------------ */
@@ -275,6 +508,73 @@ static int variant_shape(Gen *g, int r, const int64_t *d, int64_t *out)
 	return 0;               /* a scalar */
 }
 
+/* The shape of a fresh operand `name` (rank r, dims), drawn toward what
+ * the guard says of it: one element where it takes scalar(name), else half
+ * the time its rank (rank(w) == rank(x) - 1; a
+ * lower rank keeps the last dims, a scale per column), dims (dim(w, 0) ==
+ * dim(x, 1)) and element count (numel(s) == 1: every other dim 1). */
+static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
+{
+	const Expr *c[8];
+	int64_t want;
+	/* scalar(name) asks for one element: a scalar or all dims 1 */
+	if (guard_calls(g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
+		if (rng_chance(g->rng, 0.5))
+			return 0;
+		for (int i = 0; i < r; i++)
+			dims[i] = 1;
+		return r;
+	}
+	if (!rng_chance(g->rng, 0.5))
+		return r;
+	int n = guard_comparands(g->guard, "rank", name, false, c, 0, 8);
+	if (n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0 && want <= 6 && want != r) {
+		if (want < r) {
+			memmove(dims, dims + (r - want), sizeof *dims * (size_t)want);
+		} else {
+			memmove(dims + (want - r), dims, sizeof *dims * (size_t)r);
+			for (int i = 0; i < want - r; i++)
+				dims[i] = rng_range(g->rng, 1, 3);
+		}
+		r = (int)want;
+	}
+	bool fixed[EV_MAX_RANK] = {false};
+	/* dim(name, i) == ... */
+	const Expr *d[8];
+	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 8);
+	for (int k = 0; k < nd; k++) {
+		int64_t i, v;
+		if (guard_int(g, d[k], &i) && guard_int(g, c[k], &v) && v >= 0 && v <= 64) {
+			if (i < 0)
+				i += r;
+			if (i >= 0 && i < r) {
+				dims[i] = v;
+				fixed[i] = true;
+			}
+		}
+	}
+	n = guard_comparands(g->guard, "numel", name, true, c, 0, 8);
+	if (n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0) {
+		int64_t have = 1;
+		for (int i = 0; i < r; i++)
+			have *= dims[i];
+		if (have != want) {
+			have = 1;
+			for (int i = 0; i < r; i++) {
+				if (!fixed[i])
+					dims[i] = 1;
+				have *= dims[i];
+			}
+			for (int i = 0; i < r && have != want; i++)
+				if (!fixed[i] && have > 0 && want % have == 0) {
+					dims[i] = want / have;
+					have = want;
+				}
+		}
+	}
+	return r;
+}
+
 static EvValue *ints_tensor(const int64_t *v, int n)
 {
 	int64_t dims[1] = {n};
@@ -284,11 +584,23 @@ static EvValue *ints_tensor(const int64_t *v, int n)
 	return t;
 }
 
-/* axes: 1..3 distinct axes of a rank-r tensor, some negative. */
+/* axes: 1..3 distinct axes of a rank-r tensor, some negative; often one
+ * axis at an end (the first or the last, either way), or all of them. */
 static int draw_axes(Gen *g, int r, int64_t *out)
 {
 	if (r <= 0)
 		return 0;
+	int pick = rng_below(g->rng, 10);
+	if (pick < 3) {
+		int a = rng_chance(g->rng, 0.5) ? 0 : r - 1;
+		out[0] = rng_chance(g->rng, 0.5) ? a - r : a;
+		return 1;
+	}
+	if (pick == 3) {
+		for (int i = 0; i < r; i++)
+			out[i] = i;
+		return r;
+	}
 	int n = rng_range(g->rng, 1, r < 3 ? r : 3), k = 0;
 	bool used[EV_MAX_RANK] = {false};
 	while (k < n) {
@@ -452,7 +764,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 	const EvValue *x = first_input(g, ng);
 	if (k == 0 && (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "BatchNormalization") == 0 ||
 	               strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0 || strstr(op, "Pool"))) {
-		int r = rng_range(g->rng, 3, 5);
+		int r = g->rank >= 3 && g->rank <= 5 ? g->rank : rng_range(g->rng, 3, 5);
 		dims[0] = rng_range(g->rng, 1, 2);
 		dims[1] = rng_range(g->rng, 1, 4);
 		for (int i = 2; i < r; i++)
@@ -523,8 +835,8 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 		dims[0] = x->dims[x->rank - 1];
 		return 1;
 	}
-	if (strstr(op, "QuantizeLinear") && k >= 1)
-		return 0;
+	if ((strstr(op, "uantizeLinear") || strcmp(op, "Clip") == 0) && k >= 1)
+		return 0;   /* (De)QuantizeLinear's scale and zero point, a bound: one number */
 	if (x)
 		return variant_shape(g, x->rank, x->dims, dims);
 	return variant_shape(g, g->rank, g->dims, dims);
@@ -540,11 +852,36 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
 	const int64_t *d = x ? x->dims : g->dims;
 	int64_t v[2 * EV_MAX_RANK + 2];
 	int n;
-	if (strcmp(formal, "axes") == 0) {
+	/* a Slice's axes and steps: as many as its starts */
+	const EvValue *starts = strcmp(op, "Slice") == 0 && ng->nslots > 1 && ng->slots[1].done && !ng->slots[1].absent
+	                        ? val_of(g, ng->slots[1].v) : NULL;
+	int nstarts = starts && starts->rank == 1 && starts->numel <= r ? (int)starts->numel : -1;
+	if (strcmp(formal, "axes") == 0 && nstarts >= 0) {
+		/* distinct axes in any order, some negative */
+		int perm[EV_MAX_RANK];
+		for (int i = 0; i < r; i++)
+			perm[i] = i;
+		for (int i = r - 1; i > 0; i--) {
+			int j = rng_below(g->rng, i + 1), tmp = perm[i];
+			perm[i] = perm[j];
+			perm[j] = tmp;
+		}
+		n = nstarts;
+		for (int i = 0; i < n; i++)
+			v[i] = rng_chance(g->rng, 0.3) ? perm[i] - r : perm[i];
+	} else if (strcmp(formal, "axes") == 0) {
 		if (strcmp(op, "Unsqueeze") == 0) {
 			int add = rng_chance(g->rng, 0.1) ? 0 : rng_range(g->rng, 1, 2);
 			n = draw_axes(g, r + add, v);
 			n = n > add ? add : n;
+		} else if (strcmp(op, "Squeeze") == 0 && rng_chance(g->rng, 0.7)) {
+			/* some of the dims of 1, which are what a Squeeze may remove */
+			n = 0;
+			for (int i = 0; i < r; i++)
+				if (d[i] == 1 && (n == 0 || rng_chance(g->rng, 0.5)))
+					v[n++] = rng_chance(g->rng, 0.3) ? i - r : i;
+			if (n == 0)
+				n = draw_axes(g, r, v);
 		} else {
 			n = draw_axes(g, r, v);
 		}
@@ -580,14 +917,44 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
 			v[i] = i == n - 1 ? left : rng_range(g->rng, 0, (int)left);
 			left -= v[i];
 		}
+	} else if (strcmp(formal, "indices") == 0 && strcmp(op, "Gather") == 0 && x && x->rank > 0) {
+		/* positions along the Gather's axis, some negative; half the time
+		 * one scalar position (a dim picked out of a Shape) */
+		const IrAttr *aa = ir_attr(g->m, ng->node, "axis");
+		int64_t axis = aa ? aa->i : 0;
+		if (axis < 0)
+			axis += x->rank;
+		if (axis < 0 || axis >= x->rank || x->dims[axis] == 0)
+			return NULL;
+		int dim = (int)x->dims[axis];
+		bool scalar = rng_chance(g->rng, 0.5);
+		n = scalar ? 1 : rng_range(g->rng, 1, 3);
+		for (int i = 0; i < n; i++)
+			v[i] = rng_range(g->rng, -dim, dim - 1);
+		if (scalar) {
+			EvValue *t = ev_tensor_new(DT_INT64, 0, NULL);
+			if (t)
+				ev_set_i(t, 0, v[0]);
+			return t;
+		}
 	} else if (strcmp(formal, "steps") == 0) {
-		n = r;
+		n = nstarts >= 0 ? nstarts : r;
 		for (int i = 0; i < n; i++)
 			v[i] = rng_chance(g->rng, 0.8) ? 1 : rng_chance(g->rng, 0.5) ? 2 : -1;
 	} else {
 		return NULL;
 	}
 	return ints_tensor(v, n);
+}
+
+/* Is formal `name` a list of indices or sizes (int32 or int64)? */
+static bool is_index_formal(const char *name)
+{
+	static const char *const names[] = {"starts", "ends", "axes", "steps", "indices", "shape", "pads", "repeats", "split"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Slot sl reads the value its (bound) variable holds, or output #k of the
@@ -652,6 +1019,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	}
 	const OpFormal *f = formal_of(ng->newest, k);
 	const char *fname = f ? f->name : "";
+	const Expr *lit;
+	int64_t list[64];
+	int nlist;
 	bool constant = sl->attr_form || (a && (a->kind == PAT_LITERAL || a->is_const));
 	EvValue *t = NULL;
 	/* the element type */
@@ -665,8 +1035,11 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		dt = __builtin_ctz(allowed_types(ng->s, fs));
 	} else {
 		dt = tp_get(ng, fs->type_str);
+		uint32_t allowed = allowed_types(ng->s, fs);
+		if (!dt && (allowed & (1u << DT_INT64)) && is_index_formal(fname) && rng_chance(g->rng, 0.85))
+			dt = DT_INT64;      /* what exporters write, and what special_ints draws */
 		if (!dt)
-			dt = draw_type(g, allowed_types(ng->s, fs));
+			dt = draw_type(g, allowed);
 	}
 	if (!dt)
 		return fail(g, "%s input %d: no element type to draw", ng->p->name, k);
@@ -702,14 +1075,30 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 			for (int64_t i = 0; t && i < t->numel; i++)
 				ev_set_f(t, i, x);
 		}
+	} else if (dt == DT_INT64 && a && a->kind == PAT_VAR && (lit = guard_pick(g, "ints", a->name, 0.4)) != NULL &&
+	           (nlist = guard_ints(g, lit, list, 64)) >= 0) {
+		/* ints(a) == [2, 3], ints(e) == [dim(x, a)]: the guard's list */
+		t = ints_tensor(list, nlist);
+		constant = constant || rng_chance(g->rng, 0.8);
 	} else if (dt == DT_INT64 && (t = special_ints(g, ng, fname)) != NULL) {
 		constant = constant || rng_chance(g->rng, 0.8);
 	} else {
 		int64_t dims[EV_MAX_RANK];
 		int r = fresh_shape(g, ng, k, dims);
+		if (a && a->kind == PAT_VAR)
+			r = toward_guard_shape(g, a->name, r, dims);
 		t = ev_tensor_new(dt, r, dims);
+		bool clean = a && a->kind == PAT_VAR && wants_clean(g, a->name);
 		if (t)
-			fill(g, t);
+			fill(g, t, constant, clean);
+		if (t && clean && ev_is_float(dt) && guard_calls(g->guard, "all_greater", a->name))
+			for (int64_t i = 0; i < t->numel; i++)
+				ev_set_f(t, i, fabs(ev_get_f(t, i)));   /* a variance */
+		double x, tol;
+		if (t && a && a->kind == PAT_VAR && dt != DT_BOOL && (lit = guard_pick(g, "scalar", a->name, 0.3)) != NULL &&
+		    dsl_literal_value(lit, &x, &tol))
+			for (int64_t i = 0; i < t->numel; i++)
+				ev_set_f(t, i, x);      /* scalar(c) >= 1e-5: at the guard's boundary */
 	}
 	if (!t)
 		return fail(g, "%s input %d: cannot make a %s tensor", ng->p->name, k, dtype_name(dt));
@@ -776,6 +1165,9 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 		/* Attention's: 1, 1/sqrt(8), and powers of two */
 		const float sc[] = {1.0f, 0.5f, 0.125f, 0.35355339f};
 		ir_attr_set_float(m, n, name, sc[rng_below(g->rng, 4)]);
+	} else if (strcmp(name, "q_num_heads") == 0 || strcmp(name, "kv_num_heads") == 0) {
+		/* one head: it divides any hidden size, and q's heads are a multiple of kv's */
+		ir_attr_set_int(m, n, name, 1);
 	} else if (strcmp(name, "is_test") == 0) {
 		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
 	} else if (strcmp(name, "auto_pad") == 0) {
@@ -883,6 +1275,148 @@ static bool is_default(const OpAttrDef *def, const Expr *e)
 	if (def->type == ATTR_STRING && e->kind == EXPR_STRING && def->s)
 		return strcmp(def->s, e->s) == 0;
 	return false;
+}
+
+/* ---- boundaries ------------------------------------------------------------------------ */
+
+/* Did the pattern name attribute `name` of its op p? */
+static bool pattern_names_attr(const Pattern *p, const char *name)
+{
+	for (int i = 0; i < p->nattrs; i++)
+		if (strcmp(p->attrs[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A pool's or Conv's window where its shape arithmetic is at a boundary.
+ * The sweep (or a draw) picks one of: as drawn; strides of 1 to 3 with
+ * the pads that keep each spatial dim as it is (the output has the input's
+ * shape, yet windows start in the padding); a stride as large as the dim
+ * (one output); pads of the whole effective kernel less one, so windows
+ * lie in the padding but for one element.  Only attributes the pattern
+ * leaves open change, and not under auto_pad. */
+static void window_attrs(Gen *g, NodeGen *ng, NodeId n)
+{
+	const char *op = ng->p->name;
+	const EvValue *x = first_input(g, ng);
+	bool conv = strcmp(op, "Conv") == 0;
+	if (!x || x->rank < 3 || !(conv || strstr(op, "Pool")) || strstr(op, "Global") || strstr(op, "Lp"))
+		return;
+	int mode = sweep_digit(g, 4);
+	if (mode < 0)
+		mode = rng_chance(g->rng, 0.5) ? 0 : rng_range(g->rng, 1, 3);
+	const IrAttr *ap = ir_attr(g->m, n, "auto_pad");
+	if (mode == 0 || (ap && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0)))
+		return;
+	int sp = x->rank - 2;
+	int64_t strides[EV_MAX_RANK], pads[2 * EV_MAX_RANK], dil[EV_MAX_RANK];
+	const IrAttr *ka = ir_attr(g->m, n, "kernel_shape"), *da = ir_attr(g->m, n, "dilations");
+	const IrAttr *sa = ir_attr(g->m, n, "strides");
+	const EvValue *w = conv && ng->nslots > 1 && !ng->slots[1].absent ? val_of(g, ng->slots[1].v) : NULL;
+	for (int i = 0; i < sp; i++) {
+		int64_t k = ka && ka->type == ATTR_INTS && (int)ka->n == sp ? ka->ints[i] : w && w->rank == x->rank ? w->dims[i + 2] : 1;
+		dil[i] = da && da->type == ATTR_INTS && (int)da->n == sp ? da->ints[i] : 1;
+		if (!pattern_names_attr(ng->p, "dilations") && mode == 1 && k > 1 && rng_chance(g->rng, 0.3))
+			dil[i] = 2;
+		int64_t keff = (k - 1) * dil[i] + 1, d = x->dims[i + 2], s = 1, p = 0;
+		if (mode == 1) {
+			/* out = floor((d + p - keff) / s) + 1 == d */
+			s = rng_range(g->rng, 1, 3);
+			p = s * (d - 1) - d + keff + rng_below(g->rng, (int)s);
+		} else if (mode == 2) {
+			s = d + rng_below(g->rng, 2);
+		} else {
+			s = sa && sa->type == ATTR_INTS && (int)sa->n == sp ? sa->ints[i] : 1;
+			p = keff - 1;
+		}
+		if (pattern_names_attr(ng->p, "strides"))
+			s = sa && sa->type == ATTR_INTS && (int)sa->n == sp ? sa->ints[i] : 1;
+		strides[i] = s;
+		p = p < 0 ? 0 : p;
+		pads[i] = rng_range(g->rng, 0, (int)p);
+		pads[i + sp] = p - pads[i];
+	}
+	if (!pattern_names_attr(ng->p, "strides"))
+		ir_attr_set_ints(g->m, n, "strides", strides, (size_t)sp);
+	if (!pattern_names_attr(ng->p, "pads"))
+		ir_attr_set_ints(g->m, n, "pads", pads, (size_t)(2 * sp));
+	if (!pattern_names_attr(ng->p, "dilations") && op_schema_attr(ng->s, "dilations"))
+		ir_attr_set_ints(g->m, n, "dilations", dil, (size_t)sp);
+}
+
+/* Attribute `attr` of node n, bound to the pattern variable `name`: now and
+ * then (a third of the time) the value the guard compares it with, or one
+ * off it, in place of the drawn one: a guard's boundary (k == 1, axis >= 0)
+ * is where a rule is most often wrong. */
+/* The attribute variable compose() pairs `name` with in the guard
+ * (is_identity(compose(p, q))), NULL if none. */
+static const char *compose_partner(const Expr *e, const char *name)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == EXPR_CALL && strcmp(e->s, "compose") == 0 && e->n == 2 && e->items[0]->kind == EXPR_VAR &&
+	    e->items[1]->kind == EXPR_VAR) {
+		if (strcmp(e->items[0]->s, name) == 0)
+			return e->items[1]->s;
+		if (strcmp(e->items[1]->s, name) == 0)
+			return e->items[0]->s;
+	}
+	for (int i = 0; i < e->n; i++) {
+		const char *p = compose_partner(e->items[i], name);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+static void toward_guard(Gen *g, NodeId n, const char *attr, const char *name)
+{
+	const IrAttr *a = ir_attr(g->m, n, attr);
+	/* a permutation the guard composes with one drawn before: half the
+	 * time its inverse (two Transposes that cancel) */
+	const char *partner = a && a->type == ATTR_INTS ? compose_partner(g->guard, name) : NULL;
+	GVar *pv = partner ? var_find(g, partner) : NULL;
+	const IrAttr *pa = pv && pv->kind == GV_ATTR ? ir_attr(g->m, pv->node, pv->attr) : NULL;
+	if (pa && pa->type == ATTR_INTS && pa->n == a->n && a->n <= EV_MAX_RANK && rng_chance(g->rng, 0.5)) {
+		int64_t inv[EV_MAX_RANK];
+		bool ok = true;
+		for (size_t i = 0; i < pa->n; i++) {
+			ok = ok && pa->ints[i] >= 0 && pa->ints[i] < (int64_t)pa->n;
+			if (ok)
+				inv[pa->ints[i]] = (int64_t)i;
+		}
+		if (ok) {
+			ir_attr_set_ints(g->m, n, attr, inv, pa->n);
+			return;
+		}
+	}
+	const Expr *lit = a ? guard_pick(g, NULL, name, 0.33) : NULL;
+	if (!lit)
+		return;
+	int off = rng_range(g->rng, -1, 1);
+	double x, tol;
+	int64_t iv;
+	if (a->type == ATTR_INT && guard_int(g, lit, &iv)) {
+		ir_attr_set_int(g->m, n, attr, iv + off);
+	} else if (a->type == ATTR_FLOAT && dsl_literal_value(lit, &x, &tol)) {
+		ir_attr_set_float(g->m, n, attr, (float)(x + off));
+	} else if (a->type == ATTR_INTS && a->n > 0 && a->n <= 2 * EV_MAX_RANK + 2) {
+		/* a list: every element the number (k == 1), or the list; one element one off */
+		int64_t v[2 * EV_MAX_RANK + 2];
+		size_t len = a->n;
+		int nl;
+		if ((nl = guard_ints(g, lit, v, (int)(sizeof v / sizeof *v))) >= 0) {
+			len = (size_t)nl;
+		} else if (guard_int(g, lit, &iv)) {
+			for (size_t i = 0; i < len; i++)
+				v[i] = iv;
+		} else {
+			return;
+		}
+		if (len > 0)
+			v[rng_below(g->rng, (int)len)] += off;
+		ir_attr_set_ints(g->m, n, attr, v, len);
+	}
 }
 
 /* ---- nodes ----------------------------------------------------------------------------- */
@@ -1027,6 +1561,7 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 			}
 			if (!draw_attr(g, &ng, def, n))
 				return fail(g, "cannot draw a value for %s's attribute %s", p->name, aa->name);
+			toward_guard(g, n, def->name, aa->value->s);
 			var = var_new(g, aa->value->s, GV_ATTR);
 			if (!var)
 				return fail(g, "too many variables");
@@ -1051,17 +1586,21 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 			is_form |= ng.slots[k].attr_form && strcmp(ng.slots[k].attr_form->attr, def->name) == 0;
 		if (mentioned || is_form)
 			continue;
-		if (def->required) {
+		/* Attention's heads: optional, but what 3-D inputs need */
+		const EvValue *x0 = first_input(g, &ng);
+		bool needed = x0 && x0->rank == 3 && strstr(def->name, "num_heads");
+		if (def->required || needed) {
 			if (!draw_attr(g, &ng, def, n))
 				return fail(g, "cannot draw a value for %s's attribute %s", p->name, def->name);
 		} else if (rng_chance(g->rng, 0.25)) {
 			draw_attr(g, &ng, def, n);
 		}
 	}
-	/* 4. the other fresh operands */
+	/* 4. the other fresh operands, then the window at a boundary */
 	for (int k = 1; k < ng.nslots; k++)
 		if (!ng.slots[k].done && !gen_fresh(g, &ng, k))
 			return false;
+	window_attrs(g, &ng, n);
 	/* rest lists bind their items */
 	for (int k = 0; k < ng.nslots; k++) {
 		const Pattern *a = ng.slots[k].pat;
@@ -1133,6 +1672,53 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 
 /* ---- instances -------------------------------------------------------------------------- */
 
+/* Does pattern p use op `name` anywhere? */
+static bool pattern_has_op(const Pattern *p, const char *name)
+{
+	if (!p || p->kind != PAT_OP)
+		return false;
+	if (strcmp(p->name, name) == 0)
+		return true;
+	for (int i = 0; i < p->nargs; i++)
+		if (pattern_has_op(p->args[i], name))
+			return true;
+	return false;
+}
+
+/* A model where the pattern reads Shape(x) as a dynamic model does: each
+ * graph input's dims symbolic (most of them, at least one), and no shape
+ * declared for the values nodes compute, so that inference, and with it
+ * the constant folder, cannot turn the Shape (or a Gather or Slice of it)
+ * into a constant before the rule sees it.  The data stay as drawn. */
+static void make_symbolic(Gen *g)
+{
+	IrGraph *gr = ir_graph(g->m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < gr->ninputs; i++) {
+		IrValue *val = ir_value(g->m, gr->inputs[i]);
+		int r = val->shape.rank;
+		if (r <= 0)
+			continue;
+		Dim dims[EV_MAX_RANK];
+		int must = rng_below(g->rng, r);
+		for (int k = 0; k < r; k++) {
+			dims[k] = val->shape.dims[k];
+			if (k == must || rng_chance(g->rng, 0.6)) {
+				char name[96];
+				snprintf(name, sizeof name, "%s_d%d", val->name, k);
+				dims[k] = (Dim){-1, arena_strdup(g->m->arena, name)};
+			}
+		}
+		Shape s = {r, dims};
+		ir_value_set_type(g->m, gr->inputs[i], val->dtype, &s);
+	}
+	for (NodeId n = ir_first(g->m, IR_MAIN_GRAPH); n; n = ir_next(g->m, n)) {
+		IrNode *node = ir_node(g->m, n);
+		for (uint32_t k = 0; k < node->noutputs; k++)
+			if (node->outputs[k])
+				ir_value_set_type(g->m, node->outputs[k], ir_value(g->m, node->outputs[k])->dtype, NULL);
+	}
+}
+
 static int ir_version_for(int opset)
 {
 	static const int v[] = {3, 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10, 10, 11};
@@ -1141,11 +1727,13 @@ static int ir_version_for(int opset)
 	return iv < 4 ? 4 : iv;
 }
 
-bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInstance *out)
+bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 {
 	memset(out, 0, sizeof *out);
-	Gen g = {.rng = rng, .approx = approx, .finite_data = r->finite_data, .why = out->why};
-	g.opset = rng_range(rng, lo, hi);
+	Gen g = {.rng = rng, .moderate_data = r->moderate_data, .finite_data = r->finite_data, .why = out->why,
+	         .sweep = t->sweep, .sweep_div = 1, .guard = r->guard};
+	g.symbolic = pattern_has_op(r->lhs, "Shape") && rng_chance(rng, 0.75);
+	g.opset = rng_range(rng, t->opset_lo, t->opset_hi);
 	g.m = ir_model_new();
 	ir_graph_new(g.m, 0, "instance");
 	ir_set_opset(g.m, "", g.opset);
@@ -1157,14 +1745,22 @@ bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInsta
 	const OpFormal *f0 = rs ? formal_of(rs, 0) : NULL;
 	uint32_t allowed = f0 ? allowed_types(rs, f0) : 1u << DT_FLOAT;
 	g.dtype = DT_FLOAT;
-	if (!(allowed & (1u << DT_FLOAT)) || rng_chance(rng, 0.4)) {
-		int t = draw_any_type(&g, allowed);
-		g.dtype = t ? t : DT_FLOAT;
+	if (t->dtype) {
+		g.dtype = t->dtype;     /* preferred wherever an operand takes it */
+	} else if (!(allowed & (1u << DT_FLOAT)) || rng_chance(rng, 0.4)) {
+		int dt = draw_any_type(&g, allowed);
+		g.dtype = dt ? dt : DT_FLOAT;
 	}
 	static const int ranks[] = {0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6};
-	g.rank = ranks[rng_below(rng, (int)(sizeof ranks / sizeof *ranks))];
+	g.rank = t->rank_lo >= 0 ? rng_range(rng, t->rank_lo, t->rank_hi)
+	                         : ranks[rng_below(rng, (int)(sizeof ranks / sizeof *ranks))];
+	/* a rank the guard asks for (rank(x) == 4), within the class aimed at */
+	int64_t want;
+	if (guard_int(&g, guard_pick(&g, "rank", NULL, t->rank_lo >= 0 ? 0.8 : 0.5), &want) && want >= 0 && want <= 6 &&
+	    (t->rank_lo < 0 || (want >= t->rank_lo && want <= t->rank_hi)))
+		g.rank = (int)want;
 	for (int i = 0; i < g.rank; i++)
-		g.dims[i] = rng_chance(rng, 0.85) ? rng_range(rng, 1, 3) : rng_range(rng, 4, 5);
+		g.dims[i] = rng_chance(rng, 0.2) ? 1 : rng_chance(rng, 0.85) ? rng_range(rng, 1, 3) : rng_range(rng, 4, 5);
 	ValueId y = 0;
 	bool ok = r->lhs->kind == PAT_OP && gen_node(&g, r->lhs, &y);
 	if (!ok && !out->why[0])
@@ -1200,9 +1796,82 @@ bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInsta
 			ir_add_output(g.m, IR_MAIN_GRAPH, v);
 		}
 		ir_node(g.m, out->root)->name = "root";
+		/* what the instance covers: the element type and rank of its
+		 * first graph input (the root's first input if it has none) */
+		IrNode *rn = ir_node(g.m, out->root);
+		IrGraph *gr = ir_graph(g.m, IR_MAIN_GRAPH);
+		ValueId fv = gr->ninputs ? gr->inputs[0] : rn->ninputs && rn->inputs[0] ? rn->inputs[0] : y;
+		const EvValue *first = val_of(&g, fv);
+		out->dtype = first ? first->dtype : g.dtype;
+		out->rank = first ? first->rank : g.rank;
+		for (int i = 0; i < g.nvars; i++)
+			if (g.vars[i].kind == GV_VALUE && g.vars[i].v == fv)
+				out->first_var = g.vars[i].name;
+		if (g.symbolic)
+			make_symbolic(&g);
 	}
 	for (uint32_t i = 0; i < g.capvals; i++)
 		ev_unref(g.vals[i]);
 	free(g.vals);
 	return ok;
+}
+
+uint32_t gen_root_types(const Rule *r, int opset)
+{
+	const Pattern *p = r->lhs;
+	const OpSchema *s = p && p->kind == PAT_OP ? op_schema_lookup(p->domain ? p->domain : "", p->name, opset) : NULL;
+	const OpFormal *f0 = s ? formal_of(s, 0) : NULL;
+	uint32_t allowed = f0 ? allowed_types(s, f0) : s ? 1u << DT_FLOAT : 0, mask = 0;
+	for (size_t i = 0; i < sizeof drawn_types / sizeof *drawn_types; i++)
+		if (allowed & (1u << drawn_types[i]))
+			mask |= 1u << drawn_types[i];
+	return mask;
+}
+
+/* Does every op of pattern p exist at `opset`? */
+static bool ops_exist(const Pattern *p, int opset)
+{
+	if (!p || p->kind != PAT_OP)
+		return true;
+	if (!op_schema_lookup(p->domain ? p->domain : "", p->name, opset))
+		return false;
+	for (int i = 0; i < p->nargs; i++)
+		if (!ops_exist(p->args[i], opset))
+			return false;
+	return true;
+}
+
+/* Do the ops of pattern p have the same opset-form entries at opsets a and b? */
+static bool same_forms(const Pattern *p, int a, int b)
+{
+	if (!p || p->kind != PAT_OP)
+		return true;
+	if (!p->domain || !*p->domain) {
+		const OpsetForm *fa[8], *fb[8];
+		int na = opset_forms_at(p->name, a, fa, 8), nb = opset_forms_at(p->name, b, fb, 8);
+		if (na != nb || memcmp(fa, fb, sizeof *fa * (size_t)(na < 8 ? na : 8)) != 0)
+			return false;
+	}
+	for (int i = 0; i < p->nargs; i++)
+		if (!same_forms(p->args[i], a, b))
+			return false;
+	return true;
+}
+
+int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max)
+{
+	int n = 0;
+	for (int o = lo; o <= hi; o++) {
+		if (!ops_exist(r->lhs, o))
+			continue;
+		if (n > 0 && fhi[n - 1] == o - 1 && same_forms(r->lhs, fhi[n - 1], o)) {
+			fhi[n - 1] = o;
+		} else if (n < max) {
+			flo[n] = fhi[n] = o;
+			n++;
+		} else if (n > 0) {
+			fhi[n - 1] = o;     /* more forms than max: the last takes the rest */
+		}
+	}
+	return n;
 }

@@ -4,16 +4,22 @@
  * For each rule of a loaded rule set (rw_interp.h), instances are built from
  * the pattern (gen.c): an opset in the rule's range, element types the op
  * schemas allow, ranks 0-6 and shapes with 1s and broadcasting, attribute
- * values the schemas allow, and data random and at the edges (0, -0, 1, -1,
- * huge, tiny, denormal, inf, NaN).  An instance where the rule fires is run
- * before and after the rewrite; outputs must agree in dtype, shape and every
- * bit (NaN == NaN), or within the rule's declared [tolerance X].
+ * values the schemas allow and at the boundaries of the guard and of the
+ * op's shape arithmetic, and data random and at the edges (0, -0, 1, -1,
+ * huge, tiny, denormal, inf, NaN) for every rule but what it declares it
+ * differs on ([finite_data], [moderate_data]).  An instance where the rule
+ * fires is run before and after the rewrite; outputs must agree in dtype,
+ * shape and every bit (NaN == NaN), or within the rule's declared
+ * [tolerance X] with inf, -inf and NaN where they were.
  *
- * Per rule one verdict: verified (instances, max error), WRONG (the first
- * counterexample saved as ONNX, before and after, with its inputs as the
- * graph inputs' default values, and printed), or not exercised (no instance
- * fired: the condition that failed most often).  Deterministic per seed:
- * each rule draws from its own stream (seed and rule name). */
+ * Per rule one verdict: verified (instances, max error, and the element
+ * types, rank classes and opset forms it fired in, each `instances` times
+ * or with a coverage warning), WRONG (the first counterexample saved as
+ * ONNX, before and after, with its inputs as the graph inputs' default
+ * values, printed, and hints: only rounding, only one element type), or
+ * not exercised (no instance fired: the condition that failed most often).
+ * Deterministic per seed: each rule draws from its own stream (seed and
+ * rule name). */
 #ifndef GRAFT_VERIFY_H
 #define GRAFT_VERIFY_H
 
@@ -25,7 +31,8 @@
 
 typedef struct VerifyOptions {
 	uint64_t seed;
-	int instances;              /* firing instances wanted per rule (0: 100) */
+	int instances;              /* firing instances wanted in every element type, rank class
+	                               and opset form the rule fires in (0: 100) */
 	int tries;                  /* most instances generated per rule (0: 10000) */
 	const char *out_dir;        /* where counterexamples go (NULL: "graft-verify") */
 	const char *const *only;    /* verify just these rules (names) */
@@ -41,6 +48,7 @@ typedef struct VerifyOptions {
 
 typedef struct VerifyCounts {
 	int verified, wrong, unexercised;
+	int short_coverage;         /* verified, but some cell fired in fewer than `instances` times */
 } VerifyCounts;
 
 /* Verify the rules of set (rules loaded at run time: set->interp).  False

@@ -49,14 +49,36 @@ typedef struct GenInstance {
 	IrModel *m;
 	int opset;
 	NodeId root;
+	int dtype, rank;            /* of its first graph input (the root's first input if none) */
+	const char *first_var;      /* the pattern variable that input is (NULL: none) */
 	char why[256];              /* why no instance could be built */
 } GenInstance;
 
-/* Build one instance of checked rule r's left side at an opset in lo..hi.
- * approx: an approximate rule's instance: data without the dtype's largest,
- * tiny or denormal values (it still has inf, -inf, NaN and -0).
+/* What verify.c asks of an instance: where coverage is short. */
+typedef struct GenTarget {
+	int opset_lo, opset_hi;     /* the opsets to draw from */
+	int dtype;                  /* the preferred element type (0: drawn) */
+	int rank_lo, rank_hi;       /* the base shape's rank (-1: drawn) */
+	int64_t sweep;              /* >= 0: the instance's place in the sweep of edge
+	                               classes and windows (gen.c, sweep_digit); -1: drawn */
+} GenTarget;
+
+/* Build one instance of checked rule r's left side, as target t asks.
+ * The data have every edge value but those the rule declares it differs on
+ * ([finite_data]: inf, -inf, NaN; [moderate_data]: the largest, tiny and
+ * denormal values).
  * False (and why) when the draw gives no valid graph: an op the opset lacks,
  * shapes that do not fit, an evaluator error. */
-bool gen_instance(const Rule *r, int lo, int hi, bool approx, Rng *rng, GenInstance *out);
+bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out);
+
+/* The element types instances can draw for the first input of r's root at
+ * `opset` (a mask, bit = DType). */
+uint32_t gen_root_types(const Rule *r, int opset);
+
+/* The opset forms of r's pattern in lo..hi: runs of opsets where every op
+ * of the pattern has the same entries of the opset-form table (Squeeze's
+ * axes an attribute up to 12, an input from 13), as ranges into flo, fhi
+ * (at most max); returns how many. */
+int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max);
 
 #endif

@@ -354,9 +354,11 @@ static bool k_slice(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 			e = e < 0 ? 0 : e > d ? d : e;
 			n = e > s ? (int64_t)((uint64_t)(e - s - 1) / (uint64_t)k) + 1 : 0;
 		} else {
+			/* an empty axis has nothing to take backwards either (the clamp
+			 * of the start to [0, d - 1] would give 0 on it) */
 			s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
 			e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-			n = s > e ? (int64_t)((uint64_t)(s - e - 1) / ((uint64_t)0 - (uint64_t)k)) + 1 : 0;
+			n = d > 0 && s > e ? (int64_t)((uint64_t)(s - e - 1) / ((uint64_t)0 - (uint64_t)k)) + 1 : 0;
 		}
 		first[a] = n > 0 ? s : 0;
 		count[a] = n;
