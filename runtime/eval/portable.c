@@ -27,10 +27,12 @@ static const char *const order_sensitive[] = {
 	"LpNormalization", "MeanVarianceNormalization", "Softmax", "LogSoftmax", "AveragePool",
 	"GlobalAveragePool", "LpPool", "GlobalLpPool", "Attention", "RNN", "GRU", "LSTM", "DFT", "STFT",
 	NULL};
-/* the running-maximum kind: only inf and NaN matter */
+/* the running-maximum kind, and BatchNormalization (ONNX Runtime applies it
+ * as one precomputed scale and shift, which meets inf and denormals in
+ * another order than the formula): only inf, NaN and denormals matter */
 static const char *const order_sensitive_max[] = {
 	"ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "ArgMin", "MaxPool", "GlobalMaxPool", "TopK",
-	"Hardmax", "MaxRoiPool", NULL};
+	"Hardmax", "MaxRoiPool", "BatchNormalization", NULL};
 
 static bool listed(const char *const *list, const char *op)
 {
