@@ -2674,6 +2674,8 @@ START_TEST(test_cli_verify)
 	cmd = fmt("%s verify %s -o %s -v", graft, rules, tmp);
 	ck_assert_msg(run_shell(cmd, &out) == 0 && strstr(out, "verified       floor_twice ") &&
 	              strstr(out, "input 0 (x) of Floor comes from Sigmoid, which the rule excludes"), "%s", out);
+	free(out);
+	free(cmd);
 	/* -0 against +0 is no rounding: no hint (add_zero above) */
 	cmd = fmt("%s verify tests/verify/wrong.rules --rule add_zero --seed 7 -o %s", graft, tmp);
 	ck_assert_msg(run_shell(cmd, &out) == 1 && strstr(out, ": not exact: output y") && !strstr(out, "only rounding"),
