@@ -25,7 +25,8 @@
 #   make difftest   random valid graphs (tests/difftest/gen.py), graft optimize in several
 #                   configurations, each result against the original in ONNX Runtime on
 #                   ordinary and special-value inputs (DIFFTEST_SEEDS=0-1999, DIFFTEST_SECONDS
-#                   budget, DIFFTEST_JOBS=2, DIFFTEST_GRAFT=build/san/graft for sanitizers);
+#                   budget, DIFFTEST_JOBS=2, DIFFTEST_GRAFT=build/san/graft for sanitizers,
+#                   DIFFTEST_FLAGS=--brief: failures by cause into build/difftest/causes.txt);
 #                   failures in build/difftest/failures; docs/difftest.md
 #   make bench      load/save benchmark on a generated ~100 MB model, the engine
 #                   per node at 10k-1M nodes, decision tree vs rules in turn vs
@@ -259,9 +260,10 @@ DIFFTEST_SECONDS ?= 0
 DIFFTEST_JOBS    ?= 2
 DIFFTEST_CONFIGS ?= default,opset23,vendor
 DIFFTEST_GRAFT   ?= $(BUILD)/graft
+DIFFTEST_FLAGS   ?=
 difftest: $(BUILD)/graft ort-tools
 	/usr/bin/python3 tests/difftest/run.py --seeds $(DIFFTEST_SEEDS) --seconds $(DIFFTEST_SECONDS) \
-	  --jobs $(DIFFTEST_JOBS) --configs $(DIFFTEST_CONFIGS) --graft $(DIFFTEST_GRAFT) --ort $(ORT_LOCAL) \
+	  --jobs $(DIFFTEST_JOBS) --configs $(DIFFTEST_CONFIGS) --graft $(DIFFTEST_GRAFT) --ort $(ORT_LOCAL) $(DIFFTEST_FLAGS) \
 	  --out $(BUILD)/difftest
 
 deps:

@@ -327,7 +327,10 @@ def is_known(known, cfg, seed, status, cause):
                for c, s, st, k in known)
 
 
-def summary(recs, configs, known):
+def summary(recs, configs, known, brief_to=None):
+    """Print the counts per config and the failures by cause (to the file brief_to instead of
+    stdout when given: CI's log keeps the counts and what is unknown); return the unknown ones."""
+    out = open(brief_to, 'w') if brief_to else sys.stdout
     done = [r for r in recs if 'configs' in r]
     dropped = [r for r in recs if r.get('dropped')]
     genfail = [r for r in recs if r.get('gen') == 'failed']
@@ -343,7 +346,8 @@ def summary(recs, configs, known):
         for r in done:
             c[r['configs'][cfg]['status']] += 1
         print(f'{cfg:10} {len(done):7} ' + ' '.join(f'{c[s]:15}' for s in STATUSES))
-    print('\nfailures by cause (config, status, first breaking rewrite (bisected --max-rewrites), count, an example):')
+    print('\nfailures by cause (config, status, first breaking rewrite (bisected --max-rewrites), count, an example):',
+          file=out)
     groups = {}
     for r in done:
         for cfg in configs:
@@ -359,7 +363,10 @@ def summary(recs, configs, known):
         seeds = [x['seed'] for x in rs]
         nsp = sum(1 for x in rs if x.get('special_consts'))
         print(f'  {cfg:8} {st:16} {why:24} {len(rs):5}x ({nsp} with special constants)  seeds {" ".join(map(str, seeds[:4]))}{" ..." if len(rs) > 4 else ""}'
-              f'\n{"":28}e.g. {ex[:140]}')
+              f'\n{"":28}e.g. {ex[:140]}', file=out)
+    if brief_to:
+        out.close()
+        print(f'\n{len(groups)} (config, status, cause) classes of failures: listed in {brief_to}')
     return unknown
 
 
@@ -377,6 +384,8 @@ def main():
     ap.add_argument('--keep-old', action='store_true', help='keep OUT/failures from earlier runs')
     ap.add_argument('--save-per-cause', type=int, default=5,
                     help='failures saved per (config, status, cause) and worker (default 5)')
+    ap.add_argument('--brief', action='store_true',
+                    help='the failures by cause go to OUT/causes.txt, not stdout (CI)')
     ap.add_argument('--progress', type=int, default=1000, help='a progress line every N seeds')
     args = ap.parse_args()
     args.configs = args.configs.split(',')
@@ -425,7 +434,8 @@ def main():
     el = time.time() - t0
     print(f'{len(recs)} seeds in {el:.0f} s ({len(recs) / el:.1f} graphs/s, {args.jobs} workers)')
     recs.sort(key=lambda r: r['seed'])
-    unknown = summary(recs, args.configs, load_known(args.known))
+    unknown = summary(recs, args.configs, load_known(args.known),
+                      os.path.join(args.out, 'causes.txt') if args.brief else None)
     print(f'\nfailures saved under {args.out}/failures/<config>-<seed>/ (repro.txt in each)')
     if unknown:
         print(f'\n{len(unknown)} failure(s) not in {args.known}:')
