@@ -37,24 +37,36 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
 	return row_has(find_row(domain, op, opset), dtype);
 }
 
-/* ORT's normalization kernels refuse at run time an empty normalized
- * part ("Size of X.shape[axis:] must be at least 1, got 0"): is a dim from
- * the node's axis on known to be 0? */
+/* ORT's normalization kernels refuse at run time an empty normalized part
+ * ("Size of X.shape[axis:] must be at least 1, got 0"), and its
+ * InstanceNormalization crashes on empty spatial dims and its pools refuse
+ * any empty dim but N ("Only N can be zero"; make difftest seed 331766): is a
+ * dim of the normalized (pooled) part known to be 0?  The part starts at the
+ * node's axis attribute (default -1), or at a fixed axis. */
 static bool empty_normalized(IrModel *m, NodeId n)
 {
-	static const char *const ops[] = {
-		"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
-		"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+	static const struct {
+		const char *op;
+		bool has_axis;  /* the part starts at attribute 'axis', else at 'first' */
+		int first;
+	} ops[] = {
+		{"LayerNormalization", true, -1},     {"RMSNormalization", true, -1},
+		{"SimplifiedLayerNormalization", true, -1}, {"SkipLayerNormalization", true, -1},
+		{"SkipSimplifiedLayerNormalization", true, -1}, {"InstanceNormalization", false, 2},
+		{"GlobalAveragePool", false, 1},      {"GlobalMaxPool", false, 1},
+		{"GlobalLpPool", false, 1},           {"AveragePool", false, 1},
+		{"MaxPool", false, 1},                {"LpPool", false, 1},
 	};
 	const IrNode *node = ir_node(m, n);
-	bool norm = false;
-	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-		norm |= strcmp(node->op_type, ops[i]) == 0;
-	if (!norm || node->ninputs < 1 || !node->inputs[0])
+	int k = -1;
+	for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
+		if (strcmp(node->op_type, ops[i].op) == 0)
+			k = i;
+	if (k < 0 || node->ninputs < 1 || !node->inputs[0])
 		return false;
 	const Shape *s = &ir_value(m, node->inputs[0])->shape;
-	const IrAttr *a = ir_attr(m, n, "axis");
-	int64_t axis = a ? a->i : -1;
+	const IrAttr *a = ops[k].has_axis ? ir_attr(m, n, "axis") : NULL;
+	int64_t axis = a ? a->i : ops[k].first;
 	if (s->rank < 0)
 		return false;
 	if (axis < 0)

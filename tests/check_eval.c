@@ -733,6 +733,16 @@ START_TEST(test_ort_departures)
 	                     "  y = Where (c, x, x)\n}\n", DT_DOUBLE, 1, d2w, xz, NULL, 0);
 	ck_assert(!signbit(((double *)w->data)[0]) && signbit(((double *)w->data)[1]));
 	ev_unref(w);
+	/* ConstantOfShape of -0 fills +0 (ORT's memset), of -1 fills -1 */
+	for (int k = 0; k < 2; k++) {
+		char text[300];
+		snprintf(text, sizeof text, "<ir_version: 8, opset_import: [\"\" : 16]>\ng (double[2] x) => (y) {\n"
+		         "  s = Shape (x)\n  y = ConstantOfShape <value = double[1] {%s}> (s)\n}\n", k ? "-1.0" : "-0.0");
+		EvValue *z = run_one(text, DT_DOUBLE, 1, d2w, xz, NULL, 0);
+		double *zd = z->data;
+		ck_assert(k ? zd[0] == -1 && zd[1] == -1 : zd[0] == 0 && !signbit(zd[0]) && !signbit(zd[1]));
+		ev_unref(z);
+	}
 }
 END_TEST
 

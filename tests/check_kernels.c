@@ -182,6 +182,47 @@ START_TEST(test_rewrite_no_layer_norm_on_empty_axis)
 }
 END_TEST
 
+/* ORT's InstanceNormalization crashes on empty spatial dims (make difftest
+ * seed 331766): an instance norm written out over [1,1,0,0] stays written
+ * out; over [1,1,2,3] it fuses. */
+START_TEST(test_rewrite_no_instance_norm_on_empty_spatial)
+{
+	const RwRuleSet *sets[] = {&graft_rules_basic, &graft_rules_extended};
+	Diag d;
+	diag_init(&d, stderr);
+	for (int k = 0; k < 2; k++) {
+		char text[1200];
+		snprintf(text, sizeof text,
+		         "<ir_version: 7, opset_import: [\"\" : 12]>\n"
+		         "g (float[1,1,%d,%d] x) => (float[1,1,%d,%d] y)\n"
+		         "   <float eps = {1e-05}, float two = {2.0}>\n{\n"
+		         "  m = ReduceMean <axes = [-2, -1], keepdims = 1> (x)\n  d = Sub (x, m)\n  q = Pow (d, two)\n"
+		         "  v = ReduceMean <axes = [-2, -1], keepdims = 1> (q)\n  e = Add (eps, v)\n  s = Sqrt (e)\n"
+		         "  y = Div (d, s)\n}\n",
+		         2 * k, 3 * k, 2 * k, 3 * k);
+		IrModel *m = parse_text_model(text);
+		RwOptions o = {0};
+		RwResult r;
+		ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+		ck_assert_msg(has_op(m, "InstanceNormalization") == (k == 1), "k=%d", k);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	IrModel *m = parse_text_model("<ir_version: 7, opset_import: [\"\" : 12]>\n"
+	                              "g (float[1,2,0] x, float[2] s, float[2] b) => (float[1,2,0] y) {\n"
+	                              "  y = InstanceNormalization (x, s, b)\n}\n");
+	char buf[160];
+	ck_assert_str_eq(ir_node_kernel_gap(m, ir_first(m, IR_MAIN_GRAPH), buf, sizeof buf),
+	                 "ONNX Runtime refuses InstanceNormalization over an empty axis");
+	ir_model_free(m);
+	m = parse_text_model("<ir_version: 7, opset_import: [\"\" : 12]>\n"
+	                     "g (float[1,1,0,0] x) => (float[1,1,1,1] y) {\n  y = GlobalAveragePool (x)\n}\n");
+	ck_assert_str_eq(ir_node_kernel_gap(m, ir_first(m, IR_MAIN_GRAPH), buf, sizeof buf),
+	                 "ONNX Runtime refuses GlobalAveragePool over an empty axis");
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_kernels(void)
 {
 	Suite *s = suite_create("kernels");
@@ -191,6 +232,7 @@ Suite *suite_kernels(void)
 	tcase_add_test(tc, test_rewrite_no_hard_swish_on_double);
 	tcase_add_test(tc, test_rewrite_unloadable_input_not_checked);
 	tcase_add_test(tc, test_rewrite_no_layer_norm_on_empty_axis);
+	tcase_add_test(tc, test_rewrite_no_instance_norm_on_empty_spatial);
 	suite_add_tcase(s, tc);
 	return s;
 }
