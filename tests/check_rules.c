@@ -1970,6 +1970,24 @@ static void vendor_case(const char *text, const char *want, const char *want_std
 	}
 }
 
+/* tanh GELU factored as Hugging Face's FastGELUActivation writes it
+ * (x * sqrt(2/pi) * (1 + 0.044715 * x * x)): Gelu[tanh] from opset 20,
+ * com.microsoft.FastGelu below it with the vendor ops */
+START_TEST(test_gelu_factored)
+{
+	const char *body = "g (float[2,8] x) => (float[2,8] y) <float h = {0.5}, float k = {0.7978846}, "
+	                   "float c = {0.044715}, float one = {1}> {\n"
+	                   "  a = Mul (c, x)\n  b = Mul (a, x)\n  e = Add (one, b)\n  f = Mul (x, k)\n  g = Mul (f, e)\n"
+	                   "  t = Tanh (g)\n  u = Add (t, one)\n  m = Mul (x, h)\n  y = Mul (m, u)\n}\n";
+	char *t = fmt(HEAD(20) "%s", body);
+	run_case(t, &(Case){"gelu_tanh_factored", "Gelu", true, 1e-5});
+	free(t);
+	t = fmt(HEAD(17) "%s", body);
+	vendor_case(t, "FastGelu", "Mul Mul Add Mul Mul Tanh Add Mul Mul", 1e-5);
+	free(t);
+}
+END_TEST
+
 START_TEST(test_vendor)
 {
 	/* Conv + Clip(0, 6) (mobilenet's Relu6), Gemm + Relu */
@@ -3209,6 +3227,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_cli_rules);
 	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_vendor);
+	tcase_add_test(tc, test_gelu_factored);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);
