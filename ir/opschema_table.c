@@ -5274,6 +5274,23 @@ static const OpTypeConstraint com_microsoft_BiasGelu_1_types[] = {
 	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
 };
 
+static const OpFormal com_microsoft_DynamicQuantizeMatMul_1_inputs[] = {
+	{ "A", "T1", OPT_SINGLE, true },
+	{ "B", "T2", OPT_SINGLE, true },
+	{ "b_scale", "T1", OPT_SINGLE, true },
+	{ "b_zero_point", "T2", OPT_OPTIONAL, true },
+	{ "bias", "T1", OPT_OPTIONAL, true },
+};
+
+static const OpFormal com_microsoft_DynamicQuantizeMatMul_1_outputs[] = {
+	{ "Y", "T1", OPT_SINGLE, true },
+};
+
+static const OpTypeConstraint com_microsoft_DynamicQuantizeMatMul_1_types[] = {
+	{ "T1", TY(FLOAT), false },
+	{ "T2", TY(UINT8) | TY(INT8), false },
+};
+
 static const OpFormal com_microsoft_FastGelu_1_inputs[] = {
 	{ "X", "T", OPT_SINGLE, true },
 	{ "bias", "T", OPT_OPTIONAL, true },
@@ -5393,6 +5410,26 @@ static const OpTypeConstraint com_microsoft_LayerNormalization_1_types[] = {
 	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
 	{ "U", TY(FLOAT) | TY(BFLOAT16), false },
 	{ "V", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
+};
+
+static const OpFormal com_microsoft_MatMulIntegerToFloat_1_inputs[] = {
+	{ "A", "T1", OPT_SINGLE, true },
+	{ "B", "T2", OPT_SINGLE, true },
+	{ "a_scale", "T3", OPT_SINGLE, true },
+	{ "b_scale", "T3", OPT_SINGLE, true },
+	{ "a_zero_point", "T1", OPT_OPTIONAL, true },
+	{ "b_zero_point", "T2", OPT_OPTIONAL, true },
+	{ "bias", "T3", OPT_OPTIONAL, true },
+};
+
+static const OpFormal com_microsoft_MatMulIntegerToFloat_1_outputs[] = {
+	{ "Y", "T3", OPT_SINGLE, true },
+};
+
+static const OpTypeConstraint com_microsoft_MatMulIntegerToFloat_1_types[] = {
+	{ "T1", TY(UINT8) | TY(INT8), false },
+	{ "T2", TY(UINT8) | TY(INT8), false },
+	{ "T3", TY(FLOAT) | TY(FLOAT16), false },
 };
 
 static const OpFormal com_microsoft_MultiHeadAttention_1_inputs[] = {
@@ -10090,6 +10127,14 @@ static const OpSchema schemas[] = {
 		NULL, 0,
 		com_microsoft_BiasGelu_1_types, 1,
 	},
+	{ /* DynamicQuantizeMatMul-1: onnxruntime docs/ContribOperators.md com.microsoft.DynamicQuantizeMatMul */
+		"com.microsoft", "DynamicQuantizeMatMul", OP_UNKNOWN, 1, INT32_MAX,
+		OPF_VENDOR,
+		com_microsoft_DynamicQuantizeMatMul_1_inputs, 5, 3, 5,
+		com_microsoft_DynamicQuantizeMatMul_1_outputs, 1, 1, 1,
+		NULL, 0,
+		com_microsoft_DynamicQuantizeMatMul_1_types, 2,
+	},
 	{ /* FastGelu-1: onnxruntime docs/ContribOperators.md com.microsoft.FastGelu */
 		"com.microsoft", "FastGelu", OP_UNKNOWN, 1, INT32_MAX,
 		OPF_VENDOR | OPF_FUNCTION,
@@ -10137,6 +10182,14 @@ static const OpSchema schemas[] = {
 		com_microsoft_LayerNormalization_1_outputs, 3, 1, 3,
 		com_microsoft_LayerNormalization_1_attrs, 3,
 		com_microsoft_LayerNormalization_1_types, 3,
+	},
+	{ /* MatMulIntegerToFloat-1: onnxruntime docs/ContribOperators.md com.microsoft.MatMulIntegerToFloat */
+		"com.microsoft", "MatMulIntegerToFloat", OP_UNKNOWN, 1, INT32_MAX,
+		OPF_VENDOR,
+		com_microsoft_MatMulIntegerToFloat_1_inputs, 7, 4, 7,
+		com_microsoft_MatMulIntegerToFloat_1_outputs, 1, 1, 1,
+		NULL, 0,
+		com_microsoft_MatMulIntegerToFloat_1_types, 3,
 	},
 	{ /* MultiHeadAttention-1: onnxruntime docs/ContribOperators.md com.microsoft.MultiHeadAttention */
 		"com.microsoft", "MultiHeadAttention", OP_UNKNOWN, 1, INT32_MAX,
@@ -10197,7 +10250,7 @@ static const OpSchema schemas[] = {
 };
 
 #define NSCHEMAS (sizeof schemas / sizeof schemas[0])
-_Static_assert(sizeof schemas / sizeof schemas[0] == 579, "schema count");
+_Static_assert(sizeof schemas / sizeof schemas[0] == 581, "schema count");
 
 /* kind_first[k]..kind_first[k+1]-1: the versions of default-domain op k. */
 static const uint16_t kind_first[OP_COUNT + 1] = {

@@ -1988,6 +1988,30 @@ START_TEST(test_gelu_factored)
 }
 END_TEST
 
+/* dynamic quantization as onnxruntime.quantization writes it: A quantized by
+ * DynamicQuantizeLinear, MatMulInteger with a constant uint8 weight, Cast,
+ * times the scales' product, plus a bias -> DynamicQuantizeMatMul with its
+ * bias; a uint8 A given with its own scale -> MatMulIntegerToFloat */
+START_TEST(test_vendor_integer_matmul)
+{
+	vendor_case(HEAD(13) "g (float[2,4] x) => (float[2,3] y) <uint8[4,3] w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, "
+	                     "uint8 wz = {5}, float ws = {0.05}, float[3] bias = {0.5, -1.0, 2.0}> {\n"
+	                     "  q, qs, qz = DynamicQuantizeLinear (x)\n  i = MatMulInteger (q, w, qz, wz)\n"
+	                     "  f = Cast <to = 1> (i)\n  s = Mul (qs, ws)\n  m = Mul (f, s)\n  y = Add (m, bias)\n}\n",
+	            "DynamicQuantizeMatMul", "DynamicQuantizeLinear MatMulInteger Cast Mul Mul Add", 1e-6);
+	vendor_case(HEAD(13) "g (uint8[2,4] a, float as) => (float[2,3] y) <int8[4,3] w = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12}, "
+	                     "float ws = {0.05}, float[3] bias = {0.5, -1.0, 2.0}> {\n"
+	                     "  i = MatMulInteger (a, w)\n  f = Cast <to = 1> (i)\n  s = Mul (as, ws)\n  m = Mul (f, s)\n"
+	                     "  y = Add (m, bias)\n}\n",
+	            "MatMulIntegerToFloat", "MatMulInteger Cast Mul Mul Add", 1e-6);
+	/* an int8 A with a uint8 B: ONNX Runtime has no MatMulIntegerToFloat for it */
+	vendor_case(HEAD(13) "g (int8[2,4] a, float as) => (float[2,3] y) <uint8[4,3] w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, "
+	                     "float ws = {0.05}> {\n"
+	                     "  i = MatMulInteger (a, w)\n  f = Cast <to = 1> (i)\n  s = Mul (as, ws)\n  y = Mul (f, s)\n}\n",
+	            "MatMulInteger Cast Mul Mul", "MatMulInteger Cast Mul Mul", 1e-6);
+}
+END_TEST
+
 START_TEST(test_vendor)
 {
 	/* Conv + Clip(0, 6) (mobilenet's Relu6), Gemm + Relu */
@@ -3228,6 +3252,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_cli_verify);
 	tcase_add_test(tc, test_vendor);
 	tcase_add_test(tc, test_gelu_factored);
+	tcase_add_test(tc, test_vendor_integer_matmul);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

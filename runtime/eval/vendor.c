@@ -233,6 +233,66 @@ static bool k_FusedMatMul(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	return true;
 }
 
+/* ---- MatMulIntegerToFloat, DynamicQuantizeMatMul ----
+ * Written out: Cast[to = float](MatMulInteger(a, b, a_zp, b_zp)) *
+ * (a_scale * b_scale) (+ bias).  The scales' product is rounded to float
+ * once, as the written-out Mul; b_scale and bias hold one element or one per
+ * output column.  float32 results only (what the vendor rules emit). */
+static bool int_matmul_scale(EvCtx *c, const char *op, EvValue *acc, const EvValue *as, const EvValue *bs,
+                             const EvValue *bias, EvValue **out)
+{
+	int64_t cols = acc->rank ? acc->dims[acc->rank - 1] : 1;
+	if (as->dtype != DT_FLOAT || bs->dtype != DT_FLOAT || (bias && bias->dtype != DT_FLOAT))
+		return ev_fail(c, "%s: float32 scales and bias only", op);
+	if (as->numel != 1 || (bs->numel != 1 && bs->numel != cols) || (bias && bias->numel != cols && bias->numel != 1))
+		return ev_fail(c, "%s: scales and bias must hold one element or one per output column", op);
+	EvValue *y = ev_tensor_new(DT_FLOAT, acc->rank, acc->dims);
+	if (!y)
+		return ev_fail(c, "%s: out of memory", op);
+	float *yd = y->data;
+	for (int64_t i = 0; i < acc->numel; i++) {
+		int64_t j = i % cols;
+		float scale = (float)ev_get_f(as, 0) * (float)ev_get_f(bs, bs->numel == 1 ? 0 : j);
+		float v = (float)ev_get_i(acc, i) * scale;
+		yd[i] = bias ? v + (float)ev_get_f(bias, bias->numel == 1 ? 0 : j) : v;
+	}
+	out[0] = y;
+	return true;
+}
+
+/* MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?) */
+static bool k_MatMulIntegerToFloat(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 4 || !in[0] || !in[1] || !in[2] || !in[3])
+		return ev_fail(c, "MatMulIntegerToFloat: needs A, B, a_scale and b_scale");
+	EvValue *mi[4] = {in[0], in[1], nin > 4 ? in[4] : NULL, nin > 5 ? in[5] : NULL};
+	EvValue *acc[1] = {NULL};
+	if (!run_std(c, "MatMulInteger", mi, 4, acc, 1))
+		return false;
+	bool ok = int_matmul_scale(c, "MatMulIntegerToFloat", acc[0], in[2], in[3], nin > 6 ? in[6] : NULL, out);
+	ev_unref(acc[0]);
+	return ok;
+}
+
+/* DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A quantized as
+ * DynamicQuantizeLinear does, then MatMulIntegerToFloat. */
+static bool k_DynamicQuantizeMatMul(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 3 || !in[0] || !in[1] || !in[2])
+		return ev_fail(c, "DynamicQuantizeMatMul: needs A, B and b_scale");
+	EvValue *q[3] = {NULL, NULL, NULL};
+	if (!run_std(c, "DynamicQuantizeLinear", in, 1, q, 3))
+		return false;
+	EvValue *mi[4] = {q[0], in[1], q[2], nin > 3 ? in[3] : NULL};
+	EvValue *acc[1] = {NULL};
+	bool ok = run_std(c, "MatMulInteger", mi, 4, acc, 1) &&
+	          int_matmul_scale(c, "DynamicQuantizeMatMul", acc[0], q[1], in[2], nin > 4 ? in[4] : NULL, out);
+	for (int k = 0; k < 3; k++)
+		ev_unref(q[k]);
+	ev_unref(acc[0]);
+	return ok;
+}
+
 /* x + bias, bias 1-D over x's last axis (BiasGelu, FastGelu, SkipLayerNormalization);
  * each sum rounded to the element type, as Add computes it. */
 static EvValue *add_bias(EvCtx *c, const EvValue *x, const EvValue *bias, const char *op)
@@ -338,12 +398,14 @@ static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **
 
 const EvKernel ev_kernels_vendor[] = {
 	{"BiasGelu", k_BiasGelu, 0},
+	{"DynamicQuantizeMatMul", k_DynamicQuantizeMatMul, 0},
 	{"FastGelu", k_FastGelu, 0},
 	{"FusedConv", k_FusedConv, 0},
 	{"FusedGemm", k_FusedGemm, 0},
 	{"FusedMatMul", k_FusedMatMul, 0},
 	{"Gelu", k_Gelu, 0},
 	{"LayerNormalization", k_LayerNormalization, 0},
+	{"MatMulIntegerToFloat", k_MatMulIntegerToFloat, 0},
 	{"NhwcConv", k_NhwcConv, 0},
 	{"QuickGelu", k_QuickGelu, 0},
 	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},

@@ -1183,8 +1183,17 @@ static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
  * take their output types from the standard op they stand for: FusedConv's
  * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
  * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
- * has its own rule, Conv's with the channels last.  FusedMatMul with a
- * transposed input, and the rest, stay unknown. */
+ * has its own rule, Conv's with the channels last; MatMulIntegerToFloat
+ * and DynamicQuantizeMatMul are MatMulInteger's shape in float.  FusedMatMul
+ * with a transposed input, and the rest, stay unknown. */
+static bool infer_int_matmul_float(InferCtx *c)
+{
+	if (!infer_rule_find("MatMulInteger")(c))
+		return false;
+	c->out[0].dtype = DT_FLOAT;
+	return true;
+}
+
 static InferFn vendor_rule(const IrNode *node)
 {
 	static const struct { const char *op, *as; } alias[] = {
@@ -1196,6 +1205,8 @@ static InferFn vendor_rule(const IrNode *node)
 		return NULL;
 	if (!strcmp(node->op_type, "NhwcConv"))
 		return infer_nhwc_conv;
+	if (!strcmp(node->op_type, "MatMulIntegerToFloat") || !strcmp(node->op_type, "DynamicQuantizeMatMul"))
+		return infer_int_matmul_float;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);
