@@ -549,6 +549,7 @@ const OrtKernelRow ort_kernel_rows[] = {
 	{"com.microsoft", "Attention", 1, 1, 1, 0, 0x00000402, 0x00010402},
 	{"com.microsoft", "BiasAdd", 1, 1, 1, 0, 0x00000000, 0x00000402},
 	{"com.microsoft", "BiasGelu", 1, 1, 1, 0, 0x00000402, 0x00010c02},
+	{"com.microsoft", "EmbedLayerNormalization", 1, 1, 1, 2, 0x00000002, 0x00000402},
 	{"com.microsoft", "FastGelu", 1, 1, 1, 0, 0x00000c02, 0x00010c02},
 	{"com.microsoft", "FusedConv", 1, 1, 1, 0, 0x00000402, 0x00000c02},
 	{"com.microsoft", "FusedGemm", 1, 1, 1, 0, 0x00000402, 0x00003cc2},

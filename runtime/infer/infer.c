@@ -1179,11 +1179,29 @@ static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
 	return DT_UNDEFINED;
 }
 
+/* com.microsoft EmbedLayerNormalization: output and embedding_sum float
+ * [B, S, hidden] from input_ids [B, S] and word_embedding [vocab, hidden];
+ * mask_index int32 [B]. */
+static bool infer_embed_layer_norm(InferCtx *c)
+{
+	const Dim *ids = inf_rank(c, 0) == 2 ? inf_dims(c, 0) : NULL;
+	const Dim *w = inf_rank(c, 2) == 2 ? inf_dims(c, 2) : NULL;
+	Dim d[3] = {ids ? ids[0] : dim_unknown(), ids ? ids[1] : dim_unknown(), w ? w[1] : dim_unknown()};
+	int t = inf_dtype(c, 2);
+	inf_set(c, 0, t, 3, d);
+	if (c->nout > 1)
+		inf_set(c, 1, DT_INT32, 1, d);
+	if (c->nout > 2)
+		inf_set(c, 2, t, 3, d);
+	return true;
+}
+
 /* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
  * take their output types from the standard op they stand for: FusedConv's
  * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
  * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
- * has its own rule, Conv's with the channels last.  FusedMatMul with a
+ * has its own rule, Conv's with the channels last, and EmbedLayerNormalization
+ * its own.  FusedMatMul with a
  * transposed input, and the rest, stay unknown. */
 static InferFn vendor_rule(const IrNode *node)
 {
@@ -1196,6 +1214,8 @@ static InferFn vendor_rule(const IrNode *node)
 		return NULL;
 	if (!strcmp(node->op_type, "NhwcConv"))
 		return infer_nhwc_conv;
+	if (!strcmp(node->op_type, "EmbedLayerNormalization"))
+		return infer_embed_layer_norm;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);
