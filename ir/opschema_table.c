@@ -5291,6 +5291,34 @@ static const OpTypeConstraint com_microsoft_DynamicQuantizeMatMul_1_types[] = {
 	{ "T2", TY(UINT8) | TY(INT8), false },
 };
 
+static const OpFormal com_microsoft_EmbedLayerNormalization_1_inputs[] = {
+	{ "input_ids", "T1", OPT_SINGLE, true },
+	{ "segment_ids", "T1", OPT_OPTIONAL, true },
+	{ "word_embedding", "T", OPT_SINGLE, true },
+	{ "position_embedding", "T", OPT_SINGLE, true },
+	{ "segment_embedding", "T", OPT_OPTIONAL, true },
+	{ "gamma", "T", OPT_SINGLE, true },
+	{ "beta", "T", OPT_SINGLE, true },
+	{ "mask", "T1", OPT_OPTIONAL, true },
+	{ "position_ids", "T1", OPT_OPTIONAL, true },
+};
+
+static const OpFormal com_microsoft_EmbedLayerNormalization_1_outputs[] = {
+	{ "output", "T", OPT_SINGLE, true },
+	{ "mask_index", "T1", OPT_SINGLE, true },
+	{ "embedding_sum", "T", OPT_OPTIONAL, true },
+};
+
+static const OpAttrDef com_microsoft_EmbedLayerNormalization_1_attrs[] = {
+	{ .name = "epsilon", .type = ATTR_FLOAT, .has_default = true, .f = 1e-12f },
+	{ .name = "mask_index_type", .type = ATTR_INT },
+};
+
+static const OpTypeConstraint com_microsoft_EmbedLayerNormalization_1_types[] = {
+	{ "T1", TY(INT32), false },
+	{ "T", TY(FLOAT) | TY(FLOAT16), false },
+};
+
 static const OpFormal com_microsoft_FastGelu_1_inputs[] = {
 	{ "X", "T", OPT_SINGLE, true },
 	{ "bias", "T", OPT_OPTIONAL, true },
@@ -10135,6 +10163,14 @@ static const OpSchema schemas[] = {
 		NULL, 0,
 		com_microsoft_DynamicQuantizeMatMul_1_types, 2,
 	},
+	{ /* EmbedLayerNormalization-1: onnxruntime docs/ContribOperators.md com.microsoft.EmbedLayerNormalization */
+		"com.microsoft", "EmbedLayerNormalization", OP_UNKNOWN, 1, INT32_MAX,
+		OPF_VENDOR,
+		com_microsoft_EmbedLayerNormalization_1_inputs, 9, 7, 9,
+		com_microsoft_EmbedLayerNormalization_1_outputs, 3, 2, 3,
+		com_microsoft_EmbedLayerNormalization_1_attrs, 2,
+		com_microsoft_EmbedLayerNormalization_1_types, 2,
+	},
 	{ /* FastGelu-1: onnxruntime docs/ContribOperators.md com.microsoft.FastGelu */
 		"com.microsoft", "FastGelu", OP_UNKNOWN, 1, INT32_MAX,
 		OPF_VENDOR | OPF_FUNCTION,
@@ -10250,7 +10286,7 @@ static const OpSchema schemas[] = {
 };
 
 #define NSCHEMAS (sizeof schemas / sizeof schemas[0])
-_Static_assert(sizeof schemas / sizeof schemas[0] == 581, "schema count");
+_Static_assert(sizeof schemas / sizeof schemas[0] == 582, "schema count");
 
 /* kind_first[k]..kind_first[k+1]-1: the versions of default-domain op k. */
 static const uint16_t kind_first[OP_COUNT + 1] = {

@@ -61,6 +61,16 @@ VENDOR = [
 	     ("bias", "T1", "opt")],
 	    [("Y", "T1")],
 	    types=[("T1", ["float"]), ("T2", ["int8", "uint8"])]),
+	vop("EmbedLayerNormalization",
+	    [("input_ids", "T1"), ("segment_ids", "T1", "opt"), ("word_embedding", "T"),
+	     ("position_embedding", "T"), ("segment_embedding", "T", "opt"), ("gamma", "T"),
+	     ("beta", "T"), ("mask", "T1", "opt"), ("position_ids", "T1", "opt")],
+	    # mask_index is optional in ORT's schema, but its type inference writes
+	    # it ("output index 1 is out of range" on a node without it): required
+	    # here, so the nodes graft builds have it (runtime/engine/rewrite.c)
+	    [("output", "T"), ("mask_index", "T1"), ("embedding_sum", "T", "opt")],
+	    [("epsilon", "float", 1e-12), ("mask_index_type", "int", None)],
+	    [("T1", ["int32"]), ("T", ["float", "float16"])]),
 	vop("FastGelu",
 	    [("X", "T"), ("bias", "T", "opt")], [("Y", "T")],
 	    types=[("T", FLOAT_HB + ["double"])], function=True),

@@ -263,6 +263,11 @@ function expect(s, what, ok, detail) {
 	else if (verbose) console.log(`ok   ${tag(s)}: ${what}`);
 }
 
+// Departures the table makes on purpose, each with its reason (ir/opschema_vendor.py):
+// ORT's schema lets EmbedLayerNormalization's mask_index be absent, but its type
+// inference writes output 1 and refuses a node without it.
+const MIN_OUTPUTS_RAISED = { 'com.microsoft.EmbedLayerNormalization': 1 };
+
 // ----------------------------------------------------------------- the checks
 async function checkArity(s) {
 	let probed = 0;
@@ -275,6 +280,8 @@ async function checkArity(s) {
 			ins: inputsFor(s, which === 'input' ? n : okIn(s)),
 			nout: which === 'output' ? n : okOut(s), attrs: [] }));
 		const a = parseArity(msg);
+		const raised = which === 'output' && MIN_OUTPUTS_RAISED[`${s.domain}.${s.name}`];
+		if (a && raised && a.min === raised) a.min = min;  /* the departure above */
 		const since = s.domain ? 1 : s.since;
 		expect(s, `${which} arity`, a && a.which === which && a.since === since && a.min === min && a.max === max,
 			a ? `ORT schema ${s.name}-${a.since} has ${a.which}s [${a.min}, ${a.max}], table says ${s.name}-${since} [${min}, ${max}]`

@@ -925,6 +925,11 @@ NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueI
 {
 	IrModel *m = rw->m;
 	GraphId g = ir_node(m, rw->tx_root)->graph;
+	/* a node has its op's required outputs (com.microsoft.EmbedLayerNormalization's
+	 * mask_index, which ONNX Runtime's type inference needs), unused */
+	const OpSchema *sc = op_schema_lookup(domain, op, *domain ? 1 : (int)ir_opset(m, ""));
+	if (sc && sc->min_outputs > 0 && noutputs < (uint32_t)sc->min_outputs)
+		noutputs = (uint32_t)sc->min_outputs;
 	NodeId n = ir_node_new(m, g, rw->tx_root, domain, op, "", inputs, ninputs, NULL, noutputs);
 	if (rw->ntx_created == rw->captx_created) {
 		rw->captx_created = rw->captx_created ? rw->captx_created * 2 : 8;

@@ -1274,6 +1274,34 @@ bool graft_rows_any(Rewriter *rw, ValueId t)
 	return ok;
 }
 
+/* Do a and b have the same shape, dim by dim the same size or the same
+ * symbol ("batch")?  False when a rank or a dim is unknown. */
+bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b)
+{
+	const Shape *sa = &ir_value(M(rw), a)->shape, *sb = &ir_value(M(rw), b)->shape;
+	if (sa->rank < 0 || sa->rank != sb->rank)
+		return false;
+	for (int i = 0; i < sa->rank; i++) {
+		Dim x = sa->dims[i], y = sb->dims[i];
+		if (x.size >= 0 ? x.size != y.size : !x.param || !y.param || strcmp(x.param, y.param))
+			return false;
+	}
+	return true;
+}
+
+/* Is t a constant integer [1, n] (or [n]) holding 0, 1, ..., n - 1: the
+ * position ids of a sequence of n, before they are expanded to the batch? */
+bool graft_positions(Rewriter *rw, ValueId t, int64_t n)
+{
+	EvValue *c = const_of(rw, t);
+	bool ok = c && !ev_is_float(c->dtype) && c->dtype != DT_STRING && c->dtype != DT_BOOL && c->numel == n &&
+	          (c->rank == 1 || (c->rank == 2 && c->dims[0] == 1));
+	for (int64_t i = 0; ok && i < n; i++)
+		ok = ev_get_i(c, i) == i;
+	ev_unref(c);
+	return ok;
+}
+
 bool graft_no_zeros(Rewriter *rw, RwgInts s)
 {
 	(void)rw;

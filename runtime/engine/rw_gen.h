@@ -257,6 +257,8 @@ bool graft_all_nonzero(Rewriter *rw, ValueId t);
 /* Every row of the constant t (along its last axis) has a nonzero element:
  * a mask that leaves every query at least one key. */
 bool graft_rows_any(Rewriter *rw, ValueId t);
+bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b);
+bool graft_positions(Rewriter *rw, ValueId t, int64_t n);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

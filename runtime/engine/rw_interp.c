@@ -38,6 +38,8 @@ static void x_reciprocal_exact(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->
 static void x_all_greater(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_greater(rw, a[0].v, a[1].f); }
 static void x_all_nonzero(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_nonzero(rw, a[0].v); }
 static void x_rows_any(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_rows_any(rw, a[0].v); }
+static void x_same_shape(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_same_shape(rw, a[0].v, a[1].v); }
+static void x_positions(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_positions(rw, a[0].v, a[1].i); }
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -49,6 +51,8 @@ static ExternDef builtin_externs[] = {
 	{"graft_all_greater", "b(tf)", x_all_greater},
 	{"graft_all_nonzero", "b(t)", x_all_nonzero},
 	{"graft_rows_any", "b(t)", x_rows_any},
+	{"graft_same_shape", "b(vv)", x_same_shape},
+	{"graft_positions", "b(ti)", x_positions},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };

@@ -8,11 +8,14 @@
  * (in double, rounded once to the element type).  A fusion is therefore exact
  * on this evaluator; ONNX Runtime's kernels agree within float rounding,
  * which tests/verify_ort.sh checks.  Semantics from onnxruntime's
- * docs/ContribOperators.md.  registry.c looks these up by name for the
+ * docs/ContribOperators.md.  EmbedLayerNormalization is the exception: no
+ * standard op computes it, so its kernel follows ORT's CPU kernel step by
+ * step in float.  registry.c looks these up by name for the
  * com.microsoft domain; they are not a kernel family (several share a name
  * with a standard op). */
 #include "eval.h"
 #include "kernels/ew_util.h"
+#include "kernels/nn_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -396,9 +399,99 @@ static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **
 	return ok;
 }
 
+/* EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
+ * position_embedding, segment_embedding?, gamma, beta, mask?, position_ids?)
+ * -> (output, mask_index?, embedding_sum?), as ONNX Runtime's CPU kernel
+ * (contrib_ops/cpu/bert/embed_layer_norm.cc) computes it, float32 only: per
+ * token word + position (+ segment) rows summed in float in that order, the
+ * LayerNorm of the sum over hidden in float (mean, then the mean square of the
+ * differences, y = d / sqrt(var + epsilon) * gamma + beta); position s of each
+ * row unless position_ids ([B, S] or [1, S]) say otherwise; an id outside its
+ * table fails, as ORT's "input index out of range" (a negative position id,
+ * which ORT does not check, fails here too).  mask_index[b] counts the 1s of
+ * mask row b (0 without a mask); embedding_sum is the sum before the norm. */
+static bool k_EmbedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	const char *op = "EmbedLayerNormalization";
+	EvValue *none = NULL, *at[9];
+	for (int i = 0; i < 9; i++)
+		at[i] = i < nin ? in[i] : none;
+	const EvValue *ids = at[0], *seg = at[1], *word = at[2], *pos = at[3], *segw = at[4];
+	const EvValue *gamma = at[5], *beta = at[6], *mask = at[7], *pids = at[8];
+	if (!ids || !word || !pos || !gamma || !beta)
+		return ev_fail(c, "%s: input_ids, word_embedding, position_embedding, gamma and beta are required", op);
+	if (ids->dtype != DT_INT32 || ids->rank != 2)
+		return ev_fail(c, "%s: input_ids must be a 2-D int32 tensor", op);
+	if (word->dtype != DT_FLOAT || word->rank != 2 || pos->dtype != DT_FLOAT || pos->rank != 2)
+		return ev_fail(c, "%s: the embeddings must be 2-D float32 tensors (ORT's CPU kernel is float32 only)", op);
+	int64_t B = ids->dims[0], S = ids->dims[1], H = word->dims[1];
+	if (pos->dims[1] != H || (segw && (segw->dtype != DT_FLOAT || segw->rank != 2 || segw->dims[1] != H)))
+		return ev_fail(c, "%s: the embeddings must share dimension 1", op);
+	if ((seg == NULL) != (segw == NULL))
+		return ev_fail(c, "%s: segment_ids and segment_embedding go together", op);
+	if (gamma->dtype != DT_FLOAT || gamma->rank != 1 || gamma->dims[0] != H ||
+	    beta->dtype != DT_FLOAT || beta->rank != 1 || beta->dims[0] != H)
+		return ev_fail(c, "%s: gamma and beta must be 1-D of the hidden size", op);
+	const EvValue *same[2] = {seg, mask};
+	for (int i = 0; i < 2; i++)
+		if (same[i] && (same[i]->dtype != DT_INT32 || same[i]->rank != 2 || same[i]->dims[0] != B ||
+		                same[i]->dims[1] != S))
+			return ev_fail(c, "%s: segment_ids and mask must be int32 of input_ids' shape", op);
+	if (pids && (pids->dtype != DT_INT32 || pids->rank != 2 || pids->dims[1] != S ||
+	             (pids->dims[0] != B && pids->dims[0] != 1)))
+		return ev_fail(c, "%s: position_ids must be int32 [batch_size or 1, sequence_length]", op);
+	for (int64_t t = 0; t < B * S; t++) {
+		int64_t w = ev_get_i(ids, t), s = pids ? ev_get_i(pids, pids->dims[0] == 1 ? t % S : t) : t % S;
+		int64_t g = seg ? ev_get_i(seg, t) : 0;
+		if (w < 0 || w >= word->dims[0] || s < 0 || s >= pos->dims[0] || (seg && (g < 0 || g >= segw->dims[0])))
+			return ev_fail(c, "%s: input index out of range", op);
+	}
+	float eps = ev_attr_float(c, "epsilon", 1e-12f);
+	int64_t odims[3] = {B, S, H};
+	EvValue *y = out[0] = ev_tensor_new(DT_FLOAT, 3, odims);
+	EvValue *mi = nn_want_output(c, 1) ? (out[1] = ev_tensor_new(DT_INT32, 1, &B)) : NULL;
+	EvValue *es = nn_want_output(c, 2) ? (out[2] = ev_tensor_new(DT_FLOAT, 3, odims)) : NULL;
+	if (!y || (nn_want_output(c, 1) && !mi) || (nn_want_output(c, 2) && !es))
+		return ev_fail(c, "%s: out of memory", op);
+	const float *W = word->data, *P = pos->data, *G = gamma->data, *Be = beta->data;
+	const float *Sg = segw ? segw->data : NULL;
+	for (int64_t t = 0; t < B * S; t++) {
+		int64_t w = ev_get_i(ids, t), s = pids ? ev_get_i(pids, pids->dims[0] == 1 ? t % S : t) : t % S;
+		int64_t g = seg ? ev_get_i(seg, t) : 0;
+		float *yr = (float *)y->data + t * H, sum = 0;
+		for (int64_t i = 0; i < H; i++) {
+			float v = W[w * H + i] + P[s * H + i];
+			if (Sg)
+				v += Sg[g * H + i];
+			yr[i] = v;
+			if (es)
+				((float *)es->data)[t * H + i] = v;
+			sum += v;
+		}
+		float mean = sum / (float)H;
+		sum = 0;
+		for (int64_t i = 0; i < H; i++) {
+			float a = yr[i] - mean;
+			yr[i] = a;
+			sum += a * a;
+		}
+		float e = sqrtf(sum / (float)H + eps);
+		for (int64_t i = 0; i < H; i++)
+			yr[i] = yr[i] / e * G[i] + Be[i];
+	}
+	for (int64_t b = 0; mi && b < B; b++) {
+		int32_t n = 0;
+		for (int64_t s = 0; mask && s < S; s++)
+			n += ev_get_i(mask, b * S + s) == 1;
+		ev_set_i(mi, b, n);
+	}
+	return true;
+}
+
 const EvKernel ev_kernels_vendor[] = {
 	{"BiasGelu", k_BiasGelu, 0},
 	{"DynamicQuantizeMatMul", k_DynamicQuantizeMatMul, 0},
+	{"EmbedLayerNormalization", k_EmbedLayerNormalization, 0},
 	{"FastGelu", k_FastGelu, 0},
 	{"FusedConv", k_FusedConv, 0},
 	{"FusedGemm", k_FusedGemm, 0},

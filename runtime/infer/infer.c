@@ -1179,13 +1179,31 @@ static int schema_dtype(InferCtx *c, const OpSchema *sc, int o)
 	return DT_UNDEFINED;
 }
 
+/* com.microsoft EmbedLayerNormalization: output and embedding_sum float
+ * [B, S, hidden] from input_ids [B, S] and word_embedding [vocab, hidden];
+ * mask_index int32 [B]. */
+static bool infer_embed_layer_norm(InferCtx *c)
+{
+	const Dim *ids = inf_rank(c, 0) == 2 ? inf_dims(c, 0) : NULL;
+	const Dim *w = inf_rank(c, 2) == 2 ? inf_dims(c, 2) : NULL;
+	Dim d[3] = {ids ? ids[0] : dim_unknown(), ids ? ids[1] : dim_unknown(), w ? w[1] : dim_unknown()};
+	int t = inf_dtype(c, 2);
+	inf_set(c, 0, t, 3, d);
+	if (c->nout > 1)
+		inf_set(c, 1, DT_INT32, 1, d);
+	if (c->nout > 2)
+		inf_set(c, 2, t, 3, d);
+	return true;
+}
+
 /* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
  * take their output types from the standard op they stand for: FusedConv's
  * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
  * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
- * has its own rule, Conv's with the channels last; MatMulIntegerToFloat
- * and DynamicQuantizeMatMul are MatMulInteger's shape in float.  FusedMatMul
- * with a transposed input, and the rest, stay unknown. */
+ * has its own rule, Conv's with the channels last, EmbedLayerNormalization
+ * its own; MatMulIntegerToFloat and DynamicQuantizeMatMul are MatMulInteger's
+ * shape in float.  FusedMatMul with a transposed input, and the rest, stay
+ * unknown. */
 static bool infer_int_matmul_float(InferCtx *c)
 {
 	if (!infer_rule_find("MatMulInteger")(c))
@@ -1207,6 +1225,8 @@ static InferFn vendor_rule(const IrNode *node)
 		return infer_nhwc_conv;
 	if (!strcmp(node->op_type, "MatMulIntegerToFloat") || !strcmp(node->op_type, "DynamicQuantizeMatMul"))
 		return infer_int_matmul_float;
+	if (!strcmp(node->op_type, "EmbedLayerNormalization"))
+		return infer_embed_layer_norm;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);
