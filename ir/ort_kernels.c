@@ -40,10 +40,16 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
 /* ORT's normalization kernels refuse at run time an empty normalized part
  * ("Size of X.shape[axis:] must be at least 1, got 0"), and its
  * InstanceNormalization crashes on empty spatial dims and its pools refuse
- * any empty dim but N ("Only N can be zero"; make difftest seed 331766): is a
- * dim of the normalized (pooled) part known to be 0?  The part starts at the
- * node's axis attribute (default -1), or at a fixed axis. */
-static bool empty_normalized(IrModel *m, NodeId n)
+ * any empty dim but N ("Only N can be zero"; make difftest seed 331766): is
+ * a dim of the normalized (pooled) part known to be 0 (EMPTY)?  For the
+ * LayerNorm family, whose normalized part is a model's hidden size and known
+ * in practice, a dim not known is refused too where graft would create the
+ * node (MAYBE_EMPTY): ORT's own
+ * reductions make a 0 dim where the spec makes 1 (a negative axis over an
+ * empty dim; seed 461513), so an unknown dim may be 0 at run time.  The part
+ * starts at the node's axis attribute (default -1), or at a fixed axis. */
+enum { NOT_EMPTY, EMPTY, MAYBE_EMPTY };
+static int empty_normalized(IrModel *m, NodeId n)
 {
 	static const struct {
 		const char *op;
@@ -63,26 +69,31 @@ static bool empty_normalized(IrModel *m, NodeId n)
 		if (strcmp(node->op_type, ops[i].op) == 0)
 			k = i;
 	if (k < 0 || node->ninputs < 1 || !node->inputs[0])
-		return false;
+		return NOT_EMPTY;
 	const Shape *s = &ir_value(m, node->inputs[0])->shape;
 	const IrAttr *a = ops[k].has_axis ? ir_attr(m, n, "axis") : NULL;
 	int64_t axis = a ? a->i : ops[k].first;
 	if (s->rank < 0)
-		return false;
+		return ops[k].has_axis ? MAYBE_EMPTY : NOT_EMPTY;
 	if (axis < 0)
 		axis += s->rank;
+	int r = NOT_EMPTY;
 	for (int64_t i = axis < 0 ? 0 : axis; i < s->rank; i++)
 		if (s->dims[i].size == 0)
-			return true;
-	return false;
+			return EMPTY;
+		else if (s->dims[i].size < 0 && ops[k].has_axis)
+			r = MAYBE_EMPTY;
+	return r;
 }
 
-const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size)
+static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
 {
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
-	if (empty_normalized(m, n)) {
-		snprintf(buf, size, "ONNX Runtime refuses %s%s%s over an empty axis", domain, *domain ? "." : "", node->op_type);
+	int empty = empty_normalized(m, n);
+	if (empty == EMPTY || (created && empty == MAYBE_EMPTY)) {
+		snprintf(buf, size, "ONNX Runtime refuses %s%s%s over an empty axis%s", domain, *domain ? "." : "",
+		         node->op_type, empty == MAYBE_EMPTY ? " (one of its dims is not known)" : "");
 		return buf;
 	}
 	const OrtKernelRow *r = find_row(domain, node->op_type, (int)ir_opset(m, domain));
@@ -99,6 +110,16 @@ const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size)
 		snprintf(buf, size, "ONNX Runtime has no CPU kernel for %s%s%s-%d on %s", domain, *domain ? "." : "", r->op,
 		         r->since, dtype_name(dt));
 	return buf;
+}
+
+const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size)
+{
+	return kernel_gap(m, n, false, buf, size);
+}
+
+const char *ir_new_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size)
+{
+	return kernel_gap(m, n, true, buf, size);
 }
 
 bool ir_model_has_kernels(IrModel *m)

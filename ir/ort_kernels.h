@@ -33,6 +33,9 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
  * table does not know); else a message in buf, e.g. "ONNX Runtime has no CPU
  * kernel for HardSwish-14 on double". */
 const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size);
+/* The same for a node graft creates: also refused where a normalized part
+ * may be empty (a dim of it not known, the LayerNorm family). */
+const char *ir_new_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size);
 
 /* Does every live node of m (bodies included) have a kernel? */
 bool ir_model_has_kernels(IrModel *m);

@@ -40,6 +40,10 @@ typedef struct Conv {
 	ConvertStats *st;
 	int step;   /* the version on the upper side of the step being made */
 	bool up;
+	/* Reshapes that restore a Shape(x) the converter took (Softmax-11's
+	 * Flatten); given allowzero = 1 once the model is at opset 14 or above */
+	NodeId *restore;
+	int nrestore, caprestore;
 } Conv;
 
 static int from_version(const Conv *c) { return c->up ? c->step - 1 : c->step; }
@@ -383,9 +387,11 @@ static bool up_dropout(Conv *c, NodeId n)
 
 /* Softmax-1..11 coerces the input to 2-D at `axis` (default 1) and
  * normalizes each row; Softmax-13 normalizes along `axis` (default -1).  The
- * same where axis is the last one; elsewhere Flatten, softmax, Reshape back
- * (a dim that is 0 only at run time would meet Reshape's copying 0 there:
- * such a model runs in neither form's ORT session then). */
+ * same where axis is the last one; elsewhere Flatten, softmax, Reshape back.
+ * A dim that is 0 only at run time would meet Reshape's copying 0 there, which
+ * ONNX Runtime refuses (make difftest seed 463614): from opset 14 on the
+ * Reshape gets allowzero = 1 (convert_opset, at the end), below it such a
+ * model runs only before the conversion. */
 static bool up_softmax(Conv *c, NodeId n)
 {
 	IrModel *m = c->m;
@@ -421,6 +427,13 @@ static bool up_softmax(Conv *c, NodeId n)
 	const char *rname[1] = {NULL};
 	NodeId rs = ir_node_new(m, g, next, "", "Reshape", "", rin, 2, rname, 1);
 	ValueId out = ir_node(m, rs)->outputs[0];
+	if (c->nrestore == c->caprestore) {
+		c->caprestore = c->caprestore ? 2 * c->caprestore : 8;
+		c->restore = realloc(c->restore, sizeof *c->restore * (size_t)c->caprestore);
+		if (!c->restore)
+			abort();
+	}
+	c->restore[c->nrestore++] = rs;
 	ir_replace_all_uses(m, y, out);
 	ir_set_input(m, rs, 0, y); /* replace_all_uses moved the Reshape's own input too */
 	if (ir_value(m, y)->is_output) {
@@ -1143,6 +1156,10 @@ bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 			ir_set_opset(m, "", c.up ? cur + 1 : cur - 1);
 	}
 	st->to = (int)ir_opset(m, "");
+	for (int i = 0; ok && st->to >= 14 && i < c.nrestore; i++)
+		if (!ir_node(m, c.restore[i])->dead && ir_node(m, c.restore[i])->kind == OP_Reshape)
+			ir_attr_set_int(m, c.restore[i], "allowzero", 1);
+	free(c.restore);
 	if (ok && loads)
 		ok = kernels_kept(m, from, d);
 	if (ok && m->ir_version < convert_min_ir_version(st->to))

@@ -1175,7 +1175,7 @@ bool rw_commit(Rewriter *rw)
 		}
 		/* and, where the input loads in ONNX Runtime, have a CPU kernel
 		 * there (HardSwish and Clip-11 on double do not) */
-		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
+		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_new_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
 		if (why) {
 			if (rw->why_active)
 				rw_why_fail(rw, INT_MAX - 1, RW_WHY_KERNEL, "the result's %s%s%s: %s",

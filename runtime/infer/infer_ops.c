@@ -804,13 +804,16 @@ static bool reduce_shape(InferCtx *c, int dtype, int64_t input_since)
 			return false;
 		red[a] = true;
 	}
+	/* a kept dim reduced from 0 is 1 (the spec); ONNX Runtime keeps the 0
+	 * where the axis was given negative (make difftest seed 461513): not
+	 * known */
 	Dim out[R];
 	int n = 0;
 	for (int i = 0; i < rank; i++)
 		if (!red[i])
 			out[n++] = inf_dims(c, 0)[i];
 		else if (keep)
-			out[n++] = dim_n(1);
+			out[n++] = inf_dims(c, 0)[i].size == 0 ? dim_unknown() : dim_n(1);
 	inf_set(c, 0, dtype, n, out);
 	return true;
 }
