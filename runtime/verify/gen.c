@@ -1181,6 +1181,11 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		t = ints_tensor(list, nlist);
 		if (t && nlist == 1 && guard_wants_rank(g, a->name, 0) && rng_chance(g->rng, 0.8))
 			t->rank = 0;
+		else if (t && guard_wants_rank(g, a->name, 2) && rng_chance(g->rng, 0.5)) {
+			t->rank = 2;        /* one row: [[0, 1, .., n - 1]] */
+			t->dims[1] = t->dims[0];
+			t->dims[0] = 1;
+		}
 		constant = constant || rng_chance(g->rng, 0.8);
 	} else if ((dt == DT_INT64 || (dt == DT_INT32 && strcmp(fname, "indices") == 0)) &&
 	           (t = special_ints(g, ng, fname, a)) != NULL) {
