@@ -162,6 +162,9 @@ typedef struct Rule {
 	bool moderate_data;         /* [moderate_data]: known to differ where data comes near the
 	                               dtype's overflow or underflow; graft verify draws none of
 	                               its largest, tiny or denormal values */
+	bool nonneg_indices;        /* [nonnegative_indices]: known to differ where a Gather's indices
+	                               in the data are negative (a fused kernel that refuses them);
+	                               graft verify draws them >= 0 */
 	const char *doc;
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */

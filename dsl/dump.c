@@ -268,6 +268,8 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 		fprintf(out, "  override\n");
 	if (r->moderate_data)
 		fprintf(out, "  moderate_data\n");
+	if (r->nonneg_indices)
+		fprintf(out, "  nonnegative_indices\n");
 	if (r->min_opset_needed > 0)
 		fprintf(out, "  result needs opset %d\n", r->min_opset_needed);
 	fputs("  match\n", out);

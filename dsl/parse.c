@@ -356,7 +356,7 @@ void dsl_rule_doc(DslParser *p, Token doc)
 }
 
 /* What may stand in a rule's [...], for "unknown metadata" messages. */
-#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data, moderate_data or override"
+#define META_WORDS "basic, extended, layout, opset, priority, tolerance, finite_data, moderate_data, nonnegative_indices or override"
 
 void dsl_meta_word(DslParser *p, Token key)
 {
@@ -386,6 +386,10 @@ void dsl_meta_word(DslParser *p, Token key)
 		if (r->moderate_data)
 			error_at(p, key.pos, "'moderate_data' of rule '%s' is given twice", r->name);
 		r->moderate_data = true;
+	} else if (tokis(key, "nonnegative_indices")) {
+		if (r->nonneg_indices)
+			error_at(p, key.pos, "'nonnegative_indices' of rule '%s' is given twice", r->name);
+		r->nonneg_indices = true;
 	} else {
 		unknown_level(p, key);
 	}

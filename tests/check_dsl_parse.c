@@ -171,7 +171,7 @@ static const DiagCase diag_cases[] = {
 	{"unknown level meta", "rule a [extendd]: Relu(x) => x;\n", 0, 1,
 	 "1:9: error: unknown level 'extendd' (expected basic, extended or layout)"},
 	{"unknown metadata", "rule a [prio 2]: Relu(x) => x;\n", 0, 1,
-	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance, finite_data, moderate_data or override)"},
+	 "1:9: error: unknown metadata 'prio' (expected basic, extended, layout, opset, priority, tolerance, finite_data, moderate_data, nonnegative_indices or override)"},
 	{"opset without range", "rule a [opset 13]: Relu(x) => x;\n", 0, 1,
 	 "1:15: error: 'opset' needs a range: 'opset 13..', 'opset ..12' or 'opset 13..17'"},
 	{"tolerance out of range", "rule a [tolerance 2]: Relu(x) => x;\n", 0, 1,

@@ -2019,6 +2019,45 @@ START_TEST(test_vendor_integer_matmul)
 }
 END_TEST
 
+/* BERT's embeddings (ORT's EmbedLayerNormFusion format 3 at opset 17):
+ * word + position + segment rows, LayerNorm -> com.microsoft.
+ * EmbedLayerNormalization with the int64 ids cast to int32; the position ids
+ * as a dynamic export writes them (a Range over Shape(ids)[1]) and, where
+ * the sequence length is known, as the constant the folder leaves. */
+START_TEST(test_vendor_embed_layer_norm)
+{
+	const char *tables = "float[5,2] w = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}, "
+	                     "float[4,2] p = {1, -1, 2, -2, 3, -3, 4, -4}, float[2,2] sw = {0.5, 0.25, -0.5, -0.25}, "
+	                     "float[2] gm = {1, 2}, float[2] bt = {0, 0.5}";
+	char text[4096];
+	snprintf(text, sizeof text, HEAD(17) "g (int64[B,S] ids, int64[B,S] sids) => (float[B,S,2] y) <%s, "
+	         "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64[2,3] sids = {0, 1, 1, 0, 0, 1}, "
+	         "int64 zero = {0}, int64 one = {1}, int64[1] ax0 = {0}> {\n"
+	         "  e = Gather (w, ids)\n  sh = Shape (ids)\n  n = Gather (sh, one)\n  r = Range (zero, n, one)\n"
+	         "  u = Unsqueeze (r, ax0)\n  pi = Expand (u, sh)\n  pe = Gather (p, pi)\n  a = Add (e, pe)\n"
+	         "  se = Gather (sw, sids)\n  s = Add (a, se)\n  y = LayerNormalization <axis = -1, epsilon = 1e-5> (s, gm, bt)\n}\n",
+	         tables);
+	vendor_case(text, "Cast Cast EmbedLayerNormalization",
+	            "Gather Shape Gather Range Unsqueeze Expand Gather Add Gather Add LayerNormalization", 1e-5);
+	/* the sequence length known: positions [[0, 1, 2]] expanded to Shape(ids) */
+	snprintf(text, sizeof text, HEAD(17) "g (int64[B,3] ids, int64[B,3] sids) => (float[B,3,2] y) <%s, "
+	         "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64[2,3] sids = {0, 1, 1, 0, 0, 1}, int64[1,3] pos = {0, 1, 2}> {\n"
+	         "  e = Gather (w, ids)\n  sh = Shape (ids)\n  pi = Expand (pos, sh)\n  pe = Gather (p, pi)\n  a = Add (e, pe)\n"
+	         "  se = Gather (sw, sids)\n  s = Add (a, se)\n  y = LayerNormalization <axis = -1, epsilon = 1e-5> (s, gm, bt)\n}\n",
+	         tables);
+	vendor_case(text, "Cast Cast EmbedLayerNormalization",
+	            "Gather Shape Expand Gather Add Gather Add LayerNormalization", 1e-5);
+	/* segment ids of another shape: not fused (the kernel needs the ids' shape) */
+	snprintf(text, sizeof text, HEAD(17) "g (int64[B,3] ids, int64[1,3] sids) => (float[B,3,2] y) <%s, "
+	         "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64[1,3] sids = {0, 1, 1}, int64[1,3] pos = {0, 1, 2}> {\n"
+	         "  e = Gather (w, ids)\n  sh = Shape (ids)\n  pi = Expand (pos, sh)\n  pe = Gather (p, pi)\n  a = Add (e, pe)\n"
+	         "  se = Gather (sw, sids)\n  s = Add (a, se)\n  y = LayerNormalization <axis = -1, epsilon = 1e-5> (s, gm, bt)\n}\n",
+	         tables);
+	vendor_case(text, "Gather Shape Expand Gather Add Gather Add LayerNormalization",
+	            "Gather Shape Expand Gather Add Gather Add LayerNormalization", 1e-5);
+}
+END_TEST
+
 START_TEST(test_vendor)
 {
 	/* Conv + Clip(0, 6) (mobilenet's Relu6), Gemm + Relu */
@@ -3260,6 +3299,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_vendor);
 	tcase_add_test(tc, test_gelu_factored);
 	tcase_add_test(tc, test_vendor_integer_matmul);
+	tcase_add_test(tc, test_vendor_embed_layer_norm);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

@@ -1527,6 +1527,12 @@ static bool r_range(InferCtx *c)
 			return inf_fail(c, "delta must not be 0");
 		double k = ceil((l[0] - s[0]) / d[0]);
 		n = dim_n(k > 0 ? (int64_t)k : 0);
+	} else if (inf_floats(c, 0, s, 1) == 1 && s[0] == 0 && inf_floats(c, 2, d, 1) == 1 && d[0] == 1) {
+		/* Range(0, n, 1) with n a symbolic dim (Gather(Shape(ids), 1), the
+		 * position ids of a sequence): n elements */
+		const IVec *lv = inf_vec(c, 1);
+		if (lv && lv->n == 1 && lv->rank <= 1)
+			n = dim_from_sym(lv->e[0]);
 	}
 	inf_set(c, 0, dt, 1, &n);
 	return true;

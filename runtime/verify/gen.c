@@ -72,6 +72,12 @@ typedef struct Gen {
 	int64_t sweep;       /* >= 0: the instance's place in the sweep (sweep_digit); -1: all drawn */
 	int64_t sweep_div;   /* the place value of the next sweep digit */
 	const Expr *guard;   /* the rule's: attribute values are drawn toward its literals */
+	const Pattern *lhs;  /* the rule's pattern */
+	bool nonneg_indices; /* a [nonnegative_indices] rule's: Gather indices in its data are >= 0 */
+	int idx_rank;        /* the shape of the last Gather indices drawn like token ids (-1: none) */
+	int64_t idx_dims[EV_MAX_RANK];
+	bool shared_dims;    /* make_symbolic names a dim by its axis and size ("d1_3"), so inputs
+	                        of one shape share symbols, as exporters' "batch" and "seq" */
 	int dtype;                  /* preferred element type */
 	int rank;                   /* base shape */
 	int64_t dims[6];
@@ -410,6 +416,14 @@ static bool guard_int(Gen *g, const Expr *e, int64_t *out)
 /* A list expression's ints ([2, 3], [dim(x, a)]); how many, -1 if not all known. */
 static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 {
+	int64_t n;
+	if (e && e->kind == EXPR_CALL && strcmp(e->s, "range") == 0 && e->n == 1 && guard_int(g, e->items[0], &n) &&
+	    n >= 0 && n <= max) {
+		/* ints(r) == range(dim(ids, 1)): 0, 1, ..., n - 1 */
+		for (int64_t i = 0; i < n; i++)
+			out[i] = i;
+		return (int)n;
+	}
 	if (!e || e->kind != EXPR_LIST || e->n > max)
 		return -1;
 	for (int i = 0; i < e->n; i++)
@@ -444,6 +458,32 @@ static bool wants_clean(Gen *g, const char *name)
 {
 	return (guard_calls(g->guard, "moderate", name) || guard_calls(g->guard, "finite", name) ||
 	        guard_calls(g->guard, "all_greater", name)) && rng_chance(g->rng, 0.5);
+}
+
+/* Does the guard say rank(name) == want? */
+static bool guard_wants_rank(Gen *g, const char *name, int64_t want)
+{
+	const Expr *c[8];
+	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 8);
+	int64_t v;
+	for (int i = 0; i < n; i++)
+		if (guard_int(g, c[i], &v) && v == want)
+			return true;
+	return false;
+}
+
+/* Does pattern p read the shape of variable `name` (Shape(name), Size(name))? */
+static bool reads_shape_of(const Pattern *p, const char *name)
+{
+	if (!p || p->kind != PAT_OP)
+		return false;
+	if ((strcmp(p->name, "Shape") == 0 || strcmp(p->name, "Size") == 0) && p->nargs >= 1 &&
+	    p->args[0]->kind == PAT_VAR && strcmp(p->args[0]->name, name) == 0)
+		return true;
+	for (int i = 0; i < p->nargs; i++)
+		if (reads_shape_of(p->args[i], name))
+			return true;
+	return false;
 }
 
 /* ---- values ------------------------------------------------------------------------ */
@@ -837,6 +877,12 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 	}
 	if ((strstr(op, "uantizeLinear") || strcmp(op, "Clip") == 0) && k >= 1)
 		return 0;   /* (De)QuantizeLinear's scale and zero point, a bound: one number */
+	if (strcmp(op, "Range") == 0)
+		return 0;   /* start, limit, delta: scalars */
+	if (strcmp(op, "Gather") == 0 && k == 0 && g->rank == 0) {
+		dims[0] = rng_range(g->rng, 1, 3);
+		return 1;   /* data has an axis to gather on */
+	}
 	if (x)
 		return variant_shape(g, x->rank, x->dims, dims);
 	return variant_shape(g, g->rank, g->dims, dims);
@@ -844,7 +890,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 
 /* Data for an int64 operand the op reads as a list (axes, shape, ...): drawn
  * to fit the first input; NULL when it has no such meaning. */
-static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
+static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Pattern *a)
 {
 	const EvValue *x = first_input(g, ng);
 	const char *op = ng->p->name;
@@ -927,6 +973,31 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal)
 		if (axis < 0 || axis >= x->rank || x->dims[axis] == 0)
 			return NULL;
 		int dim = (int)x->dims[axis];
+		const Expr *rk_c[1];
+		bool ranked = a && a->kind == PAT_VAR && guard_comparands(g->guard, "rank", a->name, false, rk_c, 0, 1);
+		if ((ranked || g->idx_rank >= 0) && rng_chance(g->rng, 0.85)) {
+			/* indices of a rank the guard names (token ids [batch, seq]):
+			 * the base shape, or a variant, toward the guard; other
+			 * indices (segment ids) often of the shape drawn for those */
+			int64_t dims[EV_MAX_RANK];
+			int rk;
+			if (ranked) {
+				rk = g->rank;
+				memcpy(dims, g->dims, sizeof *dims * (size_t)rk);
+				if (rng_chance(g->rng, 0.3))
+					rk = variant_shape(g, g->rank, g->dims, dims);
+				rk = toward_guard_shape(g, a->name, rk, dims);
+				g->idx_rank = rk;
+				memcpy(g->idx_dims, dims, sizeof *dims * (size_t)rk);
+			} else {
+				rk = g->idx_rank;
+				memcpy(dims, g->idx_dims, sizeof *dims * (size_t)rk);
+			}
+			EvValue *t = ev_tensor_new(DT_INT64, rk, dims);
+			for (int64_t i = 0; t && i < t->numel; i++)
+				ev_set_i(t, i, rng_range(g->rng, -dim, dim - 1));
+			return t;
+		}
 		bool scalar = rng_chance(g->rng, 0.5);
 		n = scalar ? 1 : rng_range(g->rng, 1, 3);
 		for (int i = 0; i < n; i++)
@@ -996,6 +1067,32 @@ static bool gen_excluded(Gen *g, const Pattern *a, ValueId *out)
 	return gen_node(g, &op, out);
 }
 
+/* A Gather's data drawn after its indices (a sub-pattern, such as the
+ * position ids Range(0, Gather(Shape(ids), 1), 1) builds): long enough
+ * along the pattern's axis for every index. */
+static void fit_gather_data(Gen *g, NodeGen *ng, int r, int64_t *dims)
+{
+	if (strcmp(ng->p->name, "Gather") != 0 || (ng->p->domain && *ng->p->domain) || ng->nslots < 2 ||
+	    !ng->slots[1].done || ng->slots[1].absent)
+		return;
+	const EvValue *idx = val_of(g, ng->slots[1].v);
+	int64_t axis = 0;
+	for (int i = 0; i < ng->p->nattrs; i++) {
+		double x, tol;
+		if (strcmp(ng->p->attrs[i].name, "axis") == 0 && dsl_literal_value(ng->p->attrs[i].value, &x, &tol))
+			axis = (int64_t)x;
+	}
+	if (axis < 0)
+		axis += r;
+	if (!idx || ev_is_float(idx->dtype) || axis < 0 || axis >= r)
+		return;
+	for (int64_t i = 0; i < idx->numel; i++) {
+		int64_t v = ev_get_i(idx, i), need = v >= 0 ? v + 1 : -v;
+		if (need > dims[axis] && need <= 64)
+			dims[axis] = need;
+	}
+}
+
 /* A fresh operand: a new variable, a wildcard, a literal or a rest item. */
 static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 {
@@ -1036,8 +1133,10 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	} else {
 		dt = tp_get(ng, fs->type_str);
 		uint32_t allowed = allowed_types(ng->s, fs);
-		if (!dt && (allowed & (1u << DT_INT64)) && is_index_formal(fname) && rng_chance(g->rng, 0.85))
-			dt = DT_INT64;      /* what exporters write, and what special_ints draws */
+		const Expr *c1[1];
+		bool ints_guard = a && a->kind == PAT_VAR && guard_comparands(g->guard, "ints", a->name, false, c1, 0, 1);
+		if (!dt && (allowed & (1u << DT_INT64)) && (is_index_formal(fname) || ints_guard) && rng_chance(g->rng, 0.85))
+			dt = DT_INT64;      /* what exporters write, what special_ints draws and ints(a) reads */
 		if (!dt)
 			dt = draw_type(g, allowed);
 	}
@@ -1075,18 +1174,45 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 			for (int64_t i = 0; t && i < t->numel; i++)
 				ev_set_f(t, i, x);
 		}
-	} else if (dt == DT_INT64 && a && a->kind == PAT_VAR && (lit = guard_pick(g, "ints", a->name, 0.4)) != NULL &&
+	} else if (dt == DT_INT64 && a && a->kind == PAT_VAR && (lit = guard_pick(g, "ints", a->name, a->is_const ? 0.7 : 0.4)) != NULL &&
 	           (nlist = guard_ints(g, lit, list, 64)) >= 0) {
-		/* ints(a) == [2, 3], ints(e) == [dim(x, a)]: the guard's list */
+		/* ints(a) == [2, 3], ints(e) == [dim(x, a)], ints(r) == range(n): the
+		 * guard's list; one number a scalar where it says rank(a) == 0 */
 		t = ints_tensor(list, nlist);
+		if (t && nlist == 1 && guard_wants_rank(g, a->name, 0) && rng_chance(g->rng, 0.8))
+			t->rank = 0;
+		else if (t && guard_wants_rank(g, a->name, 2) && rng_chance(g->rng, 0.5)) {
+			t->rank = 2;        /* one row: [[0, 1, .., n - 1]] */
+			t->dims[1] = t->dims[0];
+			t->dims[0] = 1;
+		}
 		constant = constant || rng_chance(g->rng, 0.8);
-	} else if (dt == DT_INT64 && (t = special_ints(g, ng, fname)) != NULL) {
-		constant = constant || rng_chance(g->rng, 0.8);
+	} else if ((dt == DT_INT64 || (dt == DT_INT32 && strcmp(fname, "indices") == 0)) &&
+	           (t = special_ints(g, ng, fname, a)) != NULL) {
+		/* a value whose shape the pattern reads stays a graph input, so
+		 * that Shape(x) is a node, not a constant the folder makes */
+		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->lhs, a->name);
+		const Expr *rk_c[1];
+		bool ranked = a && a->kind == PAT_VAR && (g->idx_rank >= 0 || guard_comparands(g->guard, "rank", a->name, false, rk_c, 0, 1));
+		constant = constant || (!shape_read && rng_chance(g->rng, ranked ? 0.4 : 0.8));
+		if (!constant && g->nonneg_indices && strcmp(fname, "indices") == 0)
+			for (int64_t i = 0; i < t->numel; i++)
+				if (ev_get_i(t, i) < 0)
+					ev_set_i(t, i, -ev_get_i(t, i) - 1);   /* within [0, dim) as -dim <= v < 0 was */
+		if (dt == DT_INT32) {
+			EvValue *t32 = ev_tensor_new(DT_INT32, t->rank, t->dims);
+			for (int64_t i = 0; t32 && i < t->numel; i++)
+				ev_set_i(t32, i, ev_get_i(t, i));
+			ev_unref(t);
+			t = t32;
+		}
 	} else {
 		int64_t dims[EV_MAX_RANK];
 		int r = fresh_shape(g, ng, k, dims);
 		if (a && a->kind == PAT_VAR)
 			r = toward_guard_shape(g, a->name, r, dims);
+		if (k == 0)
+			fit_gather_data(g, ng, r, dims);
 		t = ev_tensor_new(dt, r, dims);
 		bool clean = a && a->kind == PAT_VAR && wants_clean(g, a->name);
 		if (t)
@@ -1693,17 +1819,40 @@ static bool pattern_has_op(const Pattern *p, const char *name)
 static void make_symbolic(Gen *g)
 {
 	IrGraph *gr = ir_graph(g->m, IR_MAIN_GRAPH);
+	/* shared: the axes made symbolic, the same in every input (one of
+	 * the first two at least) */
+	unsigned shared_mask = 0;
+	for (int k = 0; k < EV_MAX_RANK; k++)
+		if (rng_chance(g->rng, 0.6))
+			shared_mask |= 1u << k;
+	if (!(shared_mask & 3))
+		shared_mask |= 1u << rng_below(g->rng, 2);
+	bool static_weights = rng_chance(g->rng, 0.7);
 	for (uint32_t i = 0; i < gr->ninputs; i++) {
 		IrValue *val = ir_value(g->m, gr->inputs[i]);
 		int r = val->shape.rank;
 		if (r <= 0)
 			continue;
+		/* in most instances, an input whose dims the guard reads but
+		 * whose shape the pattern does not (a weight: dim(w, 1) ==
+		 * dim(p, 1)) keeps them */
+		bool read = false, sized = false;
+		for (int k = 0; k < g->nvars; k++)
+			if (g->vars[k].kind == GV_VALUE && g->vars[k].v == gr->inputs[i]) {
+				read |= reads_shape_of(g->lhs, g->vars[k].name);
+				sized |= guard_calls(g->guard, "dim", g->vars[k].name) || guard_calls(g->guard, "numel", g->vars[k].name);
+			}
+		if (!read && sized && static_weights)
+			continue;
 		Dim dims[EV_MAX_RANK];
 		int must = rng_below(g->rng, r);
 		for (int k = 0; k < r; k++) {
 			dims[k] = val->shape.dims[k];
-			if (k == must || rng_chance(g->rng, 0.6)) {
-				char name[96];
+			char name[96];
+			if (g->shared_dims && (shared_mask >> k & 1)) {
+				snprintf(name, sizeof name, "d%d_%lld", k, (long long)dims[k].size);
+				dims[k] = (Dim){-1, arena_strdup(g->m->arena, name)};
+			} else if (!g->shared_dims && (k == must || rng_chance(g->rng, 0.6))) {
 				snprintf(name, sizeof name, "%s_d%d", val->name, k);
 				dims[k] = (Dim){-1, arena_strdup(g->m->arena, name)};
 			}
@@ -1733,6 +1882,9 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	Gen g = {.rng = rng, .moderate_data = r->moderate_data, .finite_data = r->finite_data, .why = out->why,
 	         .sweep = t->sweep, .sweep_div = 1, .guard = r->guard};
 	g.symbolic = pattern_has_op(r->lhs, "Shape") && rng_chance(rng, 0.75);
+	g.lhs = r->lhs;
+	g.idx_rank = -1;
+	g.nonneg_indices = r->nonneg_indices;
 	g.opset = rng_range(rng, t->opset_lo, t->opset_hi);
 	g.m = ir_model_new();
 	ir_graph_new(g.m, 0, "instance");
@@ -1807,8 +1959,10 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 		for (int i = 0; i < g.nvars; i++)
 			if (g.vars[i].kind == GV_VALUE && g.vars[i].v == fv)
 				out->first_var = g.vars[i].name;
-		if (g.symbolic)
+		if (g.symbolic) {
+			g.shared_dims = rng_chance(rng, 0.5);
 			make_symbolic(&g);
+		}
 	}
 	for (uint32_t i = 0; i < g.capvals; i++)
 		ev_unref(g.vals[i]);
