@@ -746,6 +746,32 @@ START_TEST(test_ort_departures)
 }
 END_TEST
 
+/* com.microsoft.EmbedLayerNormalization by hand: word + position + segment
+ * rows, then LayerNorm.  ids [1, 0], segments [0, 1]: row 0 is [3,5] + [0,1]
+ * + [0,0] = [3, 6], normalized [-1, 1], times gamma [2, 1] plus beta
+ * [0.5, 0]: [-1.5, 1]; row 1 is [1,2] + [1,0] + [1,1] = [3, 3], normalized
+ * [0, 0]: [0.5, 0].  mask_index counts the mask's 1s: 2. */
+START_TEST(test_vendor_embed_layer_norm_kernel)
+{
+	const char *text = "<ir_version: 8, opset_import: [\"\" : 13, \"com.microsoft\" : 1]>\n"
+	                   "g (int32[1,2] ids) => (float[1,2,2] y, int32[1] mi) <int32[1,2] sids = {0, 1}, "
+	                   "float[3,2] w = {1, 2, 3, 5, 0, 0}, float[2,2] p = {0, 1, 1, 0}, float[2,2] sw = {0, 0, 1, 1}, "
+	                   "float[2] g = {2, 1}, float[2] b = {0.5, 0}, int32[1,2] mask = {1, 1}> {\n"
+	                   "  y, mi = com.microsoft.EmbedLayerNormalization <epsilon = 1e-12> (ids, sids, w, p, sw, g, b, mask)\n}\n";
+	static const double ids[] = {1, 0};
+	int64_t d[] = {1, 2};
+	EvValue *y = run_one(text, DT_INT32, 2, d, ids, NULL, 0);
+	static const float want[] = {-1.5f, 1.0f, 0.5f, 0.0f};
+	ck_assert_int_eq(y->numel, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(fabsf(((float *)y->data)[i] - want[i]) < 1e-6f, "y[%d] = %g", i, ((float *)y->data)[i]);
+	ev_unref(y);
+	EvValue *mi = run_one(text, DT_INT32, 2, d, ids, NULL, 1);
+	ck_assert_int_eq(((int32_t *)mi->data)[0], 2);
+	ev_unref(mi);
+}
+END_TEST
+
 START_TEST(test_ir3_initializers_are_constants)
 {
 	/* IR version 3 listed every initializer as an input: they are constants
@@ -1022,6 +1048,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_fold_pool_ceil_shape_kept);
 	tcase_add_test(tc, test_ort_departures);
 	tcase_add_test(tc, test_ir3_initializers_are_constants);
+	tcase_add_test(tc, test_vendor_embed_layer_norm_kernel);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");
 	tcase_set_timeout(tc, 1200);
