@@ -67,9 +67,10 @@ static double type_max(int dtype)
  * absolute, about 1e-7 (Tanh's up to 3e-7): far in Sigmoid's tail it gives 0
  * where the exact value is 8e-8 (make difftest seed 147385: Sigmoid(-16.3),
  * then a Div by it), and Tanh gives +-1 (even -1.0000002) where the exact
- * value is 0.99999994 (seed 400299: Tanh(8.71), then a Cast to int32).  A
- * result holding a value that close to 0 (Sigmoid) or to +-1 (Tanh) is left
- * to ORT. */
+ * value is 0.99999994 (seed 400299: Tanh(8.71), then a Cast to int32), and
+ * 0 for a denormal (seed 429027: Tanh(-1e-45), then a Sign).  A result
+ * holding a value that close to 0 (Sigmoid), to +-1 or denormal (Tanh) is
+ * left to ORT. */
 static bool approx_tail_portable(bool tanh_op, EvValue *const *out, uint32_t nout)
 {
 	for (uint32_t i = 0; i < nout; i++) {
@@ -78,7 +79,7 @@ static bool approx_tail_portable(bool tanh_op, EvValue *const *out, uint32_t nou
 			continue;
 		for (int64_t k = 0; k < v->numel; k++) {
 			double y = ev_get_f(v, k);
-			if (tanh_op ? fabs(y) > 1 - 1e-6 : y > 0 && y < 1e-6)
+			if (tanh_op ? fabs(y) > 1 - 1e-6 || (y != 0 && fabs(y) < FLT_MIN) : y > 0 && y < 1e-6)
 				return false;
 		}
 	}
@@ -94,6 +95,11 @@ bool ev_result_portable(const char *op, EvValue *const *in, uint32_t nin, EvValu
 		return true;
 	double big = 0, limit = DBL_MAX;
 	int64_t count = 0;
+	/* a zero result's sign where an input holds -0: ONNX Runtime sums from +0
+	 * or copies a lone element, by the path its axes take (a ReduceMean of one
+	 * -0 over negative axes is -0, over positive ones +0; make difftest seed
+	 * 431850, then a Div by it) */
+	bool neg_zero_in = false, zero_out = false;
 	for (uint32_t i = 0; i < nin; i++) {
 		const EvValue *v = in[i];
 		/* an empty operand: ONNX Runtime's reductions keep an empty input's
@@ -110,6 +116,7 @@ bool ev_result_portable(const char *op, EvValue *const *in, uint32_t nin, EvValu
 				return false;
 			if (x > big)
 				big = x;
+			neg_zero_in |= x == 0 && signbit(ev_get_f(v, k));
 		}
 		if (v->numel > count)
 			count = v->numel;
@@ -125,8 +132,11 @@ bool ev_result_portable(const char *op, EvValue *const *in, uint32_t nin, EvValu
 			double x = fabs(ev_get_f(v, k));
 			if (!isfinite(x) || (x != 0 && x < tiny))
 				return false;
+			zero_out |= x == 0;
 		}
 	}
+	if (summing && neg_zero_in && zero_out)
+		return false;
 	if (!strcmp(op, "ReduceProd"))
 		return big <= 1 || (double)count * log(big) < log(limit / 2);
 	return !summing || big * big * (double)count < limit / 2;
