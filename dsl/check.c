@@ -931,9 +931,19 @@ static DslType type_binary(Checker *c, Expr *e, Side side)
 }
 
 /* Inputs of an op built on the right side, and the op itself. */
+/* '_' as an input of an op the result builds: that input absent. */
+static bool is_absent_arg(const Expr *a)
+{
+	return a->kind == EXPR_VAR && !strcmp(a->s, "_");
+}
+
 static DslType type_op(Checker *c, Expr *e, Side side)
 {
 	for (int i = 0; i < e->n; i++) {
+		if (side == SIDE_RESULT && is_absent_arg(e->items[i])) {
+			e->items[i]->type = TY_VALUE;
+			continue;
+		}
 		DslType t = type_expr(c, e->items[i], side);
 		if (t == TY_UNKNOWN || is_valuelike(t) || is_number(t) || t == TY_INTS || t == TY_FLOATS)
 			continue;
@@ -970,6 +980,11 @@ static DslType type_op(Checker *c, Expr *e, Side side)
 		snprintf(got, sizeof got, "%d", e->n);
 		arity_error(c, pos, s, min, max, got);
 	}
+	for (int i = 0; i < e->n && i < s->ninputs; i++)
+		if (is_absent_arg(e->items[i]) && (s->inputs[i].option != OPT_OPTIONAL || i == e->n - 1))
+			dsl_error(c->d, c->f, e->items[i]->pos, "'_' leaves input %d of '%s' (%s) absent, which %s", i + 1,
+			          e->s, s->inputs[i].name,
+			          s->inputs[i].option != OPT_OPTIONAL ? "it may not be" : "only an input before a given one needs");
 	check_expr_attrs(c, e, s, side);
 	return TY_VALUE;
 }

@@ -1015,6 +1015,8 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 		return ints_value(g, pre_value(g, e));
 	switch (e->kind) {
 	case EXPR_VAR: {
+		if (!strcmp(e->s, "_") && !e->binding)
+			return val(g, MV_ABSENT); /* an input the result leaves absent */
 		Var *v = var(g, e->s);
 		if (v && v->kind == MT_ARG) {
 			g->build_unknown = true;

@@ -2065,6 +2065,30 @@ START_TEST(test_vendor_embed_layer_norm)
 	         tables);
 	vendor_case(text, "Gather Shape Expand Gather Add Gather Add LayerNormalization",
 	            "Gather Shape Expand Gather Add Gather Add LayerNormalization", 1e-5);
+	/* DistilBERT: no segment; the result leaves segment_ids and segment_embedding absent ('_') */
+	snprintf(text, sizeof text, HEAD(17) "g (int64[B,S] ids) => (float[B,S,2] y) <%s, "
+	         "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64 zero = {0}, int64 one = {1}, int64[1] ax0 = {0}> {\n"
+	         "  e = Gather (w, ids)\n  sh = Shape (ids)\n  n = Gather (sh, one)\n  r = Range (zero, n, one)\n"
+	         "  u = Unsqueeze (r, ax0)\n  pi = Expand (u, sh)\n  pe = Gather (p, pi)\n  a = Add (e, pe)\n"
+	         "  y = LayerNormalization <axis = -1, epsilon = 1e-5> (a, gm, bt)\n}\n",
+	         tables);
+	vendor_case(text, "Cast EmbedLayerNormalization",
+	            "Gather Shape Gather Range Unsqueeze Expand Gather Add LayerNormalization", 1e-5);
+	IrModel *m = parse(text);
+	RwOptions o = {.allow_vendor_ops = true};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	NodeId n = 0;
+	for (NodeId k = ir_first(m, IR_MAIN_GRAPH); k; k = ir_next(m, k))
+		if (!strcmp(ir_node(m, k)->op_type, "EmbedLayerNormalization"))
+			n = k;
+	ck_assert_uint_ne(n, 0);
+	ck_assert_int_eq(ir_node(m, n)->ninputs, 7);
+	ck_assert(!ir_node(m, n)->inputs[1] && !ir_node(m, n)->inputs[4] && ir_node(m, n)->inputs[5]);
+	rw_result_free(&r);
+	ir_model_free(m);
 }
 END_TEST
 
