@@ -871,3 +871,23 @@ void ir_copy_attrs(IrModel *m, NodeId to, NodeId from)
 		t->orig = NULL;
 	}
 }
+
+bool ir_dim_is_anon(const char *param)
+{
+	return param && strncmp(param, IR_ANON_DIM_PREFIX, sizeof IR_ANON_DIM_PREFIX - 1) == 0;
+}
+
+void ir_name_anonymous_dims(IrModel *m)
+{
+	int k = 0;
+	const IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->ninputs; i++) {
+		IrValue *v = ir_value(m, g->inputs[i]);
+		for (int d = 0; d < v->shape.rank; d++)
+			if (v->shape.dims[d].size < 0 && !v->shape.dims[d].param) {
+				char name[48];
+				snprintf(name, sizeof name, IR_ANON_DIM_PREFIX "%d", k++);
+				v->shape.dims[d].param = arena_strdup(m->arena, name);
+			}
+	}
+}

@@ -66,6 +66,18 @@ typedef struct Dim {
 	const char *param;  /* symbolic name ("N") if size < 0, else NULL; NULL + size < 0: unknown */
 } Dim;
 
+/* The rewrite engine names each unknown dim of the main graph's inputs
+ * "graft.anon.K" (ir_name_anonymous_dims), so that inference can tell dims
+ * that come from the same one apart from the rest; the saver writes such a
+ * dim unknown again, and printers show it as '?'. */
+#define IR_ANON_DIM_PREFIX "graft.anon."
+bool ir_dim_is_anon(const char *param);
+/* How messages show an unknown dim: its symbol, or '?'. */
+static inline const char *ir_dim_label(const Dim *d)
+{
+	return d->param && !ir_dim_is_anon(d->param) ? d->param : "?";
+}
+
 /* The highest tensor rank graft handles: the loader and the text parser
  * refuse a tensor or a declared type of higher rank, shape inference leaves
  * a higher output rank unknown, and the evaluator's values (EvValue) and
@@ -269,6 +281,9 @@ void ir_add_output(IrModel *m, GraphId g, ValueId v);
 ValueId ir_lookup(IrModel *m, GraphId g, const char *name);
 /* A name not yet used by any value of the model, built from `hint`. */
 const char *ir_fresh_name(IrModel *m, const char *hint);
+/* Names every unknown dim of the main graph's inputs (IR_ANON_DIM_PREFIX K);
+ * the inputs' declared types are not marked changed. */
+void ir_name_anonymous_dims(IrModel *m);
 /* Rename v; fails (returns false) if the name is taken in its scope. */
 bool ir_value_rename(IrModel *m, ValueId v, const char *name);
 void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape);

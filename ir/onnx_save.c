@@ -342,7 +342,7 @@ static Onnx__TypeProto *emit_type(Emit *e, const IrValue *val)
 				numel = next;
 				dp->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
 				dp->dim_value = dim->size;
-			} else if (dim->param) {
+			} else if (dim->param && !ir_dim_is_anon(dim->param)) {
 				dp->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
 				dp->dim_param = (char *)dim->param;
 			}

@@ -1073,7 +1073,8 @@ static const char *type_change(IrModel *m, InferState *is, ValueId old, ValueId 
 			if (d->size >= 0)
 				o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)d->size);
 			else
-				o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", d->param ? d->param : "?");
+				o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "",
+				                      ir_dim_label(d));
 		}
 		o += (size_t)snprintf(buf + o, size - o, "]");
 		if (o >= size)
@@ -1902,6 +1903,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 			rw.o.no_inline_if = true;
 	Diag quiet;
 	diag_init(&quiet, NULL);
+	ir_name_anonymous_dims(m);
 	rw.infer = infer_new(m);
 	infer_model(rw.infer, &quiet);
 	rw.check_kernels = ir_model_has_kernels(m);

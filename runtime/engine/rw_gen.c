@@ -612,7 +612,7 @@ static void dims_text(Rewriter *rw, ValueId v, char *buf, size_t size)
 		if (t || d->size >= 0)
 			o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)(t ? t->dims[i] : d->size));
 		else
-			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", d->param ? d->param : "?");
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", ir_dim_label(d));
 	}
 	if (o < size)
 		snprintf(buf + o, size - o, "]");

@@ -165,7 +165,7 @@ static const char *declared(const IrValue *v, char *buf, size_t size)
 		if (dm->size >= 0)
 			o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "", (long long)dm->size);
 		else
-			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", dm->param ? dm->param : "?");
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", ir_dim_label(dm));
 	}
 	if (o < size)
 		snprintf(buf + o, size - o, "]");

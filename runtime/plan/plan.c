@@ -110,7 +110,7 @@ bool plan_unknown_inputs(IrModel *m, char *buf, size_t size)
 			if (dm->size >= 0)
 				o += (size_t)snprintf(buf + o, size - o, "%s%lld", k ? "," : "", (long long)dm->size);
 			else
-				o += (size_t)snprintf(buf + o, size - o, "%s%s", k ? "," : "", dm->param ? dm->param : "?");
+				o += (size_t)snprintf(buf + o, size - o, "%s%s", k ? "," : "", ir_dim_label(dm));
 		}
 		if (o < size)
 			o += (size_t)snprintf(buf + o, size - o, "]");
