@@ -1087,8 +1087,11 @@ static void fit_gather_data(Gen *g, NodeGen *ng, int r, int64_t *dims)
 	if (!idx || ev_is_float(idx->dtype) || axis < 0 || axis >= r)
 		return;
 	for (int64_t i = 0; i < idx->numel; i++) {
-		int64_t v = ev_get_i(idx, i), need = v >= 0 ? v + 1 : -v;
-		if (need > dims[axis] && need <= 64)
+		int64_t v = ev_get_i(idx, i);
+		if (v < -64 || v > 64) /* a table that long is not drawn (and v + 1 could overflow) */
+			continue;
+		int64_t need = v >= 0 ? v + 1 : -v;
+		if (need > dims[axis])
 			dims[axis] = need;
 	}
 }
