@@ -2005,6 +2005,44 @@ START_TEST(test_gelu_factored)
 }
 END_TEST
 
+/* LLaMA's blocks as torch exports them: RMSNorm with torch.rsqrt written
+ * Div(1, Sqrt) (basic's one_div makes it a Reciprocal) -> RMSNormalization
+ * at 23, ORT's SimplifiedLayerNormalization below with the vendor ops; a
+ * LayerNorm's inner half is not taken for an RMSNorm; SiLU -> QuickGelu. */
+START_TEST(test_llama_blocks)
+{
+	run_case(HEAD(17) "g (float[2,3] x) => (float[2,3] y) <float one = {1}> {\n  y = Div (one, x)\n}\n",
+	         &(Case){"one_div", "Reciprocal", true, 0});
+	run_case(HEAD(17) "g (int64[2,3] x) => (int64[2,3] y) <int64 one = {1}> {\n  y = Div (one, x)\n}\n",
+	         &(Case){"one_div", "Div", false, -1});
+	run_case(HEAD(17) "g (float[2,3] x) => (float[2,3] y) <float[1,1,1] one = {1}> {\n  y = Div (one, x)\n}\n",
+	         &(Case){"one_div", "Div", false, 0});
+	const char *rms = "g (float[2,3,4] x) => (float[2,3,4] y) <float eps = {1e-6}, float one = {1}, float two = {2}, "
+	                  "float[4] w = {0.5, 1, 1.5, 2}, int64[1] ax = {-1}> {\n"
+	                  "  p = Pow (x, two)\n  m = ReduceMean <keepdims = 1> (p, ax)\n  a = Add (m, eps)\n"
+	                  "  s = Sqrt (a)\n  r = Div (one, s)\n  d = Mul (x, r)\n  y = Mul (w, d)\n}\n";
+	char *t = fmt(HEAD(18) "%s", rms);
+	vendor_case(t, "SimplifiedLayerNormalization", "Mul ReduceMean Add Sqrt Reciprocal Mul Mul", 1e-5);
+	free(t);
+	t = fmt(HEAD(23) "%s", rms);
+	vendor_case(t, "RMSNormalization", "RMSNormalization", 1e-5);
+	free(t);
+	/* x - mean is a LayerNorm's: LayerNormalization, never a SimplifiedLayerNormalization of it */
+	char *g = tensor("float", "g", "8", 1.0, 0.1), *b = tensor("float", "b", "8", 0.0, 0.1);
+	char *lt = fmt(HEAD(16) "%s", layer_norm);
+	t = fmt(lt, g, b, "");
+	vendor_case(t, "LayerNormalization", "ReduceMean Sub Mul ReduceMean Add Sqrt Div Mul Add", 1e-4);
+	free(t);
+	free(lt);
+	free(g);
+	free(b);
+	vendor_case(HEAD(17) "g (float[2,8] x) => (float[2,8] y) {\n  s = Sigmoid (x)\n  y = Mul (x, s)\n}\n",
+	            "QuickGelu", "Sigmoid Mul", 1e-5);
+	vendor_case(HEAD(17) "g (double[2,8] x) => (double[2,8] y) {\n  s = Sigmoid (x)\n  y = Mul (x, s)\n}\n",
+	            "Sigmoid Mul", "Sigmoid Mul", 1e-12);
+}
+END_TEST
+
 /* dynamic quantization as onnxruntime.quantization writes it: A quantized by
  * DynamicQuantizeLinear, MatMulInteger with a constant uint8 weight, Cast,
  * times the scales' product, plus a bias -> DynamicQuantizeMatMul with its
@@ -3363,6 +3401,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_gelu_factored);
 	tcase_add_test(tc, test_vendor_integer_matmul);
 	tcase_add_test(tc, test_vendor_embed_layer_norm);
+	tcase_add_test(tc, test_llama_blocks);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

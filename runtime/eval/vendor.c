@@ -377,6 +377,15 @@ static bool k_LayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out,
 	return run_std(c, "LayerNormalization", in, nin, out, nout);
 }
 
+/* SimplifiedLayerNormalization (ONNX Runtime's RMSNorm below opset 23): the
+ * same as RMSNormalization-23, attributes and defaults included. */
+static bool k_SimplifiedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nout > 1)
+		return ev_fail(c, "SimplifiedLayerNormalization: the inv_std_var output is not computed");
+	return run_std(c, "RMSNormalization", in, nin, out, nout);
+}
+
 /* SkipLayerNormalization(input, skip, gamma, beta?, bias?): LayerNorm over the
  * last axis of (input + bias) + skip; output 3 is that sum. */
 static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
@@ -501,6 +510,7 @@ const EvKernel ev_kernels_vendor[] = {
 	{"MatMulIntegerToFloat", k_MatMulIntegerToFloat, 0},
 	{"NhwcConv", k_NhwcConv, 0},
 	{"QuickGelu", k_QuickGelu, 0},
+	{"SimplifiedLayerNormalization", k_SimplifiedLayerNormalization, 0},
 	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
 	{NULL, NULL, 0},
 };

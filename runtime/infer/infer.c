@@ -1218,6 +1218,7 @@ static InferFn vendor_rule(const IrNode *node)
 		{"FusedConv", "Conv"}, {"FusedGemm", "Gemm"}, {"BiasGelu", "Add"},
 		{"FastGelu", "Identity"}, {"Gelu", "Identity"}, {"QuickGelu", "Identity"},
 		{"SkipLayerNormalization", "Identity"}, {"LayerNormalization", "LayerNormalization"},
+		{"SimplifiedLayerNormalization", "RMSNormalization"},
 	};
 	if (strcmp(node->domain, "com.microsoft"))
 		return NULL;
