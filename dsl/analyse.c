@@ -334,7 +334,7 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 	case PAT_OP:
 		return op_pattern(an, ri, p, root);
 	case PAT_VAR: {
-		if (p->output > 0) {
+		if (p->has_output) {
 			unsupported(ri, "an output '%s#%d' of a node binding", p->name, p->output);
 			return NULL;
 		}

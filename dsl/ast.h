@@ -118,6 +118,7 @@ typedef struct Pattern {
 	bool shared;                /* PAT_OP: "shared Op(...)": may have consumers outside the match */
 	int output;                 /* PAT_OP: which output of the node ("#k"), default 0;
 	                               PAT_VAR: "s#k", output k of the node bound to s */
+	bool has_output;            /* "#k" was written (s#0 is output 0 even when s binds #1) */
 	bool is_const;              /* PAT_VAR: x:const (a non-overridable initializer) */
 	bool optional;              /* PAT_VAR, PAT_WILDCARD: x? / _? may be absent */
 	AttrArg *attrs;             /* PAT_OP: [name = expr]: a variable binds, else must equal */

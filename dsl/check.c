@@ -1269,7 +1269,7 @@ static void bind_pattern(Checker *c, Pattern *p)
 	case PAT_VAR: {
 		check_nots(c, p);
 		Binding *b = bind(c, p->name, p->pos, TY_VALUE, NULL);
-		if (p->output > 0 && b->type != TY_NODE && b->type != TY_UNKNOWN)
+		if (p->has_output && b->type != TY_NODE && b->type != TY_UNKNOWN)
 			dsl_error(c->d, c->f, name_pos(p->pos, p->name),
 			          "'%s#%d' needs a node binding, but '%s' is %s", p->name, p->output, p->name,
 			          article(b->type));
@@ -1302,7 +1302,7 @@ static void bind_pattern(Checker *c, Pattern *p)
  * outputs s#k of node bindings. */
 static void type_pattern_attrs(Checker *c, Pattern *p)
 {
-	if (p->kind == PAT_VAR && p->output > 0) {
+	if (p->kind == PAT_VAR && p->has_output) {
 		Binding *b = find_binding(c, p->name);
 		const Pattern *node = b ? c->info[b - c->b].node : NULL;
 		const OpSchema *s = node ? node->schema : NULL;

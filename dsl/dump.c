@@ -187,7 +187,7 @@ static void dump_pattern(FILE *out, const Pattern *p, int depth)
 	case PAT_OP:
 		fputs("op ", out);
 		put_opname(out, p->domain, p->name);
-		if (p->output)
+		if (p->has_output)
 			fprintf(out, " #%d", p->output);
 		at(out, p->pos);
 		if (p->shared)
@@ -204,7 +204,7 @@ static void dump_pattern(FILE *out, const Pattern *p, int depth)
 		return;
 	case PAT_VAR:
 		fprintf(out, "var %s", p->name);
-		if (p->output)
+		if (p->has_output)
 			fprintf(out, " #%d", p->output);
 		if (p->is_const)
 			fputs(" :const", out);

@@ -1249,7 +1249,7 @@ static void node_ref(L *g, const Pattern *p, Slot *s)
 	Var *v = var(g, p->name);
 	if (!v)
 		return;
-	int k = p->output > 0 ? p->output : v->node ? v->node->output : 0;
+	int k = p->has_output ? p->output : v->node ? v->node->output : 0;
 	MExpr *out = ex(g, ME_OUT, MT_VALUE);
 	out->reg = v->reg;
 	out->i = k;
@@ -1388,7 +1388,7 @@ static void lower_nots(L *g, const Slot *s)
 static void name_slot(L *g, Slot *s)
 {
 	const char *vn = NULL;
-	if (s->pat && s->pat->kind == PAT_VAR && s->pat->output == 0)
+	if (s->pat && s->pat->kind == PAT_VAR && !s->pat->has_output)
 		vn = s->pat->name;
 	if (!s->pat && s->lit && s->lit->kind == EXPR_VAR && s->lit->binding)
 		vn = s->lit->s;

@@ -720,8 +720,10 @@ Pattern *dsl_pat_op(DslParser *p, Token op, PtrVec *attrs, PtrVec *args, Token r
 		pat->args = arena_alloc(p->a, (size_t)args->n * sizeof *pat->args);
 		memcpy(pat->args, args->v, (size_t)args->n * sizeof *pat->args);
 	}
-	if (out.z)
+	if (out.z) {
 		int_in(p, out, false, 0, 1000, &pat->output);
+		pat->has_output = true;
+	}
 	return pat;
 }
 
@@ -781,6 +783,7 @@ Pattern *dsl_pat_output(DslParser *p, Token name, Token k)
 	Pattern *pat = new_pat(p, PAT_VAR, name.pos);
 	pat->name = tokstr(p, name);
 	int_in(p, k, false, 0, 1000, &pat->output);
+	pat->has_output = true;
 	return pat;
 }
 

@@ -2043,6 +2043,28 @@ START_TEST(test_llama_blocks)
 }
 END_TEST
 
+/* LLaMA's apply_rotary_pos_emb -> RotaryEmbedding at 23: x * cos +
+ * rotate_half(x) * sin with cos = Unsqueeze(Cos(Concat(m, m)), 1); not when
+ * the two halves of the angles differ (cos would not repeat its halves);
+ * the dims batch and seq are symbols, shown equal by name. */
+START_TEST(test_rotary_embedding)
+{
+	const char *text = HEAD(23) "g (float[b,4,s,8] x, float[b,s,4] m, float[b,s,4] m2) => (float[b,4,s,8] y) "
+	                   "<int64[1] one = {1}, int64[2] halves = {4, 4}> {\n"
+	                   "  c2 = Concat <axis = -1> (m, %s)\n  c = Cos (c2)\n  cu = Unsqueeze (c, one)\n"
+	                   "  s2 = Concat <axis = -1> (m, %s)\n  s = Sin (s2)\n  su = Unsqueeze (s, one)\n"
+	                   "  a = Mul (x, cu)\n  x1, x2 = Split <axis = 3> (x, halves)\n  n = Neg (x2)\n"
+	                   "  r = Concat <axis = -1> (n, x1)\n  b = Mul (r, su)\n  y = Add (a, b)\n}\n";
+	char *t = fmt(text, "m", "m");
+	run_case(t, &(Case){"rotary_embedding", "Cos Sin RotaryEmbedding", true, 1e-6});
+	free(t);
+	t = fmt(text, "m2", "m2");
+	run_case(t, &(Case){"rotary_embedding", "Concat Cos Unsqueeze Sin Unsqueeze Mul Split Neg Concat Mul Add",
+	                    false, 0});
+	free(t);
+}
+END_TEST
+
 /* dynamic quantization as onnxruntime.quantization writes it: A quantized by
  * DynamicQuantizeLinear, MatMulInteger with a constant uint8 weight, Cast,
  * times the scales' product, plus a bias -> DynamicQuantizeMatMul with its
@@ -3402,6 +3424,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_vendor_integer_matmul);
 	tcase_add_test(tc, test_vendor_embed_layer_norm);
 	tcase_add_test(tc, test_llama_blocks);
+	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

@@ -1289,6 +1289,18 @@ bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b)
 	return true;
 }
 
+/* Are dim i of a and dim j of b shown equal: the same known size, or the
+ * same symbol?  (dim(a, i) == dim(b, j) in a guard is false unless both are
+ * known numbers; exporters' dynamic batch and sequence dims are symbols.) */
+bool graft_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j)
+{
+	const Shape *sa = &ir_value(M(rw), a)->shape, *sb = &ir_value(M(rw), b)->shape;
+	if (i < 0 || j < 0 || i >= sa->rank || j >= sb->rank)
+		return false;
+	Dim x = sa->dims[i], y = sb->dims[j];
+	return x.size >= 0 ? x.size == y.size : x.param && y.param && !strcmp(x.param, y.param);
+}
+
 /* Is t a constant integer [1, n] (or [n]) holding 0, 1, ..., n - 1: the
  * position ids of a sequence of n, before they are expanded to the batch? */
 bool graft_positions(Rewriter *rw, ValueId t, int64_t n)

@@ -259,6 +259,7 @@ bool graft_all_nonzero(Rewriter *rw, ValueId t);
 bool graft_rows_any(Rewriter *rw, ValueId t);
 bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b);
 bool graft_positions(Rewriter *rw, ValueId t, int64_t n);
+bool graft_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

@@ -40,6 +40,10 @@ static void x_all_nonzero(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = g
 static void x_rows_any(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_rows_any(rw, a[0].v); }
 static void x_same_shape(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_same_shape(rw, a[0].v, a[1].v); }
 static void x_positions(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_positions(rw, a[0].v, a[1].i); }
+static void x_same_dim(Rewriter *rw, const RwReg *a, RwReg *ret)
+{
+	ret->i = graft_same_dim(rw, a[0].v, a[1].i, a[2].v, a[3].i);
+}
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -53,6 +57,7 @@ static ExternDef builtin_externs[] = {
 	{"graft_rows_any", "b(t)", x_rows_any},
 	{"graft_same_shape", "b(vv)", x_same_shape},
 	{"graft_positions", "b(ti)", x_positions},
+	{"graft_same_dim", "b(vivi)", x_same_dim},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };

@@ -29,10 +29,11 @@ static const char *const order_sensitive[] = {
 	NULL};
 /* the running-maximum kind, and BatchNormalization (ONNX Runtime applies it
  * as one precomputed scale and shift, which meets inf and denormals in
- * another order than the formula): only inf, NaN and denormals matter */
+ * another order than the formula; RotaryEmbedding, whose two products and
+ * a sum ORT may fuse): only inf, NaN and denormals matter */
 static const char *const order_sensitive_max[] = {
 	"ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "ArgMin", "MaxPool", "GlobalMaxPool", "TopK",
-	"Hardmax", "MaxRoiPool", "BatchNormalization", NULL};
+	"Hardmax", "MaxRoiPool", "BatchNormalization", "RotaryEmbedding", NULL};
 
 static bool listed(const char *const *list, const char *op)
 {

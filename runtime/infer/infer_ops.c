@@ -2008,7 +2008,7 @@ static const RuleEntry rules[] = {
 	{"Multinomial", r_multinomial},
 	/* normalization */
 	{"BatchNormalization", r_batchnorm}, {"LayerNormalization", r_layernorm},
-	{"RMSNormalization", r_same}, {"Attention", r_attention},
+	{"RMSNormalization", r_same}, {"Attention", r_attention}, {"RotaryEmbedding", r_same},
 	/* products */
 	{"MatMul", r_matmul}, {"MatMulInteger", r_matmul_int}, {"QLinearMatMul", r_qlinear_matmul},
 	{"Gemm", r_gemm}, {"Einsum", r_einsum},
