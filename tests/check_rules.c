@@ -849,6 +849,14 @@ START_TEST(test_cast_same)
 	/* an input of unknown type: not known to be the same */
 	run_case(HEAD(13) "g (x) => (float[2,3] y) {\n  c = Cast <to = 1> (x)\n  y = Relu (c)\n}\n",
 	         &(Case){"cast_same", "Cast Relu", false, -1});
+	/* a dim inference cannot compute (a Reshape to a run-time shape) gets a
+	 * symbol of its own while the rewriter runs, which the Cast passes on:
+	 * its output is shown to be its input (it once said "result type
+	 * differs: float[2,?] by float[2,?]") */
+	run_case(HEAD(13) "g (float[2,3] x, int64 n) => (float[2,?] y) <int64[1] two = {2}, int64[1] z = {0}> {\n"
+	                  "  u = Unsqueeze (n, z)\n  s = Concat <axis = 0> (two, u)\n  r = Reshape (x, s)\n"
+	                  "  c = Cast <to = 1> (r)\n  y = Relu (c)\n}\n",
+	         &(Case){"cast_same", "Unsqueeze Concat Reshape Relu", true, -1});
 }
 END_TEST
 

@@ -1905,6 +1905,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	diag_init(&quiet, NULL);
 	ir_name_anonymous_dims(m);
 	rw.infer = infer_new(m);
+	infer_name_unknown_dims(rw.infer, true);
 	infer_model(rw.infer, &quiet);
 	rw.check_kernels = ir_model_has_kernels(m);
 	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))

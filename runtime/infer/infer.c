@@ -12,6 +12,8 @@
  * kernels because kernels cannot carry symbols. */
 #include "infer_internal.h"
 
+#include "arena.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +523,18 @@ static const DeclType *declared(InferState *s, ValueId v)
  * a graph output keeps its declared symbols (the interface names them);
  * two different numbers, dtypes or ranks on a graph output are an error.
  * Sets *changed if the IR's type changed. */
+/* The symbol of v's unknown dim i (infer_name_unknown_dims): the one v has
+ * already, else a new one in the model's arena. */
+static const char *unknown_dim_name(IrModel *m, ValueId v, int i)
+{
+	const IrValue *val = ir_value(m, v);
+	char name[64];
+	snprintf(name, sizeof name, IR_ANON_DIM_PREFIX "v%u.%d", (unsigned)v, i);
+	if (i < val->shape.rank && val->shape.dims[i].param && !strcmp(val->shape.dims[i].param, name))
+		return val->shape.dims[i].param;
+	return arena_strdup(m->arena, name);
+}
+
 static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 {
 	IrModel *m = c->m;
@@ -558,6 +572,8 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 					renamed = true;
 				x = old;
 			}
+			if (c->s->name_unknown && !dim_known(x) && !x.param && !(i < 32 && o->contested >> i & 1))
+				x.param = unknown_dim_name(m, v, i);
 			dims[i] = x;
 		}
 	}
@@ -578,6 +594,8 @@ static bool merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed)
 	*changed = true;
 	return true;
 }
+
+void infer_name_unknown_dims(InferState *s, bool on) { s->name_unknown = on; }
 
 bool infer_computed_dim(InferState *s, ValueId v, int i, Dim *out)
 {

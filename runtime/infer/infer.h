@@ -30,6 +30,12 @@ bool infer_node(InferState *s, NodeId n, Diag *d);
  * declared symbols (which the IR keeps: the interface names them) replaced
  * computed ones; false otherwise. */
 bool infer_computed_dim(InferState *s, ValueId v, int i, Dim *out);
+/* From now on, an output dim inference cannot compute gets a symbol of its
+ * own (IR_ANON_DIM_PREFIX "vV.I": value V, dim I) instead of staying
+ * anonymous, so the ops that pass a dim through (Cast, Relu, a Softmax's
+ * axis) show their output's dim equal to their input's.  The rewriter turns
+ * it on; the saver writes such dims unknown again. */
+void infer_name_unknown_dims(InferState *s, bool on);
 /* Every graph of the model, in topological order (bodies included). */
 bool infer_model(InferState *s, Diag *d);
 /* n, then transitively the consumers whose inputs' types changed. */

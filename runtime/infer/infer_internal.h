@@ -48,6 +48,7 @@ typedef struct DeclType {
 
 struct InferState {
 	IrModel *m;
+	bool name_unknown;  /* give each unknown, unnamed output dim a symbol (infer_name_unknown_dims) */
 	DeclType *decl;     /* by ValueId, the first ndecl values */
 	uint32_t ndecl;
 	ValueId **decl_out; /* by GraphId (first ndecl_graphs): the values declared at each output slot */
