@@ -338,6 +338,13 @@ static char *cx(const Fn *F, const MExpr *e)
 	case ME_RANK: r = fmt("rwg_rank(rw, %s, &unknown)", a); break;
 	case ME_SHAPE: r = fmt("rwg_shape(rw, %s, &unknown)", a); break;
 	case ME_DIM: r = fmt("rwg_dim(rw, %s, %s, &unknown)", a, b); break;
+	case ME_SAME_DIM: {
+		char *c = cx(F, e->kids[2]), *d = cx(F, e->kids[3]);
+		r = fmt("rwg_same_dim(rw, %s, %s, %s, %s, &unknown)", a, b, c, d);
+		free(c);
+		free(d);
+		break;
+	}
 	case ME_NUMEL: r = fmt("rwg_numel(rw, %s, &unknown)", a); break;
 	case ME_DTYPEOF: r = fmt("rwg_dtype_k(rw, %s, &unknown)", a); break;
 	case ME_USES: r = fmt("rwg_uses(rw, %s)", a); break;

@@ -677,6 +677,18 @@ static MExpr *num_expr(L *g, const Expr *e)
 			x->i = x->kids[1]->type == MT_INT;
 			return x;
 		}
+		if (e->op == EX_EQ && l->kind == EXPR_CALL && rr->kind == EXPR_CALL && !strcmp(l->s, "dim") &&
+		    !strcmp(rr->s, "dim") && l->n == 2 && rr->n == 2) {
+			/* dims shown equal: a symbol (batch, seq) equals itself */
+			MExpr *x = ex(g, ME_SAME_DIM, MT_BOOL);
+			x->kids = arena_alloc(g->A, sizeof *x->kids * 4);
+			x->nkids = 4;
+			x->kids[0] = fact_value(g, l->items[0], false);
+			x->kids[1] = num_expr(g, l->items[1]);
+			x->kids[2] = fact_value(g, rr->items[0], false);
+			x->kids[3] = num_expr(g, rr->items[1]);
+			return x;
+		}
 		MExpr *x = ex2(g, ME_BIN, MT_BOOL, a, b);
 		x->op = e->op;
 		switch (e->op) {
@@ -753,7 +765,7 @@ static MExpr *num_expr(L *g, const Expr *e)
 static bool may_unknown(const MExpr *e)
 {
 	switch (e->kind) {
-	case ME_RANK: case ME_SHAPE: case ME_DIM: case ME_NUMEL: case ME_DTYPEOF: case ME_SCALAR: case ME_INTSOF:
+	case ME_RANK: case ME_SHAPE: case ME_DIM: case ME_SAME_DIM: case ME_NUMEL: case ME_DTYPEOF: case ME_SCALAR: case ME_INTSOF:
 	case ME_COMPOSE: case ME_ONES: case ME_REST_AT: case ME_INDEX: case ME_RANGE: case ME_DIMS:
 	case ME_IS_FLOAT: case ME_IS_INT: case ME_MERGE_AXES: case ME_FINITE: case ME_MODERATE:
 		return true;

@@ -51,6 +51,7 @@ typedef enum MExprKind {
 	ME_OUT,                 /* output i of the node in reg: a value */
 	/* facts of a value (kid 0) */
 	ME_RANK, ME_SHAPE, ME_DIM /* kid 1: index */, ME_NUMEL, ME_DTYPEOF, ME_USES,
+	ME_SAME_DIM,            /* dim(kid 0, kid 1) == dim(kid 2, kid 3): the same size or the same symbol (else undecided) */
 	ME_SCALAR, ME_INTSOF,   /* of a value; of an operand in reg when arg is set */
 	ME_OUTPUTS,             /* outputs of the node in reg */
 	ME_ABSENT,              /* the value (kid 0) is absent; of an operand in reg when arg */

@@ -236,6 +236,22 @@ void ir_set_opset(IrModel *m, const char *domain, int64_t version)
 	m->nopsets++;
 }
 
+void ir_drop_unused_opset(IrModel *m, const char *domain)
+{
+	if (is_default_domain(domain))
+		return;
+	for (NodeId n = 1; n < m->nnodes; n++)
+		if (!m->nodes[n].dead && strcmp(m->nodes[n].domain, domain) == 0)
+			return;
+	for (uint32_t i = 0; i < m->nopsets; i++)
+		if (strcmp(m->opsets[i].domain, domain) == 0) {
+			memmove(&m->opsets[i], &m->opsets[i + 1], (m->nopsets - i - 1) * sizeof *m->opsets);
+			m->nopsets--;
+			m->opsets_dirty = true;
+			return;
+		}
+}
+
 /* ---- graphs and values ------------------------------------------------- */
 
 GraphId ir_graph_new(IrModel *m, GraphId parent, const char *name)

@@ -272,6 +272,8 @@ void ir_model_free(IrModel *m);
 /* Opset version of `domain` ("" or "ai.onnx" for the default), 0 if not imported. */
 int64_t ir_opset(const IrModel *m, const char *domain);
 void ir_set_opset(IrModel *m, const char *domain, int64_t version);
+/* Drop the import of a non-default domain no live node of any graph uses. */
+void ir_drop_unused_opset(IrModel *m, const char *domain);
 
 GraphId ir_graph_new(IrModel *m, GraphId parent, const char *name);
 /* Values: a graph input, an initializer (tensor), or found by name in g or an enclosing scope. */

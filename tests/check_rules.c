@@ -2073,6 +2073,33 @@ START_TEST(test_rotary_embedding)
 }
 END_TEST
 
+/* LLaMA's attention over symbolic lengths: scores Q K^T * c (or / c) plus a
+ * causal mask [s, s] -> Attention with scale c, the mask as it is (its dims
+ * shown to be [q_len, kv_len] by their symbols); not when the mask's last
+ * dim is another symbol (ONNX Runtime wants it exactly kv_len); with the
+ * vendor ops at 23, from a FusedMatMul that took the scale first. */
+START_TEST(test_attention_symbolic)
+{
+	const char *text = HEAD(23) "g (float[b,2,s,4] q, float[b,2,4,s] kt, float[b,2,s,4] v, float[s,%s] m) => (float[b,2,s,4] y)"
+	                   " <float c = {0.5}> {\n"
+	                   "  s0 = MatMul (q, kt)\n  s1 = %s (s0, c)\n  a = Add (s1, m)\n  p = Softmax (a)\n  y = MatMul (p, v)\n}\n";
+	char *t = fmt(text, "s", "Mul");
+	run_case(t, &(Case){"attention_mask_scaled", "Transpose Attention", true, 1e-5});
+	free(t);
+	t = fmt(text, "s", "Div");
+	run_case(t, &(Case){"attention_mask_scaled_div", "Transpose Attention", true, 1e-5});
+	free(t);
+	t = fmt(text, "t", "Mul");
+	run_case(t, &(Case){"attention_mask_scaled", "MatMul Mul Add Softmax MatMul", false, -1});
+	free(t);
+	/* the whole library with the vendor ops: FusedMatMul takes the scale, then Attention the core */
+	vendor_case(HEAD(23) "g (float[2,2,3,4] q, float[2,2,3,4] k, float[2,2,3,4] v, float[3,3] m) => (float[2,2,3,4] y)"
+	            " <float c = {0.5}> {\n  kt = Transpose <perm = [0, 1, 3, 2]> (k)\n"
+	            "  s0 = MatMul (q, kt)\n  s1 = Mul (s0, c)\n  a = Add (s1, m)\n  p = Softmax (a)\n  y = MatMul (p, v)\n}\n",
+	            "Attention", "Attention", 1e-5);
+}
+END_TEST
+
 /* dynamic quantization as onnxruntime.quantization writes it: A quantized by
  * DynamicQuantizeLinear, MatMulInteger with a constant uint8 weight, Cast,
  * times the scales' product, plus a bias -> DynamicQuantizeMatMul with its
@@ -3433,6 +3460,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_vendor_embed_layer_norm);
 	tcase_add_test(tc, test_llama_blocks);
 	tcase_add_test(tc, test_rotary_embedding);
+	tcase_add_test(tc, test_attention_symbolic);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

@@ -42,6 +42,7 @@ struct Rewriter {
 	int64_t fold_added;         /* bytes folding has added to the model (its budget: fold.h) */
 	size_t capfirings;          /* of res->firings */
 	InferState *infer;
+	bool imported_vendor;  /* the rewriter imported com.microsoft (dropped at the end if unused) */
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
 	bool split_slices;          /* the extended level's Slices -> Split pass is on */
 	bool allow_vendor_ops_asked;    /* o.allow_vendor_ops as asked (--layout nhwc holds it back) */
@@ -714,6 +715,7 @@ static bool seen_before(Rewriter *rw)
 /* ---- the builder API ------------------------------------------------------------------- */
 
 IrModel *rw_model(Rewriter *rw) { return rw->m; }
+bool rw_computed_dim(Rewriter *rw, ValueId v, int i, Dim *out) { return infer_computed_dim(rw->infer, v, i, out); }
 const RwRuleSet *rw_current_set(Rewriter *rw) { return rw->sets[rw->cur]; }
 int rw_opset(Rewriter *rw) { return (int)ir_opset(rw->m, ""); }
 bool rw_enabled(Rewriter *rw, int rule)
@@ -1281,8 +1283,10 @@ bool rw_commit(Rewriter *rw)
 	for (int i = 0; i < rw->ntx_created; i++) {
 		NodeId n = rw->tx_created[i];
 		const char *dom = ir_node(m, n)->domain;
-		if (dom[0] && strcmp(dom, "ai.onnx") && !ir_opset(m, dom))
+		if (dom[0] && strcmp(dom, "ai.onnx") && !ir_opset(m, dom)) {
 			ir_set_opset(m, dom, 1); /* a vendor op: its domain is imported (version 1, the only one) */
+			rw->imported_vendor = true;
+		}
 		if (!ir_node(m, n)->dead) {
 			push(rw, n);
 			if (rw->infer)
@@ -2031,6 +2035,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	bool why_ok = !o->why_rule || why_pass(&rw);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	r->nodes_after = count_nodes(m);
+	/* a vendor op the rules created and later fused away (a FusedMatMul
+	 * into Attention) leaves no import behind */
+	if (rw.imported_vendor)
+		ir_drop_unused_opset(m, "com.microsoft");
 	infer_free(rw.infer);
 	layout_free(rw.layout);
 	for (int s = 0; s < nsets; s++)

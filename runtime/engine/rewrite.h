@@ -170,6 +170,9 @@ const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f);
 /* ---- the builder API for generated matchers --------------------------------------- */
 
 IrModel *rw_model(Rewriter *rw);
+/* Dim i of graph output v as its inputs compute it, where the output's
+ * declared symbol renamed it (infer_computed_dim); false otherwise. */
+bool rw_computed_dim(Rewriter *rw, ValueId v, int i, Dim *out);
 /* The rule set whose rules are being tried. */
 const RwRuleSet *rw_current_set(Rewriter *rw);
 int rw_opset(Rewriter *rw);

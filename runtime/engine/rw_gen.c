@@ -720,6 +720,37 @@ RwgInts rwg_shape(Rewriter *rw, ValueId v, bool *unknown)
 	return s;
 }
 
+/* dim(a, i) == dim(b, j) in a guard: the same known size, or the same
+ * symbol (exporters' batch and sequence dims are symbols); undecided (the
+ * guard fails) where a size is unknown or the symbols differ.  A graph
+ * output's declared symbol stands for what it computes (LLaMA's
+ * present_key: declared total, computed seq): that is compared. */
+bool rwg_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j, bool *unknown)
+{
+	if (!a || !b) {
+		*unknown = true;
+		return false;
+	}
+	const Shape *sa = &ir_value(M(rw), a)->shape, *sb = &ir_value(M(rw), b)->shape;
+	if (i < 0)
+		i += sa->rank;
+	if (j < 0)
+		j += sb->rank;
+	if (i < 0 || j < 0 || i >= sa->rank || j >= sb->rank) {
+		*unknown = true;
+		return false;
+	}
+	Dim x = sa->dims[i], y = sb->dims[j];
+	rw_computed_dim(rw, a, (int)i, &x);
+	rw_computed_dim(rw, b, (int)j, &y);
+	if (x.size >= 0 && y.size >= 0)
+		return x.size == y.size;
+	if (x.param && y.param && !strcmp(x.param, y.param))
+		return true;
+	*unknown = true; /* an unknown size, or two symbols that may be equal */
+	return false;
+}
+
 int64_t rwg_dim(Rewriter *rw, ValueId v, int64_t i, bool *unknown)
 {
 	int64_t dims[RWG_MAX_INTS];
@@ -1287,18 +1318,6 @@ bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b)
 			return false;
 	}
 	return true;
-}
-
-/* Are dim i of a and dim j of b shown equal: the same known size, or the
- * same symbol?  (dim(a, i) == dim(b, j) in a guard is false unless both are
- * known numbers; exporters' dynamic batch and sequence dims are symbols.) */
-bool graft_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j)
-{
-	const Shape *sa = &ir_value(M(rw), a)->shape, *sb = &ir_value(M(rw), b)->shape;
-	if (i < 0 || j < 0 || i >= sa->rank || j >= sb->rank)
-		return false;
-	Dim x = sa->dims[i], y = sb->dims[j];
-	return x.size >= 0 ? x.size == y.size : x.param && y.param && !strcmp(x.param, y.param);
 }
 
 /* Is t a constant integer [1, n] (or [n]) holding 0, 1, ..., n - 1: the

@@ -171,6 +171,7 @@ bool rwg_why_result(Rewriter *rw, int step, const RwgWhy *b);
 int64_t rwg_rank(Rewriter *rw, ValueId v, bool *unknown);
 RwgInts rwg_shape(Rewriter *rw, ValueId v, bool *unknown);
 int64_t rwg_dim(Rewriter *rw, ValueId v, int64_t i, bool *unknown);
+bool rwg_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j, bool *unknown);
 /* dtype: 0 when unknown (rwg_dtype_k also sets *unknown). */
 int rwg_dtype(Rewriter *rw, ValueId v);
 int rwg_dtype_k(Rewriter *rw, ValueId v, bool *unknown);
@@ -259,7 +260,6 @@ bool graft_all_nonzero(Rewriter *rw, ValueId t);
 bool graft_rows_any(Rewriter *rw, ValueId t);
 bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b);
 bool graft_positions(Rewriter *rw, ValueId t, int64_t n);
-bool graft_same_dim(Rewriter *rw, ValueId a, int64_t i, ValueId b, int64_t j);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

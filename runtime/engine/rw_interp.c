@@ -40,10 +40,6 @@ static void x_all_nonzero(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = g
 static void x_rows_any(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_rows_any(rw, a[0].v); }
 static void x_same_shape(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_same_shape(rw, a[0].v, a[1].v); }
 static void x_positions(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_positions(rw, a[0].v, a[1].i); }
-static void x_same_dim(Rewriter *rw, const RwReg *a, RwReg *ret)
-{
-	ret->i = graft_same_dim(rw, a[0].v, a[1].i, a[2].v, a[3].i);
-}
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -57,7 +53,6 @@ static ExternDef builtin_externs[] = {
 	{"graft_rows_any", "b(t)", x_rows_any},
 	{"graft_same_shape", "b(vv)", x_same_shape},
 	{"graft_positions", "b(ti)", x_positions},
-	{"graft_same_dim", "b(vivi)", x_same_dim},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };
@@ -630,6 +625,11 @@ static RwReg eval(Run *x, const MExpr *e)
 	case ME_OUT: out.v = rwg_out(rw, x->r[e->reg].n, (uint32_t)e->i); break;
 	case ME_RANK: out.i = rwg_rank(rw, eval(x, K(0)).v, unk); break;
 	case ME_SHAPE: out.ints = rwg_shape(rw, eval(x, K(0)).v, unk); break;
+	case ME_SAME_DIM: {
+		ValueId a = eval(x, K(0)).v, b = eval(x, K(2)).v;
+		out.i = rwg_same_dim(rw, a, num_i(x, K(1)), b, num_i(x, K(3)), unk);
+		break;
+	}
 	case ME_DIM: {
 		ValueId v = eval(x, K(0)).v;
 		out.i = rwg_dim(rw, v, num_i(x, K(1)), unk);

@@ -268,7 +268,15 @@ const Dim *inf_dims(InferCtx *c, int i)
 	if (inf_rank(c, i) < 0)
 		return NULL;
 	static const Dim none[1];
-	const Dim *d = ir_value(c->m, c->node->inputs[i])->shape.dims;
+	/* a graph output whose declared symbols renamed what it computes: its
+	 * consumers see what it computes (LLaMA's present_key is declared
+	 * [batch, kv, total, d] and computed [batch, kv, seq, d]; the causal
+	 * mask beside it says seq) */
+	ValueId v = c->node->inputs[i];
+	const InferOut *o = v < c->s->cap ? c->s->computed[v] : NULL;
+	if (o && o->rank == inf_rank(c, i))
+		return o->dims;
+	const Dim *d = ir_value(c->m, v)->shape.dims;
 	return d ? d : none;
 }
 
