@@ -3335,6 +3335,105 @@ START_TEST(test_split_slices)
 }
 END_TEST
 
+/* ---- issue 27: rules onnxoptimizer's and OnnxSlim's tests expect ------------------------- */
+
+static const MiniCase peer_cases[] = {
+	/* pool.rules: a Reduce without keepdims, then an Unsqueeze of the same axes */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[2,1,4] y", "int64[1] a = {1}, int64[1] u = {1}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceSum Relu", true},
+	/* opset 11: both axes attributes; -1 and 2 are the same axis of a rank-3 x */
+	{"reduce_mean_unsqueeze", 11, "float[2,3,4] x", "float[2,3,1] y", "",
+	 "  r = ReduceMean <axes = [-1], keepdims = 0> (x)\n  q = Unsqueeze <axes = [2]> (r)\n  y = Relu (q)\n",
+	 "ReduceMean Relu", true},
+	{"reduce_max_unsqueeze", 18, "float[2,3,4] x", "float[1,3,1] y", "int64[2] a = {0, 2}, int64[2] u = {-1, 0}",
+	 "  r = ReduceMax <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceMax Relu", true},
+	{"reduce_log_sum_exp_unsqueeze", 12, "float[2,3,4] x", "float[2,1,4] y", "",
+	 "  r = ReduceLogSumExp <axes = [1], keepdims = 0> (x)\n  q = Unsqueeze <axes = [1]> (r)\n  y = Relu (q)\n",
+	 "ReduceLogSumExp Relu", true},
+	/* another axis back */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[1,2,4] y", "int64[1] a = {1}, int64[1] u = {0}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceSum Unsqueeze Relu", false},
+	/* the reduction read elsewhere too */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[2,1,4] y, float[2,4] z", "int64[1] a = {1}, int64[1] u = {1}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n  z = Neg (r)\n",
+	 "ReduceSum Unsqueeze Relu Neg", false},
+	/* transpose.rules: a Transpose of a Gemm */
+	{"gemm_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "",
+	 "  g = Gemm <alpha = 2.0, transA = 0> (x, w)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_transpose_output", 13, "float[3,2] x, float[4,3] w", "float[4,2] y", "",
+	 "  g = Gemm <transA = 1, transB = 1> (x, w)\n  t = Transpose <perm = [1, 0]> (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "float[4] c = {1, -2, 0.5, 3}",
+	 "  g = Gemm <beta = 0.5> (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "float[2,1] c = {1, -2}",
+	 "  g = Gemm (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	/* a C that is a graph input would need a Transpose of its own */
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w, float[4] c", "float[4,2] y", "",
+	 "  g = Gemm (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Transpose Relu", false},
+	{"gemm_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y, float[2,4] z", "",
+	 "  g = Gemm (x, w)\n  t = Transpose (g)\n  y = Relu (t)\n  z = Neg (g)\n", "Gemm Transpose Relu Neg", false},
+	/* const.rules: ConvTranspose + a per-channel Add or Mul (W is [C, M, k...]) */
+	{"convtranspose_add_bias", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[1,3,1,1] k = {0.5, -1, 2}",
+	 "  c = ConvTranspose (x, w)\n  y = Add (c, k)\n", "ConvTranspose", true},
+	{"convtranspose_mul", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[3] b = {0.1, 0.2, -0.3}, float[3,1,1] k = {0.5, -1, 2}",
+	 "  c = ConvTranspose (x, w, b)\n  y = Mul (k, c)\n", "ConvTranspose", true},
+	/* two groups: output channel j is not W[:, j] alone */
+	{"convtranspose_mul", 13, "float[1,2,3,3] x", "float[1,6,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[6,1,1] k = {0.5, -1, 2, 1, 3, 4}",
+	 "  c = ConvTranspose <group = 2> (x, w)\n  y = Mul (c, k)\n", "ConvTranspose Mul", false},
+	/* an Add over the last axis is not per channel */
+	{"convtranspose_add_bias", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[4] k = {0.5, -1, 2, 1}",
+	 "  c = ConvTranspose (x, w)\n  y = Add (c, k)\n", "ConvTranspose Add", false},
+	/* 1-D Conv (rank 3): conv_add_bias and conv_mul as in 2-D */
+	{"conv_add_bias", 13, "float[1,2,5] x", "float[1,3,3] y",
+	 "float[3,2,3] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5}, float[3,1] k = {0.5, -1, 2}",
+	 "  c = Conv (x, w)\n  y = Add (c, k)\n", "Conv", true},
+	{"conv_mul", 13, "float[1,2,5] x", "float[1,3,3] y",
+	 "float[3,2,3] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5}, float[1,3,1] k = {0.5, -1, 2}",
+	 "  c = Conv (x, w)\n  y = Mul (c, k)\n", "Conv", true},
+	/* float16: the half weights round, beyond ONNX Runtime's tolerance */
+	{"conv_mul", 13, "float16[1,2,5] x", "float16[1,3,3] y",
+	 "float16[3,2,3] w = {15360, 48128, 16384, 14336, 15360, 16896, 49152, 15360, 13312, 15360, 16384, 48128, 15360, 0, 15360, 16384, 48128, 14336}, "
+	 "float16[1,3,1] k = {14336, 48128, 16384}",
+	 "  c = Conv (x, w)\n  y = Mul (c, k)\n", "Conv Mul", false},
+	/* slice.rules: Slice-1, starts and ends attributes */
+	{"slice_full", 9, "float[2,3] x", "float[2,3] y", "",
+	 "  c = Slice <starts = [0, 0], ends = [2, 9]> (x)\n  y = Relu (c)\n", "Relu", true},
+	{"slice_full_axes", 9, "float[2,3] x", "float[2,3] y", "",
+	 "  c = Slice <starts = [0], ends = [3], axes = [-1]> (x)\n  y = Relu (c)\n", "Relu", true},
+	{"slice_full", 9, "float[2,3] x", "float[2,2] y", "",
+	 "  c = Slice <starts = [0, 0], ends = [2, 2]> (x)\n  y = Relu (c)\n", "Slice Relu", false},
+	/* einsum.rules */
+	{"einsum_matmul", 12, "float[2,3] x, float[3,4] w", "float[2,4] y", "",
+	 "  e = Einsum <equation = \"ij,jk->ik\"> (x, w)\n  y = Relu (e)\n", "MatMul Relu", true},
+	{"einsum_matmul_heads", 12, "float[2,2,3,4] x, float[2,2,4,5] w", "float[2,2,3,5] y", "",
+	 "  e = Einsum <equation = \"bhij,bhjd->bhid\"> (x, w)\n  y = Relu (e)\n", "MatMul Relu", true},
+	{"einsum_matmul_heads_bt", 12, "float[2,2,3,4] x, float[2,2,5,4] w", "float[2,2,3,5] y", "",
+	 "  e = Einsum <equation = \"bhid,bhjd->bhij\"> (x, w)\n  y = Relu (e)\n", "Transpose MatMul Relu", true},
+	{"einsum_transpose", 12, "float[2,3] x", "float[3,2] y", "",
+	 "  e = Einsum <equation = \"ij->ji\"> (x)\n  y = Relu (e)\n", "Transpose Relu", true},
+	/* batch dims MatMul would broadcast and Einsum does not; another spelling */
+	{"einsum_matmul_batch", 12, "float[1,2,3] x, float[3,3,4] w", "float[3,2,4] y", "",
+	 "  e = Einsum <equation = \"bij,bjk->bik\"> (x, w)\n  y = Relu (e)\n", "Einsum Relu", false},
+	{"einsum_matmul", 12, "float[2,3] x, float[3,4] w", "float[2,4] y", "",
+	 "  e = Einsum <equation = \"mk,kn->mn\"> (x, w)\n  y = Relu (e)\n", "Einsum Relu", false},
+};
+
+START_TEST(test_peer_rules)
+{
+	const MiniCase *c = &peer_cases[_i];
+	char *text = graph_of(c->opset, c->ins, c->out, c->inits, c->body);
+	run_case(text, &(Case){c->rule, c->want_ops, c->fires, 0});
+	free(text);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3394,6 +3493,8 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_prelu_mish);
 	/* runtime/engine/split_slices.c */
 	tcase_add_test(tc, test_split_slices);
+	/* issue 27: rules the peers' tests expect */
+	tcase_add_loop_test(tc, test_peer_rules, 0, (int)(sizeof peer_cases / sizeof *peer_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }
