@@ -3434,6 +3434,97 @@ START_TEST(test_peer_rules)
 }
 END_TEST
 
+/* ---- the concat-concat pass (CATALOGUE.md D54; onnxoptimizer's fuse_consecutive_concats) ---- */
+
+/* Run the concat-concat pass alone on text: the node list after, the firings (-1: some),
+ * the main graph's first node's inputs (want_ins, "" not checked), the
+ * interface's names kept, and the outputs bit for bit. */
+static void concat_case(const char *text, const char *want_ops, int want_firings, const char *want_ins)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	char names[256] = "", after_names[256] = "", ins[256] = "";
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", ir_value(m, g->outputs[i])->name);
+	const char *only[] = {"concat-concat"};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'\n%s", ops_of(m), want_ops, text);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		fired += r.firings[i].builtin && !strcmp(r.firings[i].builtin, "concat-concat");
+	if (want_firings < 0) /* at least once: how many depends on the worklist's order */
+		ck_assert_int_gt(fired, 0);
+	else
+		ck_assert_int_eq(fired, want_firings);
+	g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		snprintf(after_names + strlen(after_names), sizeof after_names - strlen(after_names), "%s ",
+		         ir_value(m, g->outputs[i])->name);
+	ck_assert_str_eq(after_names, names);
+	if (*want_ins) {
+		IrNode *first = ir_node(m, ir_first(m, IR_MAIN_GRAPH));
+		for (uint32_t i = 0; i < first->ninputs; i++)
+			snprintf(ins + strlen(ins), sizeof ins - strlen(ins), "%s%s", i ? " " : "",
+			         ir_value(m, first->inputs[i])->name);
+		ck_assert_str_eq(ins, want_ins);
+	}
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < g->noutputs; i++) {
+		RunDiff diff;
+		run_compare_exact(before[i], after[i], &diff);
+		ck_assert_msg(diff.agree, "output %u differs\n%s", i, text);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+START_TEST(test_concat_concat)
+{
+	/* onnxoptimizer's test_fuse_concats: each inner Concat's inputs in its place */
+	concat_case(HEAD(13) "g (float[2,3,4] a, float[4,3,4] b, float[2,3,4] c, float[4,3,4] d, float[2,3,4] e, "
+	            "float[4,3,4] f, float[4,3,4] h) => (float[22,3,4] z) {\n"
+	            "  x = Concat <axis = 0> (a, b, c)\n  y = Concat <axis = 0> (d, e, f)\n  z = Concat <axis = 0> (x, h, y)\n}\n",
+	            "Concat", 1, "a b c h d e f");
+	/* ...and test_fuse_concats_different_axis: nothing */
+	concat_case(HEAD(13) "g (float[2,9,4] a, float[4,9,4] b, float[2,9,4] c, float[8,3,4] d, float[8,3,4] e, "
+	            "float[8,3,4] f) => (float[8,9,8] z) {\n"
+	            "  x = Concat <axis = 0> (a, b, c)\n  y = Concat <axis = 1> (d, e, f)\n  z = Concat <axis = 2> (x, y)\n}\n",
+	            "Concat Concat Concat", 0, "");
+	/* -1 and 1 are the same axis of rank 2; nested three deep */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c, float[2,4] d) => (float[2,10] z) {\n"
+	            "  p = Concat <axis = -1> (a, b)\n  q = Concat <axis = 1> (p, c)\n  z = Concat <axis = 1> (d, q)\n}\n",
+	            "Concat", -1, "d a b c");
+	/* the inner Concat read elsewhere too, or a graph output: it stays */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c) => (float[2,6] z, float[2,3] w) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, c)\n  w = Relu (p)\n}\n",
+	            "Concat Concat Relu", 0, "");
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c) => (float[2,6] z, float[2,3] p) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, c)\n}\n",
+	            "Concat Concat", 0, "");
+	/* read twice by the outer Concat: spliced at both places */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b) => (float[2,6] z) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, p)\n}\n",
+	            "Concat", 1, "a b a b");
+	/* inside an If branch, on outer values */
+	concat_case(HEAD(13) "g (bool k, float[2,1] a, float[2,2] b) => (float[2,4] z) {\n"
+	            "  z = If (k) <then_branch: graph = t () => (float[2,4] o) {\n"
+	            "    p = Concat <axis = 1> (a, b)\n    o = Concat <axis = 1> (p, a)\n  },\n"
+	            "              else_branch: graph = e () => (float[2,4] o2) {\n"
+	            "    o2 = Concat <axis = 1> (b, a, a)\n  }>\n}\n",
+	            "If{Concat}{Concat}", 1, "");
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3495,6 +3586,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_split_slices);
 	/* issue 27: rules the peers' tests expect */
 	tcase_add_loop_test(tc, test_peer_rules, 0, (int)(sizeof peer_cases / sizeof *peer_cases));
+	tcase_add_test(tc, test_concat_concat);
 	suite_add_tcase(s, tc);
 	return s;
 }
