@@ -3430,6 +3430,196 @@ START_TEST(test_split_slices)
 }
 END_TEST
 
+/* ---- issue 27: rules onnxoptimizer's and OnnxSlim's tests expect ------------------------- */
+
+static const MiniCase peer_cases[] = {
+	/* pool.rules: a Reduce without keepdims, then an Unsqueeze of the same axes */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[2,1,4] y", "int64[1] a = {1}, int64[1] u = {1}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceSum Relu", true},
+	/* opset 11: both axes attributes; -1 and 2 are the same axis of a rank-3 x */
+	{"reduce_mean_unsqueeze", 11, "float[2,3,4] x", "float[2,3,1] y", "",
+	 "  r = ReduceMean <axes = [-1], keepdims = 0> (x)\n  q = Unsqueeze <axes = [2]> (r)\n  y = Relu (q)\n",
+	 "ReduceMean Relu", true},
+	{"reduce_max_unsqueeze", 18, "float[2,3,4] x", "float[1,3,1] y", "int64[2] a = {0, 2}, int64[2] u = {-1, 0}",
+	 "  r = ReduceMax <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceMax Relu", true},
+	{"reduce_log_sum_exp_unsqueeze", 12, "float[2,3,4] x", "float[2,1,4] y", "",
+	 "  r = ReduceLogSumExp <axes = [1], keepdims = 0> (x)\n  q = Unsqueeze <axes = [1]> (r)\n  y = Relu (q)\n",
+	 "ReduceLogSumExp Relu", true},
+	/* another axis back */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[1,2,4] y", "int64[1] a = {1}, int64[1] u = {0}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n", "ReduceSum Unsqueeze Relu", false},
+	/* the reduction read elsewhere too */
+	{"reduce_sum_unsqueeze", 13, "float[2,3,4] x", "float[2,1,4] y, float[2,4] z", "int64[1] a = {1}, int64[1] u = {1}",
+	 "  r = ReduceSum <keepdims = 0> (x, a)\n  q = Unsqueeze (r, u)\n  y = Relu (q)\n  z = Neg (r)\n",
+	 "ReduceSum Unsqueeze Relu Neg", false},
+	/* transpose.rules: a Transpose of a Gemm */
+	{"gemm_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "",
+	 "  g = Gemm <alpha = 2.0, transA = 0> (x, w)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_transpose_output", 13, "float[3,2] x, float[4,3] w", "float[4,2] y", "",
+	 "  g = Gemm <transA = 1, transB = 1> (x, w)\n  t = Transpose <perm = [1, 0]> (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "float[4] c = {1, -2, 0.5, 3}",
+	 "  g = Gemm <beta = 0.5> (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y", "float[2,1] c = {1, -2}",
+	 "  g = Gemm (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Relu", true},
+	/* a C that is a graph input would need a Transpose of its own */
+	{"gemm_c_transpose_output", 13, "float[2,3] x, float[3,4] w, float[4] c", "float[4,2] y", "",
+	 "  g = Gemm (x, w, c)\n  t = Transpose (g)\n  y = Relu (t)\n", "Gemm Transpose Relu", false},
+	{"gemm_transpose_output", 13, "float[2,3] x, float[3,4] w", "float[4,2] y, float[2,4] z", "",
+	 "  g = Gemm (x, w)\n  t = Transpose (g)\n  y = Relu (t)\n  z = Neg (g)\n", "Gemm Transpose Relu Neg", false},
+	/* const.rules: ConvTranspose + a per-channel Add or Mul (W is [C, M, k...]) */
+	{"convtranspose_add_bias", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[1,3,1,1] k = {0.5, -1, 2}",
+	 "  c = ConvTranspose (x, w)\n  y = Add (c, k)\n", "ConvTranspose", true},
+	{"convtranspose_mul", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[3] b = {0.1, 0.2, -0.3}, float[3,1,1] k = {0.5, -1, 2}",
+	 "  c = ConvTranspose (x, w, b)\n  y = Mul (k, c)\n", "ConvTranspose", true},
+	/* two groups: output channel j is not W[:, j] alone */
+	{"convtranspose_mul", 13, "float[1,2,3,3] x", "float[1,6,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[6,1,1] k = {0.5, -1, 2, 1, 3, 4}",
+	 "  c = ConvTranspose <group = 2> (x, w)\n  y = Mul (c, k)\n", "ConvTranspose Mul", false},
+	/* an Add over the last axis is not per channel */
+	{"convtranspose_add_bias", 13, "float[1,2,3,3] x", "float[1,3,4,4] y",
+	 "float[2,3,2,2] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5, 1, 1, 2, -3, 1, 0.5}, "
+	 "float[4] k = {0.5, -1, 2, 1}",
+	 "  c = ConvTranspose (x, w)\n  y = Add (c, k)\n", "ConvTranspose Add", false},
+	/* 1-D Conv (rank 3): conv_add_bias and conv_mul as in 2-D */
+	{"conv_add_bias", 13, "float[1,2,5] x", "float[1,3,3] y",
+	 "float[3,2,3] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5}, float[3,1] k = {0.5, -1, 2}",
+	 "  c = Conv (x, w)\n  y = Add (c, k)\n", "Conv", true},
+	{"conv_mul", 13, "float[1,2,5] x", "float[1,3,3] y",
+	 "float[3,2,3] w = {1, -1, 2, 0.5, 1, 3, -2, 1, 0.25, 1, 2, -1, 1, 0, 1, 2, -1, 0.5}, float[1,3,1] k = {0.5, -1, 2}",
+	 "  c = Conv (x, w)\n  y = Mul (c, k)\n", "Conv", true},
+	/* float16: the half weights round, beyond ONNX Runtime's tolerance */
+	{"conv_mul", 13, "float16[1,2,5] x", "float16[1,3,3] y",
+	 "float16[3,2,3] w = {15360, 48128, 16384, 14336, 15360, 16896, 49152, 15360, 13312, 15360, 16384, 48128, 15360, 0, 15360, 16384, 48128, 14336}, "
+	 "float16[1,3,1] k = {14336, 48128, 16384}",
+	 "  c = Conv (x, w)\n  y = Mul (c, k)\n", "Conv Mul", false},
+	/* slice.rules: Slice-1, starts and ends attributes */
+	{"slice_full", 9, "float[2,3] x", "float[2,3] y", "",
+	 "  c = Slice <starts = [0, 0], ends = [2, 9]> (x)\n  y = Relu (c)\n", "Relu", true},
+	{"slice_full_axes", 9, "float[2,3] x", "float[2,3] y", "",
+	 "  c = Slice <starts = [0], ends = [3], axes = [-1]> (x)\n  y = Relu (c)\n", "Relu", true},
+	{"slice_full", 9, "float[2,3] x", "float[2,2] y", "",
+	 "  c = Slice <starts = [0, 0], ends = [2, 2]> (x)\n  y = Relu (c)\n", "Slice Relu", false},
+	/* einsum.rules */
+	{"einsum_matmul", 12, "float[2,3] x, float[3,4] w", "float[2,4] y", "",
+	 "  e = Einsum <equation = \"ij,jk->ik\"> (x, w)\n  y = Relu (e)\n", "MatMul Relu", true},
+	{"einsum_matmul_heads", 12, "float[2,2,3,4] x, float[2,2,4,5] w", "float[2,2,3,5] y", "",
+	 "  e = Einsum <equation = \"bhij,bhjd->bhid\"> (x, w)\n  y = Relu (e)\n", "MatMul Relu", true},
+	{"einsum_matmul_heads_bt", 12, "float[2,2,3,4] x, float[2,2,5,4] w", "float[2,2,3,5] y", "",
+	 "  e = Einsum <equation = \"bhid,bhjd->bhij\"> (x, w)\n  y = Relu (e)\n", "Transpose MatMul Relu", true},
+	{"einsum_transpose", 12, "float[2,3] x", "float[3,2] y", "",
+	 "  e = Einsum <equation = \"ij->ji\"> (x)\n  y = Relu (e)\n", "Transpose Relu", true},
+	/* batch dims MatMul would broadcast and Einsum does not; another spelling */
+	{"einsum_matmul_batch", 12, "float[1,2,3] x, float[3,3,4] w", "float[3,2,4] y", "",
+	 "  e = Einsum <equation = \"bij,bjk->bik\"> (x, w)\n  y = Relu (e)\n", "Einsum Relu", false},
+	{"einsum_matmul", 12, "float[2,3] x, float[3,4] w", "float[2,4] y", "",
+	 "  e = Einsum <equation = \"mk,kn->mn\"> (x, w)\n  y = Relu (e)\n", "Einsum Relu", false},
+};
+
+START_TEST(test_peer_rules)
+{
+	const MiniCase *c = &peer_cases[_i];
+	char *text = graph_of(c->opset, c->ins, c->out, c->inits, c->body);
+	run_case(text, &(Case){c->rule, c->want_ops, c->fires, 0});
+	free(text);
+}
+END_TEST
+
+/* ---- the concat-concat pass (CATALOGUE.md D54; onnxoptimizer's fuse_consecutive_concats) ---- */
+
+/* Run the concat-concat pass alone on text: the node list after, the firings (-1: some),
+ * the main graph's first node's inputs (want_ins, "" not checked), the
+ * interface's names kept, and the outputs bit for bit. */
+static void concat_case(const char *text, const char *want_ops, int want_firings, const char *want_ins)
+{
+	IrModel *m = parse(text);
+	EvValue **before = evaluate(m);
+	char names[256] = "", after_names[256] = "", ins[256] = "";
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", ir_value(m, g->outputs[i])->name);
+	const char *only[] = {"concat-concat"};
+	RwOptions o = {.enabled = only, .nenabled = 1};
+	Diag d;
+	diag_init(&d, stderr);
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets, 2, &o, &r, &d), "%s", d.first);
+	ck_assert_msg(ir_validate(m, &d), "%s", d.first);
+	ck_assert_msg(!strcmp(ops_of(m), want_ops), "after: '%s', want '%s'\n%s", ops_of(m), want_ops, text);
+	int fired = 0;
+	for (size_t i = 0; i < r.nfirings; i++)
+		fired += r.firings[i].builtin && !strcmp(r.firings[i].builtin, "concat-concat");
+	if (want_firings < 0) /* at least once: how many depends on the worklist's order */
+		ck_assert_int_gt(fired, 0);
+	else
+		ck_assert_int_eq(fired, want_firings);
+	g = ir_graph(m, IR_MAIN_GRAPH);
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		snprintf(after_names + strlen(after_names), sizeof after_names - strlen(after_names), "%s ",
+		         ir_value(m, g->outputs[i])->name);
+	ck_assert_str_eq(after_names, names);
+	if (*want_ins) {
+		IrNode *first = ir_node(m, ir_first(m, IR_MAIN_GRAPH));
+		for (uint32_t i = 0; i < first->ninputs; i++)
+			snprintf(ins + strlen(ins), sizeof ins - strlen(ins), "%s%s", i ? " " : "",
+			         ir_value(m, first->inputs[i])->name);
+		ck_assert_str_eq(ins, want_ins);
+	}
+	EvValue **after = evaluate(m);
+	for (uint32_t i = 0; i < g->noutputs; i++) {
+		RunDiff diff;
+		run_compare_exact(before[i], after[i], &diff);
+		ck_assert_msg(diff.agree, "output %u differs\n%s", i, text);
+		ev_unref(before[i]);
+		ev_unref(after[i]);
+	}
+	free(before);
+	free(after);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+
+START_TEST(test_concat_concat)
+{
+	/* onnxoptimizer's test_fuse_concats: each inner Concat's inputs in its place */
+	concat_case(HEAD(13) "g (float[2,3,4] a, float[4,3,4] b, float[2,3,4] c, float[4,3,4] d, float[2,3,4] e, "
+	            "float[4,3,4] f, float[4,3,4] h) => (float[22,3,4] z) {\n"
+	            "  x = Concat <axis = 0> (a, b, c)\n  y = Concat <axis = 0> (d, e, f)\n  z = Concat <axis = 0> (x, h, y)\n}\n",
+	            "Concat", 1, "a b c h d e f");
+	/* ...and test_fuse_concats_different_axis: nothing */
+	concat_case(HEAD(13) "g (float[2,9,4] a, float[4,9,4] b, float[2,9,4] c, float[8,3,4] d, float[8,3,4] e, "
+	            "float[8,3,4] f) => (float[8,9,8] z) {\n"
+	            "  x = Concat <axis = 0> (a, b, c)\n  y = Concat <axis = 1> (d, e, f)\n  z = Concat <axis = 2> (x, y)\n}\n",
+	            "Concat Concat Concat", 0, "");
+	/* -1 and 1 are the same axis of rank 2; nested three deep */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c, float[2,4] d) => (float[2,10] z) {\n"
+	            "  p = Concat <axis = -1> (a, b)\n  q = Concat <axis = 1> (p, c)\n  z = Concat <axis = 1> (d, q)\n}\n",
+	            "Concat", -1, "d a b c");
+	/* the inner Concat read elsewhere too, or a graph output: it stays */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c) => (float[2,6] z, float[2,3] w) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, c)\n  w = Relu (p)\n}\n",
+	            "Concat Concat Relu", 0, "");
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b, float[2,3] c) => (float[2,6] z, float[2,3] p) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, c)\n}\n",
+	            "Concat Concat", 0, "");
+	/* read twice by the outer Concat: spliced at both places */
+	concat_case(HEAD(13) "g (float[2,1] a, float[2,2] b) => (float[2,6] z) {\n"
+	            "  p = Concat <axis = 1> (a, b)\n  z = Concat <axis = 1> (p, p)\n}\n",
+	            "Concat", 1, "a b a b");
+	/* inside an If branch, on outer values */
+	concat_case(HEAD(13) "g (bool k, float[2,1] a, float[2,2] b) => (float[2,4] z) {\n"
+	            "  z = If (k) <then_branch: graph = t () => (float[2,4] o) {\n"
+	            "    p = Concat <axis = 1> (a, b)\n    o = Concat <axis = 1> (p, a)\n  },\n"
+	            "              else_branch: graph = e () => (float[2,4] o2) {\n"
+	            "    o2 = Concat <axis = 1> (b, a, a)\n  }>\n}\n",
+	            "If{Concat}{Concat}", 1, "");
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3492,6 +3682,9 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_prelu_mish);
 	/* runtime/engine/split_slices.c */
 	tcase_add_test(tc, test_split_slices);
+	/* issue 27: rules the peers' tests expect */
+	tcase_add_loop_test(tc, test_peer_rules, 0, (int)(sizeof peer_cases / sizeof *peer_cases));
+	tcase_add_test(tc, test_concat_concat);
 	suite_add_tcase(s, tc);
 	return s;
 }

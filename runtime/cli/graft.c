@@ -1458,6 +1458,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
 		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"
 		       "  split-slices (extended level: Slices that tile a value along one axis become one Split, B21),\n"
+		       "  concat-concat (basic level: a Concat's inputs that are Concats on its axis, read by it alone, spliced in, D54),\n"
 		       "  layout-nhwc (--layout nhwc: Conv to com.microsoft NhwcConv between Transposes, J125)\n");
 		return EXIT_OK;
 	}

@@ -45,6 +45,7 @@ struct Rewriter {
 	bool imported_vendor;  /* the rewriter imported com.microsoft (dropped at the end if unused) */
 	Layout *layout;             /* the layout level's Transpose pushing; NULL when off */
 	bool split_slices;          /* the extended level's Slices -> Split pass is on */
+	bool concat_concat;         /* the basic level's Concat-of-Concat pass is on */
 	bool allow_vendor_ops_asked;    /* o.allow_vendor_ops as asked (--layout nhwc holds it back) */
 	bool check_kernels;         /* every node of the input has an ORT CPU kernel: results must too */
 	bool **enabled;             /* [set][rule] */
@@ -576,7 +577,8 @@ static bool names_rule(const char *name, const RwRule *r)
 
 bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
 {
-	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices"};
+	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices",
+	                                      "concat-concat"};
 	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
 		if (strcmp(name, builtin[i]) == 0)
 			return true;
@@ -1666,6 +1668,118 @@ static bool try_split_slices(Rewriter *rw, NodeId n)
 
 /* ---- --layout nhwc: channels-last forms at the fixpoint (nhwc.c) ------------------------- */
 
+/* ---- a Concat of Concats on its axis -> one Concat (CATALOGUE.md D54) ---------------------- */
+
+/* Concat's axis counted from 0 (rank: the output's; -1 unknown); false if
+ * the node sets none (Concat-1's default of 1 is left alone). */
+static bool concat_axis(IrModel *m, NodeId n, int64_t *axis)
+{
+	const IrAttr *a = ir_attr(m, n, "axis");
+	if (!a || a->type != ATTR_INT)
+		return false;
+	*axis = a->i;
+	int rank = ir_value(m, ir_node(m, n)->outputs[0])->shape.rank;
+	if (*axis < 0 && rank > 0)
+		*axis += rank;
+	return true;
+}
+
+/* Input v of Concat n is a Concat on the same axis, in n's graph, read by
+ * nothing but n (not a graph output, not an outer value of a body): its
+ * inputs can take its place. */
+static bool inner_concat(IrModel *m, NodeId n, ValueId v, int64_t axis)
+{
+	if (!v)
+		return false;
+	NodeId p = ir_value(m, v)->producer;
+	IrNode *pn = p ? ir_node(m, p) : NULL;
+	int64_t pa;
+	if (!pn || pn->dead || pn->kind != OP_Concat || pn->domain[0] || pn->noutputs != 1 ||
+	    pn->graph != ir_node(m, n)->graph || !concat_axis(m, p, &pa) || pa != axis || axis < 0)
+		return false;
+	IrValue *val = ir_value(m, v);
+	if (val->is_output)
+		return false;
+	for (uint32_t u = 0; u < val->nuses; u++)
+		if (val->uses[u].node != n)
+			return false;
+	return true;
+}
+
+/* The pass (onnxoptimizer's fuse_consecutive_concats): every input of n that
+ * is a Concat on n's axis, read only by n, is replaced by its inputs, in
+ * place; a new Concat takes n's place.  Exact: the same elements in the
+ * same order.  A rule cannot say it: its result would splice a list of
+ * inputs into another at any position. */
+static bool try_concat_concat(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	IrNode *node = ir_node(m, n);
+	int64_t axis;
+	if (!rw->concat_concat || node->kind != OP_Concat || node->domain[0] || node->noutputs != 1 ||
+	    !node->outputs[0] || !concat_axis(m, n, &axis) || axis < 0)
+		return false;
+	uint32_t total = 0;
+	bool any = false;
+	for (uint32_t i = 0; i < node->ninputs; i++)
+		if (inner_concat(m, n, node->inputs[i], axis)) {
+			total += ir_node(m, ir_value(m, node->inputs[i])->producer)->ninputs;
+			any = true;
+		} else {
+			total++;
+		}
+	if (!any)
+		return false;
+	ValueId *ins = malloc(sizeof *ins * ((size_t)total + 1));  /* any number of inputs */
+	NodeId *inner = malloc(sizeof *inner * ((size_t)node->ninputs + 1));
+	if (!ins || !inner)
+		abort();
+	uint32_t k = 0;
+	int ninner = 0;
+	for (uint32_t i = 0; i < node->ninputs; i++) {
+		ValueId v = node->inputs[i];
+		if (inner_concat(m, n, v, axis)) {
+			NodeId p = ir_value(m, v)->producer;
+			inner[ninner++] = p;
+			for (uint32_t j = 0; j < ir_node(m, p)->ninputs; j++)
+				ins[k++] = ir_node(m, p)->inputs[j];
+		} else {
+			ins[k++] = v;
+		}
+	}
+	GraphId g = node->graph;
+	ValueId old = node->outputs[0];
+	const char *name = ir_fresh_name(m, ir_value(m, old)->name);
+	NodeId c = ir_node_new(m, g, n, "", "Concat", NULL, ins, k, &name, 1);
+	ir_copy_attrs(m, c, n);
+	ValueId nv = ir_node(m, c)->outputs[0];
+	ir_value_set_type(m, nv, ir_value(m, old)->dtype, &ir_value(m, old)->shape);
+	RwFiring *f = new_firing(rw, -1, "concat-concat");
+	add_name(&f->matched, &f->nmatched, firing_label(rw, n));
+	for (int i = 0; i < ninner; i++)
+		add_name(&f->matched, &f->nmatched, firing_label(rw, inner[i]));
+	add_name(&f->created, &f->ncreated, firing_label(rw, c));
+	/* a graph output keeps its name: the new Concat's output takes it */
+	ir_replace_all_uses(m, old, nv);
+	const char *keep = ir_value(m, old)->is_output ? ir_value(m, old)->name : NULL;
+	IrGraph *gr = ir_graph(m, g);
+	for (uint32_t j = 0; keep && j < gr->noutputs; j++)
+		if (gr->outputs[j] == old)
+			ir_set_output(m, g, j, nv);
+	remove_if_dead(rw, n, f);
+	if (keep)
+		ir_value_rename(m, nv, keep);
+	Diag quiet;
+	diag_init(&quiet, NULL);
+	infer_node(rw->infer, c, &quiet);
+	push(rw, c);
+	push_consumers(rw, nv);
+	free(ins);
+	free(inner);
+	rw->res->rewrites++;
+	return true;
+}
+
 static void compute_enabled(Rewriter *rw);
 static void seed(Rewriter *rw);
 
@@ -1915,6 +2029,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	if (pass_enabled(o, RW_LEVEL_LAYOUT, "push-transpose"))
 		rw.layout = layout_new();
 	rw.split_slices = pass_enabled(o, RW_LEVEL_EXTENDED, "split-slices");
+	rw.concat_concat = pass_enabled(o, RW_LEVEL_BASIC, "concat-concat");
 	bool nhwc_pending = o->layout_nhwc;
 	/* with --layout nhwc the vendor rules wait for the channels-last forms (to_nhwc) */
 	rw.allow_vendor_ops_asked = o->allow_vendor_ops;
@@ -1970,6 +2085,10 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		}
 		if (try_split_slices(&rw, n)) {
 			DEBUG_VALIDATE(&rw, "split-slices");
+			continue;
+		}
+		if (try_concat_concat(&rw, n)) {
+			DEBUG_VALIDATE(&rw, "concat-concat");
 			continue;
 		}
 		for (int p = 0; p < rw.npasses && !ir_node(m, n)->dead; p++) {

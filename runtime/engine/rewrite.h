@@ -162,7 +162,7 @@ void rw_result_free(RwResult *r);
 /* Does name, as RwOptions.enabled/disabled take it, name something of these
  * sets: a rule, a rule file (path, file name, or file name without
  * .rules), a level, or a built-in pass they switch (inline-if,
- * push-transpose, split-slices)?  For the CLI to refuse a typo. */
+ * push-transpose, split-slices, concat-concat)?  For the CLI to refuse a typo. */
 bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name);
 /* The name of the rule or pass of a firing. */
 const char *rw_firing_name(const RwRuleSet *const *sets, const RwFiring *f);
