@@ -119,6 +119,28 @@ START_TEST(test_broadcast_symbolic)
 }
 END_TEST
 
+/* A KV cache's total length: the Concat of past and new keys is past + seq,
+ * and so is the Range over Shape(past)[2] + Shape(ids)[1] that builds the
+ * causal mask: one canonical name (terms sorted), so the two are one dim. */
+START_TEST(test_symbolic_sums)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[b,2,past,16] pk, float[b,2,seq,16] k, int64[b,seq] ids, float[b,2,x,16] k3) => (t, r, t3) "
+		"<int64 two = {2}, int64 one = {1}, int64 zero = {0}> {\n"
+		"  t = Concat <axis = 2> (pk, k)\n"
+		"  t3 = Concat <axis = 2> (k3, t)\n"
+		"  sp = Shape (pk)\n  p = Gather (sp, two)\n  si = Shape (ids)\n  s = Gather (si, one)\n"
+		"  n = Add (s, p)\n  r = Range (zero, n, one)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "t", "float[b,2,past + seq,16]");
+	ck_type(f, "r", "int64[past + seq]");
+	ck_type(f, "t3", "float[b,2,past + seq + x,16]");
+	fixture_free(&f);
+}
+END_TEST
+
 START_TEST(test_broadcast_contradiction)
 {
 	Fixture f = infer_text(
@@ -731,6 +753,7 @@ Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
 	TCase *tc = tcase_create("rules");
+	tcase_add_test(tc, test_symbolic_sums);
 	tcase_add_test(tc, test_broadcast_symbolic);
 	tcase_add_test(tc, test_broadcast_contradiction);
 	tcase_add_test(tc, test_conv_pool_sizes);

@@ -616,11 +616,53 @@ bool infer_computed_dim(InferState *s, ValueId v, int i, Dim *out)
 
 /* ---- known values: int vectors with symbols ------------------------------------ */
 
+#define SYM_SUM_MAX_TERMS 8
+
+/* Split a sum symbol "a + b + c" into terms (pointers into buf); count or -1. */
+static int sum_terms(const char *s, char *buf, size_t cap, const char **terms, int n)
+{
+	if (strlen(s) >= cap)
+		return -1;
+	strcpy(buf, s);
+	char *p = buf;
+	for (;;) {
+		if (n == SYM_SUM_MAX_TERMS)
+			return -1;
+		terms[n++] = p;
+		char *plus = strstr(p, " + ");
+		if (!plus)
+			return n;
+		*plus = 0;
+		p = plus + 3;
+	}
+}
+
+static int cmp_term(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+const char *sym_sum_name(IrModel *m, const char *a, const char *b)
+{
+	char ba[256], bb[256], out[520];
+	const char *terms[SYM_SUM_MAX_TERMS];
+	int n = sum_terms(a, ba, sizeof ba, terms, 0);
+	if (n < 0 || (n = sum_terms(b, bb, sizeof bb, terms, n)) < 0)
+		return NULL;
+	qsort(terms, (size_t)n, sizeof *terms, cmp_term);
+	size_t len = 0;
+	for (int i = 0; i < n; i++) {
+		int k = snprintf(out + len, sizeof out - len, "%s%s", i ? " + " : "", terms[i]);
+		if (k < 0 || (size_t)k >= sizeof out - len)
+			return NULL;
+		len += (size_t)k;
+	}
+	return arena_strdup(m->arena, out);
+}
+
 static SymInt sym_known(int64_t v) { SymInt e = {true, v, NULL}; return e; }
 static SymInt sym_unknown(void) { SymInt e = {false, 0, NULL}; return e; }
 
-/* Elementwise arithmetic on one pair; symbols survive x*1, x+0, x-0, x/1. */
-static SymInt sym_arith(OpKind op, SymInt a, SymInt b)
+/* Elementwise arithmetic on one pair; symbols survive x*1, x+0, x-0, x/1,
+ * and two symbols add to their sum's symbol (sym_sum_name). */
+static SymInt sym_arith(IrModel *m, OpKind op, SymInt a, SymInt b)
 {
 	if (a.known && b.known) {
 		int64_t x = a.v, y = b.v;
@@ -644,7 +686,15 @@ static SymInt sym_arith(OpKind op, SymInt a, SymInt b)
 		}
 	}
 	switch (op) {
-	case OP_Add: if (b.known && b.v == 0) return a; if (a.known && a.v == 0) return b; break;
+	case OP_Add:
+		if (b.known && b.v == 0) return a;
+		if (a.known && a.v == 0) return b;
+		if (!a.known && !b.known && a.sym && b.sym) {
+			SymInt e = {false, 0, sym_sum_name(m, a.sym, b.sym)};
+			if (e.sym)
+				return e;
+		}
+		break;
 	case OP_Sub: if (b.known && b.v == 0) return a; break;
 	case OP_Mul: if (b.known && b.v == 1) return a; if (a.known && a.v == 1) return b; break;
 	case OP_Div: if (b.known && b.v == 1) return a; break;
@@ -862,7 +912,7 @@ static IVec *propagate_vec(InferCtx *c)
 			return NULL;
 		r = vec_new(rank, n);
 		for (int i = 0; i < n; i++) {
-			r->e[i] = sym_arith(op, vec_at(a, i), vec_at(b, i));
+			r->e[i] = sym_arith(c->m, op, vec_at(a, i), vec_at(b, i));
 			if (r->e[i].known && out_dt != DT_BOOL)
 				r->e[i].v = cast_int(r->e[i].v, inf_dtype(c, 0));
 		}

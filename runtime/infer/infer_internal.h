@@ -143,5 +143,9 @@ bool inf_broadcast(InferCtx *c, int ra, const Dim *a, int rb, const Dim *b, int 
 bool inf_axis(InferCtx *c, int64_t axis, int rank, int *out);
 /* Dim from one element of a known int vector. */
 Dim dim_from_sym(SymInt e);
+/* The symbol of the sum of two symbols (each maybe a sum already): its terms
+ * sorted and joined with " + ", so past + seq from a Concat of the KV cache
+ * and seq + past from a Range's length are one name; in m's arena. */
+const char *sym_sum_name(IrModel *m, const char *a, const char *b);
 
 #endif

@@ -51,7 +51,7 @@ static Dim dim_mul(Dim a, int64_t k)
 	return __builtin_mul_overflow(a.size, k, &p) ? dim_unknown() : dim_n(p);
 }
 
-static Dim dim_add(Dim a, Dim b)
+static Dim dim_add(InferCtx *c, Dim a, Dim b)
 {
 	int64_t sum;
 	if (dim_known(a) && dim_known(b))
@@ -60,6 +60,11 @@ static Dim dim_add(Dim a, Dim b)
 		return b;
 	if (b.size == 0)
 		return a;
+	if (!dim_known(a) && !dim_known(b) && a.param && b.param) {
+		Dim d = {-1, sym_sum_name(c->m, a.param, b.param)};
+		if (d.param)
+			return d;
+	}
 	return dim_unknown();
 }
 
@@ -1043,7 +1048,7 @@ static bool r_concat(InferCtx *c)
 		}
 		for (int k = 0; k < rank; k++) {
 			if (k == axis)
-				out[k] = first ? d[k] : dim_add(out[k], d[k]);
+				out[k] = first ? d[k] : dim_add(c, out[k], d[k]);
 			else if (!dim_unify(out[k], d[k], &out[k]))
 				return inf_fail(c, "dim %d differs between inputs (%lld and %lld)", k,
 				                (long long)out[k].size, (long long)d[k].size);
