@@ -2044,6 +2044,18 @@ START_TEST(test_llama_blocks)
 	free(lt);
 	free(g);
 	free(b);
+	/* in a float16 model: the statistics in float32 between Casts (stash_type 1) */
+	const char *half = "g (float16[2,3,4] x) => (float16[2,3,4] y) <float eps = {1e-6}, float one = {1}, "
+	                   "float16[4] w = {14336, 15360, 15872, 16384}, int64[1] ax = {-1}> {\n"
+	                   "  xf = Cast <to = 1> (x)\n  p = Mul (xf, xf)\n  m = ReduceMean <keepdims = 1> (p, ax)\n"
+	                   "  a = Add (m, eps)\n  s = Sqrt (a)\n  r = Div (one, s)\n  d = Mul (xf, r)\n"
+	                   "  h = Cast <to = 10> (d)\n  y = Mul (w, h)\n}\n";
+	t = fmt(HEAD(23) "%s", half);
+	vendor_case(t, "RMSNormalization", "RMSNormalization", 1e-3);
+	free(t);
+	t = fmt(HEAD(18) "%s", half);
+	vendor_case(t, "SimplifiedLayerNormalization", "Cast Mul ReduceMean Add Sqrt Reciprocal Mul Cast Mul", 1e-3);
+	free(t);
 	vendor_case(HEAD(17) "g (float[2,8] x) => (float[2,8] y) {\n  s = Sigmoid (x)\n  y = Mul (x, s)\n}\n",
 	            "QuickGelu", "Sigmoid Mul", 1e-5);
 	vendor_case(HEAD(17) "g (double[2,8] x) => (double[2,8] y) {\n  s = Sigmoid (x)\n  y = Mul (x, s)\n}\n",
@@ -2070,6 +2082,14 @@ START_TEST(test_rotary_embedding)
 	run_case(t, &(Case){"rotary_embedding", "Concat Cos Unsqueeze Sin Unsqueeze Mul Split Neg Concat Mul Add",
 	                    false, 0});
 	free(t);
+	/* float16: cos and sin computed in float32, cast to the model's type */
+	run_case(HEAD(23) "g (float16[b,4,s,8] x, float[b,s,4] m) => (float16[b,4,s,8] y) "
+	         "<int64[1] one = {1}, int64[2] halves = {4, 4}> {\n"
+	         "  c2 = Concat <axis = -1> (m, m)\n  c = Cos (c2)\n  ch = Cast <to = 10> (c)\n  cu = Unsqueeze (ch, one)\n"
+	         "  s = Sin (c2)\n  sh = Cast <to = 10> (s)\n  su = Unsqueeze (sh, one)\n"
+	         "  a = Mul (x, cu)\n  x1, x2 = Split <axis = 3> (x, halves)\n  n = Neg (x2)\n"
+	         "  r = Concat <axis = -1> (n, x1)\n  b = Mul (r, su)\n  y = Add (a, b)\n}\n",
+	         &(Case){"rotary_embedding_cast", "Cos Cast Sin Cast RotaryEmbedding", true, 1e-3});
 }
 END_TEST
 

@@ -17,6 +17,15 @@ logits and the present keys/values out) and OUTDIR/llama_decode.onnx (the
 same plus past_key_N/past_value_N [batch, kv_heads, past, head_dim]), both
 with dynamic batch/sequence/past dims, opset 17.  Needs Debian's
 python3-torch (only for regenerating; the tests read the committed .onnx).
+
+--dtype float16 writes the float16 model Hugging Face exports from a half
+model (torch 1.13 cannot run half Linear layers on CPU, so the model is
+traced in float32 and then typed): weights, activations and the KV cache in
+float16, the RMSNorm statistics, the rotary angles and the softmax in float32
+between explicit Casts, as modeling_llama computes them.  The model's own
+`.to(dtype)` casts are traced through ToModelDtype, a marker finish_model()
+turns into the Cast to the model's type; it then gives every float constant
+the type of the values it meets.
 """
 import argparse
 import math
@@ -26,6 +35,33 @@ import torch
 from torch import nn
 
 
+class ToModelDtype(torch.autograd.Function):
+    """x.to(model dtype): the identity while tracing in float32, exported as
+    a marker op graft_export::ToModel that finish_model() turns into the Cast
+    to the model's type (a Cast typed half in the trace would make the
+    exporter cast it back to the traced float32 wherever it meets a float)."""
+
+    @staticmethod
+    def forward(ctx, x, float32=False):
+        return x.clone()
+
+    @staticmethod
+    def symbolic(g, x, float32=False):
+        y = g.op("graft_export::ToModel", x, float32_i=int(float32))
+        y.setType(x.type())
+        return y
+
+
+def to_float32(x):
+    """x.to(torch.float32) as modeling_llama writes it (a marker too: traced
+    in float32, a plain .float() would vanish and its users read x)."""
+    return ToModelDtype.apply(x, True)
+
+
+def to_model(x):
+    return ToModelDtype.apply(x)
+
+
 class RMSNorm(nn.Module):
     def __init__(self, dim, eps=1e-6):
         super().__init__()
@@ -33,11 +69,10 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x):
-        dtype = x.dtype
-        x = x.to(torch.float32)
+        x = to_float32(x)
         variance = x.pow(2).mean(-1, keepdim=True)
         x = x * torch.rsqrt(variance + self.eps)
-        return self.weight * x.to(dtype)
+        return self.weight * to_model(x)
 
 
 def rotate_half(x):
@@ -65,7 +100,7 @@ class Rotary(nn.Module):
         # [batch, seq, head_dim / 2] frequencies, duplicated to head_dim
         freqs = position_ids[:, :, None].float() * self.inv_freq[None, None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        return to_model(emb.cos()), to_model(emb.sin())
 
 
 class Attention(nn.Module):
@@ -94,7 +129,7 @@ class Attention(nn.Module):
         k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
         scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
         scores = scores + mask
-        probs = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        probs = to_model(torch.softmax(to_float32(scores), dim=-1))
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
         return self.o_proj(out), present
 
@@ -151,6 +186,99 @@ class Decoder(nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
+def finish_model(path, half):
+    """The markers become Casts to the model's type; with half, the float32
+    trace is typed as the float16 model: graph inputs/outputs and float
+    initializers and constants in float16, except where a constant meets a
+    float32 value (the statistics between the model's Casts)."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto as T
+
+    m = onnx.load(path)
+    g = m.graph
+    for n in g.node:
+        if n.domain == "graft_export":
+            f32 = any(a.name == "float32" and a.i for a in n.attribute)
+            n.op_type, n.domain = "Cast", ""
+            del n.attribute[:]
+            n.attribute.append(helper.make_attribute("to", T.FLOAT16 if half and not f32 else T.FLOAT))
+    keep = [o for o in m.opset_import if o.domain != "graft_export"]
+    del m.opset_import[:]
+    m.opset_import.extend(keep)
+    if not half:
+        onnx.checker.check_model(m)
+        onnx.save(m, path)
+        return
+    F16, F32 = T.FLOAT16, T.FLOAT
+    for vi in list(g.input) + list(g.output):
+        if vi.type.tensor_type.elem_type == F32:
+            vi.type.tensor_type.elem_type = F16
+    del g.value_info[:]  # the trace's float32 types of intermediates
+    inits = {t.name: t for t in g.initializer}
+    consts = {n.output[0]: n for n in g.node if n.op_type == "Constant"}
+    dtype = {vi.name: vi.type.tensor_type.elem_type for vi in g.input}
+    same_as_input = {"Gather", "Reshape", "Transpose", "Unsqueeze", "Squeeze", "Slice", "Concat", "Split",
+                     "Expand", "Neg", "Sqrt", "Cos", "Sin", "Softmax", "Sigmoid", "Identity", "ReduceMean",
+                     "MatMul", "Add", "Mul", "Div", "Sub", "Pow", "Where", "Range"}
+    typed = {}
+
+    def const_type(name):
+        if name in inits:
+            return inits[name].data_type
+        if name in consts:
+            return consts[name].attribute[0].t.data_type
+        return None
+
+    def retype(name, to):
+        """The constant `name` as type `to` (a copy named for it if needed)."""
+        t = inits[name] if name in inits else consts[name].attribute[0].t
+        if t.data_type == to or t.data_type not in (F16, F32):
+            return name
+        key = (name, to)
+        if key not in typed:
+            arr = numpy_helper.to_array(t).astype(np.float32)
+            if to == F16:
+                arr = np.clip(arr, -65504.0, 65504.0).astype(np.float16)
+            new = numpy_helper.from_array(arr, name + ("_f16" if to == F16 else "_f32"))
+            g.initializer.append(new)
+            inits[new.name] = new
+            typed[key] = new.name
+        return typed[key]
+
+    for n in g.node:
+        if n.op_type == "Constant":
+            continue
+        ins = list(n.input)
+        live = [dtype.get(i) for i in ins if i and const_type(i) is None]
+        floats = [d for d in live if d in (F16, F32)]
+        want = floats[0] if floats else F16
+        first = 1 if n.op_type == "Where" else 0
+        for k, i in enumerate(ins):
+            if i and const_type(i) in (F16, F32) and not (n.op_type == "Range"):
+                if n.op_type in ("Reshape", "Expand", "Slice", "Unsqueeze", "Squeeze", "Split") and k > 0:
+                    continue
+                n.input[k] = retype(i, want)
+        if n.op_type == "Cast":
+            out = next(a.i for a in n.attribute if a.name == "to")
+        elif n.op_type in ("Shape", "Size"):
+            out = T.INT64
+        elif n.op_type in ("Equal", "Greater", "Less", "Not", "And", "Or"):
+            out = T.BOOL
+        elif n.op_type == "ConstantOfShape":
+            out = next((a.t.data_type for a in n.attribute if a.name == "value"), F32)
+        elif n.op_type in same_as_input:
+            src = n.input[first]
+            out = dtype.get(src, const_type(src))
+        else:
+            out = None
+        for o in n.output:
+            if out is not None:
+                dtype[o] = out
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
@@ -165,8 +293,6 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     model = Decoder(a.vocab, a.hidden, a.heads, a.kv_heads, a.hidden * 2, a.layers).eval()
-    if a.dtype == "float16":
-        model = model.half()
     os.makedirs(a.outdir, exist_ok=True)
     suffix = ("" if a.dtype == "float32" else "_fp16") + ("_static" if a.static else "")
     hd = a.hidden // a.heads
@@ -183,8 +309,9 @@ def main():
     with torch.no_grad():
         torch.onnx.export(model, (ids, pos), os.path.join(a.outdir, f"llama_prefill{suffix}.onnx"),
                           input_names=names_io, output_names=["logits"] + present_names,
-                          dynamic_axes=None if a.static else dyn, opset_version=a.opset)
-        dtype = torch.float16 if a.dtype == "float16" else torch.float32
+                          dynamic_axes=None if a.static else dyn, opset_version=a.opset,
+                          custom_opsets={"graft_export": 1})
+        dtype = torch.float32  # traced in float32 (finish_model types the float16 model)
         past = []
         past_names = []
         for i in range(a.layers):
@@ -196,7 +323,10 @@ def main():
         pos1 = torch.tensor([[5]])
         torch.onnx.export(model, (ids1, pos1, *past), os.path.join(a.outdir, f"llama_decode{suffix}.onnx"),
                           input_names=names_io + past_names, output_names=["logits"] + present_names,
-                          dynamic_axes=None if a.static else dyn, opset_version=a.opset)
+                          dynamic_axes=None if a.static else dyn, opset_version=a.opset,
+                          custom_opsets={"graft_export": 1})
+    for kind in ("prefill", "decode"):
+        finish_model(os.path.join(a.outdir, f"llama_{kind}{suffix}.onnx"), a.dtype == "float16")
 
 
 if __name__ == "__main__":
