@@ -2120,6 +2120,38 @@ START_TEST(test_attention_symbolic)
 }
 END_TEST
 
+/* The LLaMA-style decoders of tests/llama/ (torch exports, dynamic dims)
+ * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses,
+ * in float32 and float16, the decode step (KV cache) too.  ONNX Runtime's
+ * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
+START_TEST(test_llama_decoder)
+{
+	const char *graft = getenv("GRAFT");
+	if (!graft) {
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+		return;
+	}
+	static const struct { const char *model, *fired[4], *nodes; } cases[] = {
+		{"llama_prefill", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
+		                   "attention_mask_scaled_div        2"}, "499 -> 110 nodes"},
+		{"llama_decode", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
+		                  "attention_mask_scaled_div        2"}, "508 -> 119 nodes"},
+		{"llama_prefill_fp16", {"rms_norm_half                5", "rotary_embedding_cast        4"}, "499 -> 126 nodes"},
+	};
+	char *tmp = temp_dir();
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *out, *cmd = fmt("%s optimize tests/llama/%s.onnx -o %s/o.onnx --target-opset 23", graft, cases[i].model, tmp);
+		ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);
+		for (int k = 0; k < 4 && cases[i].fired[k]; k++)
+			ck_assert_msg(strstr(out, cases[i].fired[k]), "%s: no '%s' in\n%s", cases[i].model, cases[i].fired[k], out);
+		ck_assert_msg(strstr(out, cases[i].nodes), "%s: no '%s' in\n%s", cases[i].model, cases[i].nodes, out);
+		free(out);
+		free(cmd);
+	}
+	free(tmp);
+}
+END_TEST
+
 /* dynamic quantization as onnxruntime.quantization writes it: A quantized by
  * DynamicQuantizeLinear, MatMulInteger with a constant uint8 weight, Cast,
  * times the scales' product, plus a bias -> DynamicQuantizeMatMul with its
@@ -3671,6 +3703,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_llama_blocks);
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
+	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);
 	tcase_add_test(tc, test_attention_core);

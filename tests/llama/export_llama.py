@@ -275,6 +275,10 @@ def finish_model(path, half):
         for o in n.output:
             if out is not None:
                 dtype[o] = out
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]  # the float32 originals of retyped weights go
+    del g.initializer[:]
+    g.initializer.extend(keep)
     onnx.checker.check_model(m)
     onnx.save(m, path)
 
