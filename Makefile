@@ -33,6 +33,7 @@
 #                   the interpreter, graftc on 5000 rules, the --rules loop
 #   make bench-corpus  graft optimize against ONNX Runtime's session creation
 #                   and cp on every corpus torch model, interleaved (BENCH_REPS=5)
+#   make bench-llama   a LLaMA-style decoder: graft against ONNX Runtime's levels
 
 CC       ?= cc
 BUILD    ?= build
@@ -53,7 +54,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus clean \
+.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -350,6 +351,10 @@ bench-corpus: $(BUILD)/graft
 	  test -d $(ORT_TOOLS) || { echo "bench-corpus: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
 	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-5}
+# The LLaMA-style decoder table (BENCHMARKS.md, issue 27): needs Debian's
+# python3-torch to export the models (not installed by make deps).
+bench-llama: $(BUILD)/graft ort-tools
+	bash tests/bench/llama_table.sh $(BUILD)/graft $(ORT_LOCAL)
 # 100 generated rules: graftc's decision tree against the rules in turn.
 $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	@mkdir -p $(GEN)
