@@ -2204,6 +2204,17 @@ START_TEST(test_vendor_embed_layer_norm)
 	         tables);
 	vendor_case(text, "Cast Cast EmbedLayerNormalization",
 	            "Gather Shape Expand Gather Add Gather Add LayerNormalization", 1e-5);
+	/* static shapes: the position rows already folded into a [2, 3, 2] constant, the
+	 * batch rows alike (ORT's formats 1, 5, 7); not when they differ */
+	const char *folded = HEAD(17) "g (int64[2,3] ids, int64[2,3] sids) => (float[2,3,2] y) <%s, "
+	                     "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64[2,3] sids = {0, 1, 1, 0, 0, 1}, "
+	                     "float[2,3,2] pe = {1, -1, 2, -2, 3, -3, %s}> {\n"
+	                     "  e = Gather (w, ids)\n  a = Add (e, pe)\n"
+	                     "  se = Gather (sw, sids)\n  s = Add (a, se)\n  y = LayerNormalization <axis = -1, epsilon = 1e-5> (s, gm, bt)\n}\n";
+	snprintf(text, sizeof text, folded, tables, "1, -1, 2, -2, 3, -3");
+	vendor_case(text, "Cast Cast EmbedLayerNormalization", "Gather Add Gather Add LayerNormalization", 1e-5);
+	snprintf(text, sizeof text, folded, tables, "1, -1, 2, -2, 3, 3");
+	vendor_case(text, "Gather Add Gather SkipLayerNormalization", "Gather Add Gather Add LayerNormalization", 1e-5);
 	/* segment ids of another shape: not fused (the kernel needs the ids' shape) */
 	snprintf(text, sizeof text, HEAD(17) "g (int64[B,3] ids, int64[1,3] sids) => (float[B,3,2] y) <%s, "
 	         "int64[2,3] ids = {0, 1, 4, 3, 2, 1}, int64[1,3] sids = {0, 1, 1}, int64[1,3] pos = {0, 1, 2}> {\n"

@@ -1333,6 +1333,22 @@ bool graft_positions(Rewriter *rw, ValueId t, int64_t n)
 	return ok;
 }
 
+bool graft_batch_rows_equal(Rewriter *rw, ValueId t)
+{
+	EvValue *c = const_of(rw, t);
+	bool ok = c && c->rank >= 2 && c->dims[0] >= 1 && c->dtype != DT_STRING;
+	if (ok) {
+		size_t row = (size_t)(c->numel / c->dims[0]) * ev_elem_size(c->dtype);
+		const unsigned char *p = c->data;
+		for (int64_t i = 1; ok && i < c->dims[0]; i++)
+			ok = memcmp(p, p + (size_t)i * row, row) == 0;
+	}
+	ev_unref(c);
+	return ok;
+}
+
+bool graft_not_constant(Rewriter *rw, ValueId v) { return v && !rw_is_const(rw, v); }
+
 bool graft_no_zeros(Rewriter *rw, RwgInts s)
 {
 	(void)rw;

@@ -260,6 +260,13 @@ bool graft_all_nonzero(Rewriter *rw, ValueId t);
 bool graft_rows_any(Rewriter *rw, ValueId t);
 bool graft_same_shape(Rewriter *rw, ValueId a, ValueId b);
 bool graft_positions(Rewriter *rw, ValueId t, int64_t n);
+/* Is the constant t (rank >= 2) the same along axis 0: every slice t[i]
+ * equal, bit for bit, to t[0]?  (A static model's folded position
+ * embeddings, [batch, seq, hidden] with every batch row alike.) */
+bool graft_batch_rows_equal(Rewriter *rw, ValueId t);
+/* v is data, not a constant of the model (what [nonnegative_indices]
+ * assumes of ids holds only for data: a constant's values are known). */
+bool graft_not_constant(Rewriter *rw, ValueId v);
 /* No element of s is 0 (a Reshape shape that copies no input dim). */
 bool graft_no_zeros(Rewriter *rw, RwgInts s);
 /* Converting from dtype `from` to `to` is exact for every value of `from`. */

@@ -40,6 +40,8 @@ static void x_all_nonzero(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = g
 static void x_rows_any(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_rows_any(rw, a[0].v); }
 static void x_same_shape(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_same_shape(rw, a[0].v, a[1].v); }
 static void x_positions(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_positions(rw, a[0].v, a[1].i); }
+static void x_batch_rows_equal(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_batch_rows_equal(rw, a[0].v); }
+static void x_not_constant(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_not_constant(rw, a[0].v); }
 static void x_no_zeros(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_no_zeros(rw, a[0].ints); }
 static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 {
@@ -53,6 +55,8 @@ static ExternDef builtin_externs[] = {
 	{"graft_rows_any", "b(t)", x_rows_any},
 	{"graft_same_shape", "b(vv)", x_same_shape},
 	{"graft_positions", "b(ti)", x_positions},
+	{"graft_batch_rows_equal", "b(t)", x_batch_rows_equal},
+	{"graft_not_constant", "b(v)", x_not_constant},
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };

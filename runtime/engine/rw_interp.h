@@ -8,7 +8,7 @@
  *
  * Externs: a rules file may call the C helpers libgraft ships
  * (graft_reciprocal_exact, graft_all_greater, graft_all_nonzero, graft_rows_any,
- * graft_same_shape, graft_positions, graft_no_zeros, graft_cast_lossless) and any
+ * graft_same_shape, graft_positions, graft_batch_rows_equal, graft_not_constant, graft_no_zeros, graft_cast_lossless) and any
  * registered with rw_register_extern() before loading; calling another one
  * is an error at the call's file:line:col. */
 #ifndef GRAFT_RW_INTERP_H
