@@ -521,6 +521,9 @@ static const MiniCase mini_cases[] = {
 	{"reshape_same_shape", 13, FX, FY, "int64[2] s = {2, 3}", "  c = Reshape (x, s)\n  y = Relu (c)\n", "Relu", true},
 	{"reshape_same_shape", 13, FX, "float[3,2] y", "int64[2] s = {3, 2}", "  c = Reshape (x, s)\n  y = Relu (c)\n",
 	 "Reshape Relu", false},
+	/* x.view(-1) of a shape vector of unknown length */
+	{"reshape_flat_1d", 13, "int64[n] x", "int64[n] y", "int64[1] s = {-1}", "  c = Reshape (x, s)\n  y = Neg (c)\n", "Neg", true},
+	{"reshape_flat_1d", 13, FX, "float[6] y", "int64[1] s = {-1}", "  c = Reshape (x, s)\n  y = Relu (c)\n", "Reshape Relu", false},
 	{"flatten_2d", 13, FX, FY, "", "  c = Flatten (x)\n  y = Relu (c)\n", "Relu", true},
 	{"flatten_2d", 13, "float[2,3,4] x", "float[2,12] y", "", "  c = Flatten (x)\n  y = Relu (c)\n", "Flatten Relu", false},
 	{"tile_ones", 13, FX, FY, "int64[2] r = {1, 1}", "  c = Tile (x, r)\n  y = Relu (c)\n", "Relu", true},
