@@ -313,6 +313,10 @@ static void remove_if_dead(Rewriter *rw, NodeId n, RwFiring *f)
 				ir_value_remove(m, ins[i]); /* an initializer nothing reads any more */
 			else if (p)
 				push(rw, p);
+			/* the input lost a reader: a pattern that wants its remaining
+			 * reader to be the only one (a non-shared node) may match now */
+			if (!ir_value(m, ins[i])->dead && ir_value(m, ins[i])->nuses)
+				push_consumers(rw, ins[i]);
 		}
 		free(ins);
 	}
