@@ -414,7 +414,8 @@ static bool guard_int(Gen *g, const Expr *e, int64_t *out)
 	return false;
 }
 
-/* A list expression's ints ([2, 3], [dim(x, a)]); how many, -1 if not all known. */
+/* A list expression's ints ([2, 3], [dim(x, a)], range(n), ones(n), a ++ b); how
+ * many, -1 if not all known. */
 static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 {
 	int64_t n;
@@ -423,6 +424,16 @@ static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 		/* ints(r) == range(dim(ids, 1)): 0, 1, ..., n - 1 */
 		for (int64_t i = 0; i < n; i++)
 			out[i] = i;
+		return (int)n;
+	}
+	if (e && e->kind == EXPR_CALL && strcmp(e->s, "ones") == 0 && e->n == 1) {
+		/* ones(n); n the guard leaves open (ones(len(ints(s)))): up to the base rank */
+		if (!guard_int(g, e->items[0], &n))
+			n = rng_range(g->rng, 0, g->rank);
+		if (n < 0 || n > max)
+			return -1;
+		for (int64_t i = 0; i < n; i++)
+			out[i] = 1;
 		return (int)n;
 	}
 	if (e && e->kind == EXPR_BINARY && e->op == EX_CONCAT) {
@@ -1315,7 +1326,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	int dt;
 	const OpFormal *fs = formal_of(ng->s, k);
 	if (sl->attr_form) {
-		dt = DT_INT64;
+		/* ints, or one float (Pad's value before opset 11) */
+		const OpAttrDef *def = op_schema_attr(ng->s, sl->attr_form->attr);
+		dt = def && def->type == ATTR_FLOAT ? DT_FLOAT : DT_INT64;
 	} else if (!fs) {
 		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
 	} else if (strncmp(fs->type_str, "tensor(", 7) == 0) {
@@ -1946,6 +1959,10 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 				continue;
 			const EvValue *t = val_of(g, sl->v);
 			const OpAttrDef *def = op_schema_attr(ng.s, sl->attr_form->attr);
+			if (def && def->type == ATTR_FLOAT && ev_is_float(t->dtype) && t->numel == 1) {
+				ir_attr_set_float(g->m, n, def->name, (float)ev_get_f(t, 0));
+				continue;
+			}
 			if (!def || t->dtype != DT_INT64 || t->rank > 1)
 				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
 			if (def->type == ATTR_INTS)
