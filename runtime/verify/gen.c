@@ -22,6 +22,14 @@
  * scalar); data mixing small numbers with edge values of every class
  * (edge_value) but those the rule declares it differs on.
  *
+ * Guards steer the draws (guard_comparands): a leaf gets the rank the
+ * guard says it has when the rank class aimed at allows it, the dims it
+ * ties to values drawn before (dim(v, 1) == dim(k, 1): one size, the way a
+ * graph has it) and the element type it names (dtype(s) == float32); a
+ * Reshape's or Expand's target the dims the guard gives its output
+ * (dim(r, 1) == dim(k, 1) * dim(e, 2)), an Expand growing a 1 the guard
+ * compares; Attention's Q, V and mask fit a K built before them.
+ *
  * Boundaries: toward what the guard says (the literal or bound value it
  * compares an attribute, a constant list, an operand's rank, dims and
  * element count with; clean constants where it wants them moderate; the
@@ -1498,7 +1506,11 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 		const float sc[] = {1.0f, 0.5f, 0.125f, 0.35355339f};
 		ir_attr_set_float(m, n, name, sc[rng_below(g->rng, 4)]);
 	} else if (strcmp(name, "q_num_heads") == 0 || strcmp(name, "kv_num_heads") == 0) {
-		/* one head: it divides any hidden size, and q's heads are a multiple of kv's */
+		/* one head: it divides any hidden size, and q's heads are a multiple
+		 * of kv's; only for 3-D inputs (ONNX Runtime checks 4-D ones' against
+		 * their dim 1) */
+		if (x && x->rank != 3)
+			return false;
 		ir_attr_set_int(m, n, name, 1);
 	} else if (strcmp(name, "is_test") == 0) {
 		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
