@@ -3686,6 +3686,28 @@ START_TEST(test_concat_concat)
 }
 END_TEST
 
+/* LLaMA's repeat_kv on K and V (2 kv heads repeated twice for 4 query
+ * heads: Unsqueeze at 2, Expand of that axis, Reshape merging kv and the
+ * repeats): Attention takes the kv heads themselves (grouped-query
+ * attention).  An Expand that repeats another axis (the sequence) is no
+ * repeat_kv: nothing fires. */
+START_TEST(test_attention_repeat_kv)
+{
+	run_case(HEAD(23) "g (float[1,4,3,4] q, float[1,2,5,4] k, float[1,2,5,4] v) => (float[1,4,3,4] y)\n"
+	         " <int64[1] ax = {2}, int64[5] es = {1, 2, 2, 5, 4}, int64[4] rs = {1, 4, 5, 4}> {\n"
+	         "  ku = Unsqueeze (k, ax)\n  ke = Expand (ku, es)\n  rk = Reshape (ke, rs)\n"
+	         "  vu = Unsqueeze (v, ax)\n  ve = Expand (vu, es)\n  rv = Reshape (ve, rs)\n"
+	         "  y = Attention (q, rk, rv)\n}\n",
+	         &(Case){"attention_repeat_kv", "Attention", true, 1e-5});
+	run_case(HEAD(23) "g (float[1,2,3,4] q, float[1,2,1,4] k, float[1,2,1,4] v) => (float[1,2,3,4] y)\n"
+	         " <int64[1] ax = {2}, int64[5] es = {1, 2, 1, 5, 4}, int64[4] rs = {1, 2, 5, 4}> {\n"
+	         "  ku = Unsqueeze (k, ax)\n  ke = Expand (ku, es)\n  rk = Reshape (ke, rs)\n"
+	         "  vu = Unsqueeze (v, ax)\n  ve = Expand (vu, es)\n  rv = Reshape (ve, rs)\n"
+	         "  y = Attention (q, rk, rv)\n}\n",
+	         &(Case){"attention_repeat_kv", "Unsqueeze Expand Reshape Unsqueeze Expand Reshape Attention", false, 0});
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3752,6 +3774,8 @@ Suite *suite_rules(void)
 	/* issue 27: rules the peers' tests expect */
 	tcase_add_loop_test(tc, test_peer_rules, 0, (int)(sizeof peer_cases / sizeof *peer_cases));
 	tcase_add_test(tc, test_concat_concat);
+	/* rules/extended/attention.rules: attention_repeat_kv */
+	tcase_add_test(tc, test_attention_repeat_kv);
 	suite_add_tcase(s, tc);
 	return s;
 }

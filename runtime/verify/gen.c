@@ -22,6 +22,14 @@
  * scalar); data mixing small numbers with edge values of every class
  * (edge_value) but those the rule declares it differs on.
  *
+ * Guards steer the draws (guard_comparands): a leaf gets the rank the
+ * guard says it has when the rank class aimed at allows it, the dims it
+ * ties to values drawn before (dim(v, 1) == dim(k, 1): one size, the way a
+ * graph has it) and the element type it names (dtype(s) == float32); a
+ * Reshape's or Expand's target the dims the guard gives its output
+ * (dim(r, 1) == dim(k, 1) * dim(e, 2)), an Expand growing a 1 the guard
+ * compares; Attention's Q, V and mask fit a K built before them.
+ *
  * Boundaries: toward what the guard says (the literal or bound value it
  * compares an attribute, a constant list, an operand's rank, dims and
  * element count with; clean constants where it wants them moderate; the
@@ -79,6 +87,7 @@ typedef struct Gen {
 	bool shared_dims;    /* make_symbolic names a dim by its axis and size ("d1_3"), so inputs
 	                        of one shape share symbols, as exporters' "batch" and "seq" */
 	int dtype;                  /* preferred element type */
+	int rank_lo, rank_hi;       /* the rank class aimed at (-1: none) */
 	int rank;                   /* base shape */
 	int64_t dims[6];
 	GVar vars[GEN_MAX_VARS];
@@ -413,7 +422,8 @@ static bool guard_int(Gen *g, const Expr *e, int64_t *out)
 	return false;
 }
 
-/* A list expression's ints ([2, 3], [dim(x, a)]); how many, -1 if not all known. */
+/* A list expression's ints ([2, 3], [dim(x, a)], range(n), ones(n), a ++ b); how
+ * many, -1 if not all known. */
 static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 {
 	int64_t n;
@@ -423,6 +433,22 @@ static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 		for (int64_t i = 0; i < n; i++)
 			out[i] = i;
 		return (int)n;
+	}
+	if (e && e->kind == EXPR_CALL && strcmp(e->s, "ones") == 0 && e->n == 1) {
+		/* ones(n); n the guard leaves open (ones(len(ints(s)))): up to the base rank */
+		if (!guard_int(g, e->items[0], &n))
+			n = rng_range(g->rng, 0, g->rank);
+		if (n < 0 || n > max)
+			return -1;
+		for (int64_t i = 0; i < n; i++)
+			out[i] = 1;
+		return (int)n;
+	}
+	if (e && e->kind == EXPR_BINARY && e->op == EX_CONCAT) {
+		/* range(rank(a) - 2) ++ [rank(a) - 1, rank(a) - 2] */
+		int a = guard_ints(g, e->items[0], out, max);
+		int b = a >= 0 ? guard_ints(g, e->items[1], out + a, max - a) : -1;
+		return b >= 0 ? a + b : -1;
 	}
 	if (!e || e->kind != EXPR_LIST || e->n > max)
 		return -1;
@@ -470,6 +496,21 @@ static bool guard_wants_rank(Gen *g, const char *name, int64_t want)
 		if (guard_int(g, c[i], &v) && v == want)
 			return true;
 	return false;
+}
+
+/* The element type the guard says `name` has (dtype(as) == float32), 0 if none. */
+static int guard_dtype(Gen *g, const char *name)
+{
+	const Expr *c[8];
+	int n = guard_comparands(g->guard, "dtype", name, true, c, 0, 8);
+	for (int k = 0; k < n; k++)
+		if (c[k]->kind == EXPR_VAR) {
+			const char *t = c[k]->s;
+			int dt = dtype_from_name(strcmp(t, "float32") == 0 ? "float" : strcmp(t, "float64") == 0 ? "double" : t);
+			if (dt)
+				return dt;
+		}
+	return 0;
 }
 
 /* Does pattern p read the shape of variable `name` (Shape(name), Size(name))? */
@@ -548,40 +589,13 @@ static int variant_shape(Gen *g, int r, const int64_t *d, int64_t *out)
 	return 0;               /* a scalar */
 }
 
-/* The shape of a fresh operand `name` (rank r, dims), drawn toward what
- * the guard says of it: one element where it takes scalar(name), else half
- * the time its rank (rank(w) == rank(x) - 1; a
- * lower rank keeps the last dims, a scale per column), dims (dim(w, 0) ==
- * dim(x, 1)) and element count (numel(s) == 1: every other dim 1). */
-static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
+/* The dims of `name` (rank r) the guard ties to what is bound so far
+ * (dim(name, i) == dim(x, j), == dim(k, 1) * dim(e, 2), == 3) set in
+ * dims, and marked in fixed; returns r. */
+static int guard_dims(Gen *g, const char *name, int r, int64_t *dims, bool *fixed)
 {
-	const Expr *c[8];
-	int64_t want;
-	/* scalar(name) asks for one element: a scalar or all dims 1 */
-	if (guard_calls(g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
-		if (rng_chance(g->rng, 0.5))
-			return 0;
-		for (int i = 0; i < r; i++)
-			dims[i] = 1;
-		return r;
-	}
-	if (!rng_chance(g->rng, 0.5))
-		return r;
-	int n = guard_comparands(g->guard, "rank", name, false, c, 0, 8);
-	if (n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0 && want <= 6 && want != r) {
-		if (want < r) {
-			memmove(dims, dims + (r - want), sizeof *dims * (size_t)want);
-		} else {
-			memmove(dims + (want - r), dims, sizeof *dims * (size_t)r);
-			for (int i = 0; i < want - r; i++)
-				dims[i] = rng_range(g->rng, 1, 3);
-		}
-		r = (int)want;
-	}
-	bool fixed[EV_MAX_RANK] = {false};
-	/* dim(name, i) == ... */
-	const Expr *d[8];
-	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 8);
+	const Expr *d[24], *c[24];
+	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 24);
 	for (int k = 0; k < nd; k++) {
 		int64_t i, v;
 		if (guard_int(g, d[k], &i) && guard_int(g, c[k], &v) && v >= 0 && v <= 64) {
@@ -593,7 +607,84 @@ static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 			}
 		}
 	}
-	n = guard_comparands(g->guard, "numel", name, true, c, 0, 8);
+	return r;
+}
+
+/* Does the guard compare dim(name, i) with anything? */
+static bool guard_mentions_dim(Gen *g, const char *name, int64_t i, int r)
+{
+	const Expr *d[24], *c[24];
+	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 24);
+	for (int k = 0; k < nd; k++) {
+		int64_t j;
+		if (guard_int(g, d[k], &j) && (j == i || j + r == i))
+			return true;
+	}
+	return false;
+}
+
+/* The rank the guard says `name` has (rank(name) == 4), -1 if none. */
+static int guard_rank(Gen *g, const char *name)
+{
+	const Expr *c[16];
+	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 16);
+	int64_t v;
+	for (int k = 0; k < n; k++)
+		if (guard_int(g, c[k], &v) && v >= 0 && v <= 6)
+			return (int)v;
+	return -1;
+}
+
+/* The shape of a fresh operand `name` (rank r, dims), drawn toward what
+ * the guard says of it: one element where it takes scalar(name), else its
+ * rank (always where the guard says rank(name) == N and N is in the rank
+ * class aimed at, else half the time, as rank(w) == rank(x) - 1; a lower
+ * rank keeps the last dims, a scale per column), the dims it ties to values
+ * drawn before (dim(w, 0) == dim(x, 1): always, so that tied dims agree)
+ * and, half the time, its element count (numel(s) == 1: every other dim 1). */
+static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
+{
+	const Expr *c[16];
+	int64_t want;
+	/* scalar(name) asks for one element: a scalar or all dims 1 */
+	if (guard_calls(g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
+		if (rng_chance(g->rng, 0.5))
+			return 0;
+		for (int i = 0; i < r; i++)
+			dims[i] = 1;
+		return r;
+	}
+	/* rank(name) == N in the rank class aimed at: always; other ranks
+	 * the guard compares it with (rank(w) < rank(x), or N outside the
+	 * class): half the time */
+	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 16);
+	bool have = false;
+	for (int k = 0; k < n && !have; k++)
+		have = guard_int(g, c[k], &want) && want >= 0 && want <= 6 &&
+		       (g->rank_lo < 0 || (want >= g->rank_lo && want <= g->rank_hi));
+	if (!have) {
+		if (!rng_chance(g->rng, 0.5))
+			return r;
+		n = guard_comparands(g->guard, "rank", name, false, c, 0, 16);
+		have = n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0 && want <= 6;
+	}
+	if (have && want != r) {
+		if (want < r) {
+			memmove(dims, dims + (r - want), sizeof *dims * (size_t)want);
+		} else {
+			memmove(dims + (want - r), dims, sizeof *dims * (size_t)r);
+			for (int i = 0; i < want - r; i++)
+				dims[i] = rng_range(g->rng, 1, 3);
+		}
+		r = (int)want;
+	}
+	/* dim(name, i) == dim(x, j) with x drawn before (or a number): always
+	 * that size, so dims the guard ties are one size across operands */
+	bool fixed[EV_MAX_RANK] = {false};
+	r = guard_dims(g, name, r, dims, fixed);
+	if (!rng_chance(g->rng, 0.5))
+		return r;
+	n = guard_comparands(g->guard, "numel", name, true, c, 0, 16);
 	if (n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0) {
 		int64_t have = 1;
 		for (int i = 0; i < r; i++)
@@ -659,8 +750,21 @@ static int draw_reshape(Gen *g, int r, const int64_t *d, int64_t *out)
 	int64_t numel = 1;
 	for (int i = 0; i < r; i++)
 		numel *= d[i];
-	switch (rng_below(g->rng, 7)) {
+	switch (rng_below(g->rng, 8)) {
 	case 0:
+		memcpy(out, d, sizeof *d * (size_t)r);
+		return r;
+	case 6:                 /* two neighbouring dims merged ([b, h, n, s] -> [b, h * n, s]) */
+		if (r >= 2) {
+			int at = rng_below(g->rng, r - 1), n = 0;
+			for (int i = 0; i < r; i++) {
+				if (i == at + 1)
+					out[n - 1] *= d[i];
+				else
+					out[n++] = d[i];
+			}
+			return n;
+		}
 		memcpy(out, d, sizeof *d * (size_t)r);
 		return r;
 	case 1:
@@ -726,6 +830,59 @@ static int draw_expand(Gen *g, int r, const int64_t *d, int64_t *out)
 	for (int i = 0; i < r; i++)
 		out[n++] = d[i] == 1 && rng_chance(g->rng, 0.3) ? rng_range(g->rng, 2, 3) : d[i];
 	return n;
+}
+
+/* A Reshape or Expand target toward what the guard says of the node's
+ * output `bind` (rank(rk) == 4, dim(rk, 1) == dim(k, 1) * dim(e, 2),
+ * dim(e, 0) == dim(k, 0)), for an input of rank r, dims d: the dims it ties
+ * to values drawn before; an Expand's other dims the input's, a 1 grown
+ * where the guard compares that dim (the axis the Expand repeats).  -1
+ * where the guard does not say enough (a Reshape's dims must all be told,
+ * or all but one, and keep the size). */
+static int guard_target(Gen *g, const char *bind, bool expand, int r, const int64_t *d, int64_t *out)
+{
+	int R = bind ? guard_rank(g, bind) : -1;
+	if (R < 0 && expand && bind)
+		R = r;
+	if (R < 0 || (expand && R < r))
+		return -1;
+	bool fixed[EV_MAX_RANK] = {false};
+	for (int i = 0; i < R; i++)
+		out[i] = expand && i >= R - r ? d[i - (R - r)] : 1;
+	guard_dims(g, bind, R, out, fixed);
+	if (expand) {
+		for (int i = 0; i < R; i++) {
+			int64_t in = i >= R - r ? d[i - (R - r)] : 1;
+			if (fixed[i] && in != 1 && out[i] != in)
+				return -1;
+			if (!fixed[i] && in == 1 && guard_mentions_dim(g, bind, i, R) && rng_chance(g->rng, 0.8))
+				out[i] = rng_range(g->rng, 2, 3);
+		}
+		return R;
+	}
+	int64_t numel = 1, have = 1;
+	int open = -1;
+	for (int i = 0; i < r; i++)
+		numel *= d[i];
+	for (int i = 0; i < R; i++) {
+		if (fixed[i])
+			have *= out[i];
+		else if (open < 0)
+			open = i;
+		else
+			return -1;
+	}
+	if (open >= 0) {
+		if (have == 0 || numel % have)
+			return -1;
+		out[open] = numel / have;
+		have = numel;
+	}
+	if (have != numel)
+		return -1;
+	if (R && rng_chance(g->rng, 0.25))
+		out[rng_below(g->rng, R)] = -1;     /* one dim left to the size */
+	return R;
 }
 
 /* ---- one node ----------------------------------------------------------------------- */
@@ -854,7 +1011,7 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 		dims[0] = x->dims[1];
 		return 1;
 	}
-	if (x && strcmp(op, "MatMul") == 0 && k == 1) {
+	if (x && (strcmp(op, "MatMul") == 0 || strcmp(op, "MatMulInteger") == 0 || strcmp(op, "MatMulIntegerToFloat") == 0) && k == 1) {
 		int64_t kd = x->rank ? x->dims[x->rank - 1] : 1;
 		if (x->rank <= 1 || rng_chance(g->rng, 0.6)) {
 			dims[0] = kd;
@@ -866,6 +1023,12 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 		dims[x->rank - 1] = rng_range(g->rng, 1, 4);
 		return x->rank;
 	}
+	if (strcmp(op, "Gemm") == 0 && k == 0) {
+		/* A: a matrix, whatever rank is aimed at */
+		dims[0] = g->rank >= 2 ? g->dims[g->rank - 2] : rng_range(g->rng, 1, 3);
+		dims[1] = g->rank >= 1 ? g->dims[g->rank - 1] : rng_range(g->rng, 1, 3);
+		return 2;
+	}
 	if (x && strcmp(op, "Gemm") == 0 && k == 1 && x->rank == 2) {
 		dims[0] = x->dims[1];
 		dims[1] = rng_range(g->rng, 1, 4);
@@ -874,6 +1037,34 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 	if (x && (strcmp(op, "LayerNormalization") == 0 || strcmp(op, "RMSNormalization") == 0) && k >= 1 && x->rank >= 1) {
 		dims[0] = x->dims[x->rank - 1];
 		return 1;
+	}
+	/* Attention: a Q drawn after its K (a sub-pattern) takes K's batch and
+	 * head size, as many heads or twice as many (grouped-query); a V K's
+	 * shape, its head size drawn; a mask [q_len, kv_len], broadcast or not */
+	const EvValue *kv = strcmp(op, "Attention") == 0 && ng->nslots > 1 && ng->slots[1].done && !ng->slots[1].absent
+	                    ? val_of(g, ng->slots[1].v) : NULL;
+	if (kv && (kv->rank == 3 || kv->rank == 4) && (k == 0 || k == 2 || (k == 3 && x && x->rank == kv->rank))) {
+		int r = kv->rank;
+		memcpy(dims, kv->dims, sizeof *dims * (size_t)r);
+		if (k == 0) {
+			dims[r - 2] = rng_range(g->rng, 1, 3);
+			if (r == 4 && rng_chance(g->rng, 0.3))
+				dims[1] *= 2;
+			return r;
+		}
+		if (k == 2) {
+			if (rng_chance(g->rng, 0.3))
+				dims[r - 1] = rng_range(g->rng, 1, 4);
+			return r;
+		}
+		int64_t sl[4] = {x->dims[0], r == 4 ? x->dims[1] : 1, x->dims[r - 2], kv->dims[r - 2]};
+		switch (rng_below(g->rng, 3)) {
+		case 0: memcpy(dims, sl + 2, sizeof *dims * 2); return 2;
+		case 1: sl[0] = 1; sl[1] = 1; break;
+		default: sl[1] = rng_chance(g->rng, 0.5) ? 1 : sl[1]; break;
+		}
+		memcpy(dims, sl, sizeof sl);
+		return 4;
 	}
 	if ((strstr(op, "uantizeLinear") || strcmp(op, "Clip") == 0) && k >= 1)
 		return 0;   /* (De)QuantizeLinear's scale and zero point, a bound: one number */
@@ -885,7 +1076,14 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 	}
 	if (x)
 		return variant_shape(g, x->rank, x->dims, dims);
-	return variant_shape(g, g->rank, g->dims, dims);
+	int r = variant_shape(g, g->rank, g->dims, dims);
+	if (r != g->rank && g->rank_lo >= 0 && ir_graph(g->m, IR_MAIN_GRAPH)->ninputs == 0) {
+		/* the first graph input is what the instance covers: of the
+		 * rank class aimed at */
+		memcpy(dims, g->dims, sizeof *dims * (size_t)g->rank);
+		r = g->rank;
+	}
+	return r;
 }
 
 /* Data for an int64 operand the op reads as a list (axes, shape, ...): drawn
@@ -931,8 +1129,11 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 		} else {
 			n = draw_axes(g, r, v);
 		}
-	} else if (strcmp(formal, "shape") == 0 && strcmp(op, "Reshape") == 0) {
-		n = draw_reshape(g, r, d, v);
+	} else if (strcmp(formal, "shape") == 0 && (strcmp(op, "Reshape") == 0 || strcmp(op, "Expand") == 0)) {
+		bool expand = op[0] == 'E';
+		n = rng_chance(g->rng, 0.75) ? guard_target(g, ng->p->bind, expand, r, d, v) : -1;
+		if (n < 0)
+			n = expand ? draw_expand(g, r, d, v) : draw_reshape(g, r, d, v);
 	} else if (strcmp(formal, "shape") == 0) {
 		n = draw_expand(g, r, d, v);
 	} else if (strcmp(formal, "pads") == 0) {
@@ -944,8 +1145,13 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 		for (int i = 0; i < n; i++)
 			v[i] = rng_chance(g->rng, 0.7) ? 1 : 2;
 	} else if (strcmp(formal, "starts") == 0 || strcmp(formal, "ends") == 0) {
-		n = r;
+		/* every axis, or (a third of the time) some: the ends as many as the starts */
 		bool ends = formal[0] == 'e';
+		n = r;
+		if (ends && nstarts >= 0)
+			n = nstarts;
+		else if (!ends && r > 1 && rng_chance(g->rng, 0.33))
+			n = rng_range(g->rng, 1, r - 1);
 		for (int i = 0; i < n; i++)
 			v[i] = ends ? (rng_chance(g->rng, 0.5) ? d[i] : rng_chance(g->rng, 0.5) ? INT64_MAX : rng_range(g->rng, -1, (int)d[i]))
 			            : (rng_chance(g->rng, 0.6) ? 0 : rng_range(g->rng, -1, (int)d[i]));
@@ -1128,7 +1334,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	int dt;
 	const OpFormal *fs = formal_of(ng->s, k);
 	if (sl->attr_form) {
-		dt = DT_INT64;
+		/* ints, or one float (Pad's value before opset 11) */
+		const OpAttrDef *def = op_schema_attr(ng->s, sl->attr_form->attr);
+		dt = def && def->type == ATTR_FLOAT ? DT_FLOAT : DT_INT64;
 	} else if (!fs) {
 		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
 	} else if (strncmp(fs->type_str, "tensor(", 7) == 0) {
@@ -1138,6 +1346,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		uint32_t allowed = allowed_types(ng->s, fs);
 		const Expr *c1[1];
 		bool ints_guard = a && a->kind == PAT_VAR && guard_comparands(g->guard, "ints", a->name, false, c1, 0, 1);
+		int want = a && a->kind == PAT_VAR ? guard_dtype(g, a->name) : 0;
+		if (!dt && want && (allowed & (1u << want)) && rng_chance(g->rng, 0.9))
+			dt = want;          /* dtype(as) == float32 */
 		if (!dt && (allowed & (1u << DT_INT64)) && (is_index_formal(fname) || ints_guard) && rng_chance(g->rng, 0.85))
 			dt = DT_INT64;      /* what exporters write, what special_ints draws and ints(a) reads */
 		if (!dt)
@@ -1184,7 +1395,7 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		t = ints_tensor(list, nlist);
 		if (t && nlist == 1 && guard_wants_rank(g, a->name, 0) && rng_chance(g->rng, 0.8))
 			t->rank = 0;
-		else if (t && guard_wants_rank(g, a->name, 2) && rng_chance(g->rng, 0.5)) {
+		else if (t && guard_wants_rank(g, a->name, 2)) {
 			t->rank = 2;        /* one row: [[0, 1, .., n - 1]] */
 			t->dims[1] = t->dims[0];
 			t->dims[0] = 1;
@@ -1295,7 +1506,11 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 		const float sc[] = {1.0f, 0.5f, 0.125f, 0.35355339f};
 		ir_attr_set_float(m, n, name, sc[rng_below(g->rng, 4)]);
 	} else if (strcmp(name, "q_num_heads") == 0 || strcmp(name, "kv_num_heads") == 0) {
-		/* one head: it divides any hidden size, and q's heads are a multiple of kv's */
+		/* one head: it divides any hidden size, and q's heads are a multiple
+		 * of kv's; only for 3-D inputs (ONNX Runtime checks 4-D ones' against
+		 * their dim 1) */
+		if (x && x->rank != 3)
+			return false;
 		ir_attr_set_int(m, n, name, 1);
 	} else if (strcmp(name, "is_test") == 0) {
 		ir_attr_set_int(m, n, name, rng_chance(g->rng, 0.8));
@@ -1506,7 +1721,7 @@ static void toward_guard(Gen *g, NodeId n, const char *attr, const char *name)
 	const char *partner = a && a->type == ATTR_INTS ? compose_partner(g->guard, name) : NULL;
 	GVar *pv = partner ? var_find(g, partner) : NULL;
 	const IrAttr *pa = pv && pv->kind == GV_ATTR ? ir_attr(g->m, pv->node, pv->attr) : NULL;
-	if (pa && pa->type == ATTR_INTS && pa->n == a->n && a->n <= EV_MAX_RANK && rng_chance(g->rng, 0.5)) {
+	if (pa && pa->type == ATTR_INTS && pa->n == a->n && a->n <= EV_MAX_RANK) {
 		int64_t inv[EV_MAX_RANK];
 		bool ok = true;
 		for (size_t i = 0; i < pa->n; i++) {
@@ -1756,6 +1971,10 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 				continue;
 			const EvValue *t = val_of(g, sl->v);
 			const OpAttrDef *def = op_schema_attr(ng.s, sl->attr_form->attr);
+			if (def && def->type == ATTR_FLOAT && ev_is_float(t->dtype) && t->numel == 1) {
+				ir_attr_set_float(g->m, n, def->name, (float)ev_get_f(t, 0));
+				continue;
+			}
 			if (!def || t->dtype != DT_INT64 || t->rank > 1)
 				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
 			if (def->type == ATTR_INTS)
@@ -1909,11 +2128,18 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	static const int ranks[] = {0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6};
 	g.rank = t->rank_lo >= 0 ? rng_range(rng, t->rank_lo, t->rank_hi)
 	                         : ranks[rng_below(rng, (int)(sizeof ranks / sizeof *ranks))];
-	/* a rank the guard asks for (rank(x) == 4), within the class aimed at */
-	int64_t want;
-	if (guard_int(&g, guard_pick(&g, "rank", NULL, t->rank_lo >= 0 ? 0.8 : 0.5), &want) && want >= 0 && want <= 6 &&
-	    (t->rank_lo < 0 || (want >= t->rank_lo && want <= t->rank_hi)))
-		g.rank = (int)want;
+	/* a rank the guard asks for (rank(x) == 4), one within the class aimed at */
+	g.rank_lo = t->rank_lo;
+	g.rank_hi = t->rank_hi;
+	const Expr *rc[16];
+	int64_t want, fits[16];
+	int nrc = guard_comparands(g.guard, "rank", NULL, false, rc, 0, 16), nfit = 0;
+	for (int i = 0; i < nrc; i++)
+		if (guard_int(&g, rc[i], &want) && want >= 0 && want <= 6 &&
+		    (t->rank_lo < 0 || (want >= t->rank_lo && want <= t->rank_hi)))
+			fits[nfit++] = want;
+	if (nfit && rng_chance(rng, t->rank_lo >= 0 ? 0.8 : 0.5))
+		g.rank = (int)fits[rng_below(rng, nfit)];
 	for (int i = 0; i < g.rank; i++)
 		g.dims[i] = rng_chance(rng, 0.2) ? 1 : rng_chance(rng, 0.85) ? rng_range(rng, 1, 3) : rng_range(rng, 4, 5);
 	ValueId y = 0;
