@@ -2124,8 +2124,9 @@ START_TEST(test_attention_symbolic)
 END_TEST
 
 /* The LLaMA-style decoders of tests/llama/ (torch exports, dynamic dims)
- * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses,
- * in float32 and float16, the decode step (KV cache) too.  ONNX Runtime's
+ * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses
+ * (grouped-query: repeat_kv goes), the decode step (KV cache) too; in
+ * float16 RMSNorm and the rotary embeddings.  ONNX Runtime's
  * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
 START_TEST(test_llama_decoder)
 {
@@ -2136,9 +2137,9 @@ START_TEST(test_llama_decoder)
 	}
 	static const struct { const char *model, *fired[4], *nodes; } cases[] = {
 		{"llama_prefill", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
-		                   "attention_mask_scaled_div        2"}, "499 -> 106 nodes"},
+		                   "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "499 -> 66 nodes"},
 		{"llama_decode", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
-		                  "attention_mask_scaled_div        2"}, "508 -> 115 nodes"},
+		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "508 -> 75 nodes"},
 		{"llama_prefill_fp16", {"rms_norm_half                5", "rotary_embedding_cast        4"}, "499 -> 122 nodes"},
 	};
 	char *tmp = temp_dir();
