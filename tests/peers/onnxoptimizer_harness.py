@@ -11,8 +11,8 @@
 # A shim module `onnxoptimizer` replaces the real one: optimize(model, passes) saves the model,
 # runs `graft optimize MODEL -o OUT` (all rules; the pass names are ignored) and returns the result
 # loaded. helper.make_model's ir_version is capped at what the installed onnx knows (the tests
-# ask for 10; onnx 1.12 checks up to 8). A shim `pytest` is used when pytest is not installed (xfail marks are recorded). Each test
-# is classified:
+# ask for 10; onnx 1.12 checks up to 8). A stand-in `pytest` is used when pytest is not installed
+# (xfail marks are recorded and shown). Each test is classified:
 #   pass          the test's own assertions hold
 #   changed       assertions fail, graft changed the graph, outputs agree in ONNX Runtime; listed
 #                 with the failing assertion, the expected node count when the assertion states one,
@@ -20,9 +20,11 @@
 #                 more) or not by reading the test
 #   no-transform  assertions fail and graft left every model it was given as it was (same ops)
 #   graft-error   graft exited non-zero (the model is kept under --out for a bug report)
-#   ort-differ    graft's output differs from the original in ONNX Runtime (a bug: reported first)
+#   ort-differ    graft's output differs from the original in ONNX Runtime (a bug to report)
 #   skip / test-error   the test skipped itself / failed before or without calling optimize
-# Every model graft is given and returns is saved under --out/TEST/ (N.in.onnx, N.out.onnx).
+# Every model graft is given and returns is saved under --out/TEST/ (N.in.onnx, N.out.onnx); an
+# ort-compare exit other than 0 (3: ONNX Runtime cannot run the original) is printed under the test.
+# The judgement of the "changed" ones and the counts are in docs/peers.md.
 import argparse
 import collections
 import contextlib
