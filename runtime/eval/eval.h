@@ -82,6 +82,12 @@ bool ev_is_unsigned_int(int dtype); /* includes bool */
 /* Defined here, inline: kernels call it in their inner loops. */
 static inline double ev_get_f(const EvValue *t, int64_t i);
 void ev_set_f(EvValue *t, int64_t i, double v);
+/* Element i from v as ONNX Runtime's CPU kernels turn a double into the
+ * element type: for integers x86's truncation (NaN and what does not fit
+ * give the type's lowest through int32/int64, as Cast measures it); floats
+ * and bool as ev_set_f.  Cast, and integer reductions that take a log or a
+ * square root, store through it. */
+void ev_set_f_as_ort(EvValue *t, int64_t i, double v);
 int64_t ev_get_i(const EvValue *t, int64_t i);
 void ev_set_i(EvValue *t, int64_t i, int64_t v);
 uint64_t ev_get_u(const EvValue *t, int64_t i);

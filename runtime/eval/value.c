@@ -407,6 +407,44 @@ void ev_set_f(EvValue *t, int64_t i, double v)
 	}
 }
 
+/* x86's truncating conversion to int32: INT32_MIN for NaN and for values
+ * whose truncation does not fit. */
+static int32_t cvt32(double v)
+{
+	return v > -2147483649.0 && v < 2147483648.0 ? (int32_t)v : INT32_MIN;
+}
+
+/* ... and to int64. */
+static int64_t cvt64(double v)
+{
+	return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+}
+
+/* Element i of y (an integer type) from v, as ONNX Runtime 1.30's CPU Cast
+ * computes it (measured for float, double, float16 and bfloat16 sources):
+ * int8, int16, uint8 and uint16 through int32 and wrapped; int32 and int64
+ * directly; uint32 through int64 and wrapped; uint64 as compilers do it,
+ * subtracting 2^63 from values at or above 2^63. */
+void ev_set_f_as_ort(EvValue *y, int64_t i, double v)
+{
+	void *d = y->data;
+	switch (y->dtype) {
+	case DT_INT8: ((int8_t *)d)[i] = (int8_t)cvt32(v); break;
+	case DT_INT16: ((int16_t *)d)[i] = (int16_t)cvt32(v); break;
+	case DT_UINT8: ((uint8_t *)d)[i] = (uint8_t)cvt32(v); break;
+	case DT_UINT16: ((uint16_t *)d)[i] = (uint16_t)cvt32(v); break;
+	case DT_INT32: ((int32_t *)d)[i] = cvt32(v); break;
+	case DT_INT64: ((int64_t *)d)[i] = cvt64(v); break;
+	case DT_UINT32: ((uint32_t *)d)[i] = (uint32_t)cvt64(v); break;
+	case DT_UINT64:
+		((uint64_t *)d)[i] = v >= 9223372036854775808.0
+			? (uint64_t)cvt64(v - 9223372036854775808.0) ^ UINT64_C(0x8000000000000000)
+			: (uint64_t)cvt64(v);
+		break;
+	default: ev_set_f(y, i, v); break;
+	}
+}
+
 int64_t ev_get_i(const EvValue *t, int64_t i)
 {
 	const void *d = t->data;

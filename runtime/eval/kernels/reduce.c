@@ -108,7 +108,7 @@ static void reduce_int(RedOp op, const RedPlan *p, const EvValue *x, EvValue *y)
 			sum[o] += exp(v - facc[o]);
 		});
 		for (int64_t o = 0; o < p->nout; o++)
-			ev_set_f(y, o, p->count ? log(sum[o]) + facc[o] : -INFINITY);
+			ev_set_f_as_ort(y, o, p->count ? log(sum[o]) + facc[o] : -INFINITY);
 		free(sum);
 	} else {
 		RED_FOREACH(p, i, o, {
@@ -135,8 +135,8 @@ static void reduce_int(RedOp op, const RedPlan *p, const EvValue *x, EvValue *y)
 				else
 					ev_set_i(y, o, (int64_t)acc[o] / p->count);
 				break;
-			case R_L2: ev_set_f(y, o, sqrt(f)); break;
-			case R_LOGSUM: ev_set_f(y, o, log(f)); break;
+			case R_L2: ev_set_f_as_ort(y, o, sqrt(f)); break;
+			case R_LOGSUM: ev_set_f_as_ort(y, o, log(f)); break;
 			default:
 				if (uns)
 					ev_set_u(y, o, acc[o]);
