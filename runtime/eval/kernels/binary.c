@@ -342,7 +342,18 @@ static bool two(EvCtx *c, EvValue **in, int nin, EvValue **out, const EwRow2 *ro
 		return ev_fail(c, "%s takes two inputs", ew_op(c));
 	if (!check_tensor(c, in[0], 0) || !check_tensor(c, in[1], 1))
 		return false;
-	out[0] = binary(c, in[0], in[1], rows, to_bool, p);
+	/* before opset 7, broadcast = 1 with an axis aligns B with A from that
+	 * axis on: B gets trailing 1-dims (a view) for numpy's rule */
+	EvValue b = *in[1];
+	int64_t axis = ev_attr_int(c, "axis", -1);
+	if (c->opset < 7 && ev_attr_int(c, "broadcast", 0) && axis >= 0) {
+		if (axis + b.rank > in[0]->rank)
+			return ev_fail(c, "%s: broadcast axis %lld does not fit a rank-%d B in a rank-%d A", ew_op(c),
+			               (long long)axis, b.rank, in[0]->rank);
+		while (b.rank < in[0]->rank - axis)
+			b.dims[b.rank++] = 1;
+	}
+	out[0] = binary(c, in[0], &b, rows, to_bool, p);
 	return out[0] != NULL;
 }
 
