@@ -552,6 +552,28 @@ START_TEST(test_legacy_broadcast)
 	                   "}\n";
 	ck_assert_str_eq(convert_err(left, 6), "t.onnx: node add (Add), opset 7 -> 6: input 1 has the higher rank; "
 	                                       "before opset 7 only input 1 broadcasts");
+	/* equal symbolic shapes need no broadcast */
+	const char *sym = "<ir_version: 3, opset_import: [\"\" : 7]>\n"
+	                  "g (float[N,3] a, float[N,3] b) => (float[N,3] y) {\n"
+	                  "  [add] y = Add (a, b)\n"
+	                  "}\n";
+	m = parse(sym);
+	convert_to(m, 6);
+	ck_assert(!has_attr(m, "Add", "broadcast"));
+	ir_model_free(m);
+	/* the values: B = [10, 20] at axis 0 of a [2, 3] A adds 10 to row 0 and
+	 * 20 to row 1 (what ONNX Runtime gives for the converted model) */
+	const char *vals = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                   "g () => (float[2,3] y) <float[2,3] a = {1, 2, 3, 4, 5, 6}, float[2] b = {10, 20}> {\n"
+	                   "  y = Add <broadcast = 1, axis = 0> (a, b)\n"
+	                   "}\n";
+	m = convert_ok(vals, 13, "Unsqueeze Add");
+	EvValue *y = run0(m);
+	static const float want[6] = {11, 12, 13, 24, 25, 26};
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq(ev_get_f(y, i), want[i]);
+	ev_unref(y);
+	ir_model_free(m);
 }
 END_TEST
 

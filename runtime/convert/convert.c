@@ -897,6 +897,14 @@ static bool down_gridsample(Conv *c, NodeId n)
  * input 1 broadcasts to input 0 over its last dims (broadcast = 1, no axis),
  * or where the shapes are equal.  Anything else (input 0 broadcast, a rank
  * unknown) is refused. */
+/* Two dims known to be equal: the same size, or the same symbol. */
+static bool same_dim(Dim a, Dim b)
+{
+	if (a.size >= 0 || b.size >= 0)
+		return a.size == b.size;
+	return a.param && b.param && strcmp(a.param, b.param) == 0;
+}
+
 static bool down_broadcast(Conv *c, NodeId n)
 {
 	IrModel *m = c->m;
@@ -906,14 +914,13 @@ static bool down_broadcast(Conv *c, NodeId n)
 	const Shape *sa = &ir_value(m, input(c, n, 0))->shape, *sb = &ir_value(m, input(c, n, 1))->shape;
 	bool same = ra == rb;
 	for (int j = 0; same && j < ra; j++)
-		same = sa->dims[j].size >= 0 && sa->dims[j].size == sb->dims[j].size;
+		same = same_dim(sa->dims[j], sb->dims[j]);
 	if (same)
 		return true;
 	if (rb > ra)
 		return fail(c, n, "input 1 has the higher rank; before opset 7 only input 1 broadcasts");
 	for (int j = 0; j < rb; j++) {
-		int64_t da = sa->dims[ra - rb + j].size, db = sb->dims[j].size;
-		if (!(db == 1 || (da >= 0 && da == db)))
+		if (!(sb->dims[j].size == 1 || same_dim(sa->dims[ra - rb + j], sb->dims[j])))
 			return fail(c, n, "input 1 is not known to broadcast to input 0; before opset 7 only input 1 broadcasts");
 	}
 	ir_attr_set_int(m, n, "broadcast", 1);
