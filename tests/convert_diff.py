@@ -116,6 +116,8 @@ def main():
             if line.startswith("TESTDATA "):
                 verdict[line[len("TESTDATA "):].strip()] = "testdata"
                 continue
+            if line.startswith("REFUSED "):
+                refused_orig.add(line[len("REFUSED "):].strip())
             for key, v in (("FAIL ", "wrong"), ("REFUSED ", "orig"), ("NOFEED ", "nofeed"), ("skip ", "orig")):
                 if line.startswith(key):
                     tag = line[len(key):].split(":")[0].strip()
@@ -123,6 +125,7 @@ def main():
                         verdict[tag] = v
         return verdict
 
+    refused_orig = set()  # tags whose original ORT refuses
     vg, vo = judge("graft"), judge("onnx")
     tally = [{}, {}]  # from opset 7 on; from opsets 1..6
     excluded = [0, 0]
@@ -133,7 +136,7 @@ def main():
         if old:  # judged by the test data where ORT refuses the original
             g = "right" if g == "testdata" else g
             o = "right" if o == "testdata" else o
-        elif "testdata" in (g, o):
+        elif tag in refused_orig:
             g = o = "orig"
         if "orig" in (g, o) or "nofeed" in (g, o):
             excluded[old] += 1
