@@ -1569,7 +1569,9 @@ bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 		if (!ir_node(m, c.restore[i])->dead && ir_node(m, c.restore[i])->kind == OP_Reshape)
 			ir_attr_set_int(m, c.restore[i], "allowzero", 1);
 	free(c.restore);
-	if (ok && loads)
+	/* ONNX Runtime supports opset 7 and up: below, it lacks most op versions
+	 * (Add-6, Relu-1...), and a downgrade there is for other runtimes */
+	if (ok && loads && st->to >= 7)
 		ok = kernels_kept(m, from, d);
 	if (ok && m->ir_version < convert_min_ir_version(st->to))
 		m->ir_version = convert_min_ir_version(st->to);
