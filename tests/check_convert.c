@@ -269,7 +269,7 @@ START_TEST(test_errors)
 	                 "}\n";
 	ck_assert_str_eq(convert_err(ln, 16),
 	                 "t.onnx: node norm (LayerNormalization), opset 17 -> 16: LayerNormalization does not exist before opset 17");
-	ck_assert_str_eq(convert_err(ln, 30), "t.onnx: --opset 30: graft converts between opsets 7 and 23");
+	ck_assert_str_eq(convert_err(ln, 30), "t.onnx: --opset 30: graft converts between opsets 1 and 23");
 	const char *bn = "<ir_version: 3, opset_import: [\"\" : 8]>\n"
 	                 "g (float[1,2,3] x, float[2,3] s, float[2,3] b, float[2,3] mu, float[2,3] v) => (float[1,2,3] y) {\n"
 	                 "  [bn] y = BatchNormalization <spatial = 0> (x, s, b, mu, v)\n"
@@ -483,6 +483,179 @@ START_TEST(test_kernel_kept)
 }
 END_TEST
 
+/* The ops of the main graph with their inputs counted, "Op/N ...". */
+static const char *ops_n(IrModel *m)
+{
+	static char buf[512];
+	buf[0] = 0;
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s/%u", buf[0] ? " " : "", ir_node(m, n)->op_type,
+		         ir_node(m, n)->ninputs);
+	return buf;
+}
+
+static bool has_attr(IrModel *m, const char *op, const char *name)
+{
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (strcmp(ir_node(m, n)->op_type, op) == 0)
+			return ir_attr(m, n, name) != NULL;
+	ck_abort_msg("no %s", op);
+	return false;
+}
+
+/* Opsets 1..6: broadcast = 1 with axis k aligns input 1 with input 0 from
+ * dim k on; at 7 it gets trailing 1-dims (Unsqueeze) for numpy's rule, at 13
+ * the Unsqueeze takes its axes as an input.  Back down, a suffix-aligned
+ * input 1 says broadcast = 1.  What numpy cannot say is refused. */
+START_TEST(test_legacy_broadcast)
+{
+	const char *add = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                  "g (float[2,3,4] a, float[3] b) => (float[2,3,4] y) {\n"
+	                  "  [add] y = Add <broadcast = 1, axis = 1> (a, b)\n"
+	                  "}\n";
+	IrModel *m = convert_ok(add, 7, "Unsqueeze Add");
+	ck_assert_str_eq(ops_n(m), "Unsqueeze/1 Add/2");
+	ck_assert(!has_attr(m, "Add", "broadcast") && !has_attr(m, "Add", "axis"));
+	const IrAttr *ax = ir_attr(m, ir_first(m, IR_MAIN_GRAPH), "axes");
+	ck_assert(ax && ax->n == 1 && ax->ints[0] == 1); /* [3] -> [3, 1] */
+	convert_to(m, 6);
+	ck_assert_str_eq(ops_n(m), "Unsqueeze/1 Add/2");
+	ck_assert_int_eq(attr_int(m, "Add", "broadcast"), 1);
+	ir_model_free(m);
+	m = convert_ok(add, 13, "Unsqueeze Add");
+	ck_assert_str_eq(ops_n(m), "Unsqueeze/2 Add/2");
+	ir_model_free(m);
+	/* the last dims, or equal shapes: numpy's rule already; Sub and Mul too */
+	const char *tail = "<ir_version: 3, opset_import: [\"\" : 1]>\n"
+	                   "g (float[2,3] a, float[3] b, float[2,3] c) => (float[2,3] y) {\n"
+	                   "  s = Sub <broadcast = 1, consumed_inputs = [0, 0]> (a, b)\n"
+	                   "  y = Mul (s, c)\n"
+	                   "}\n";
+	m = convert_ok(tail, 7, "Sub Mul");
+	ck_assert(!has_attr(m, "Sub", "broadcast") && !has_attr(m, "Sub", "consumed_inputs"));
+	ir_model_free(m);
+	const char *bad = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                  "g (float[2,3,4] a, float[5] b) => (float[2,3,4] y) {\n"
+	                  "  [add] y = Add <broadcast = 1, axis = 1> (a, b)\n"
+	                  "}\n";
+	ck_assert_str_eq(convert_err(bad, 7), "t.onnx: node add (Add), opset 6 -> 7: dim 0 of input 1 (5) does not "
+	                                      "broadcast to dim 1 of input 0 (3)");
+	const char *far = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                  "g (float[2,3,4] a, float[3,4] b) => (float[2,3,4] y) {\n"
+	                  "  [add] y = Add <broadcast = 1, axis = 2> (a, b)\n"
+	                  "}\n";
+	ck_assert_str_eq(convert_err(far, 7), "t.onnx: node add (Add), opset 6 -> 7: broadcast axis 2 does not place a "
+	                                      "rank-2 input 1 within a rank-3 input 0");
+	const char *left = "<ir_version: 3, opset_import: [\"\" : 7]>\n"
+	                   "g (float[3] a, float[2,3] b) => (float[2,3] y) {\n"
+	                   "  [add] y = Add (a, b)\n"
+	                   "}\n";
+	ck_assert_str_eq(convert_err(left, 6), "t.onnx: node add (Add), opset 7 -> 6: input 1 has the higher rank; "
+	                                       "before opset 7 only input 1 broadcasts");
+	/* equal symbolic shapes need no broadcast */
+	const char *sym = "<ir_version: 3, opset_import: [\"\" : 7]>\n"
+	                  "g (float[N,3] a, float[N,3] b) => (float[N,3] y) {\n"
+	                  "  [add] y = Add (a, b)\n"
+	                  "}\n";
+	m = parse(sym);
+	convert_to(m, 6);
+	ck_assert(!has_attr(m, "Add", "broadcast"));
+	ir_model_free(m);
+	/* the values: B = [10, 20] at axis 0 of a [2, 3] A adds 10 to row 0 and
+	 * 20 to row 1 (what ONNX Runtime gives for the converted model) */
+	const char *vals = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                   "g () => (float[2,3] y) <float[2,3] a = {1, 2, 3, 4, 5, 6}, float[2] b = {10, 20}> {\n"
+	                   "  y = Add <broadcast = 1, axis = 0> (a, b)\n"
+	                   "}\n";
+	m = convert_ok(vals, 13, "Unsqueeze Add");
+	EvValue *y = run0(m);
+	static const float want[6] = {11, 12, 13, 24, 25, 26};
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq(ev_get_f(y, i), want[i]);
+	ev_unref(y);
+	ir_model_free(m);
+}
+END_TEST
+
+/* Opset 1's forms of Reshape (shape attribute), Concat (axis 1 by default),
+ * Cast (a type name), Pad (paddings) and consumed_inputs, up to 7 and back. */
+START_TEST(test_opset1_forms)
+{
+	const char *one = "<ir_version: 3, opset_import: [\"\" : 1]>\n"
+	                  "g (float[2,3] x) => (float[6] y, float[2,6] z, double[2,3] w, float[2,5] p) {\n"
+	                  "  r = Relu <consumed_inputs = [0]> (x)\n"
+	                  "  y = Reshape <shape = [6]> (r)\n"
+	                  "  z = Concat (x, x)\n"
+	                  "  w = Cast <to = \"DOUBLE\"> (x)\n"
+	                  "  p = Pad <paddings = [0, 1, 0, 1]> (x)\n"
+	                  "}\n";
+	IrModel *m = convert_ok(one, 7, "Relu Reshape Concat Cast Pad");
+	ck_assert_str_eq(ops_n(m), "Relu/1 Reshape/2 Concat/2 Cast/1 Pad/1");
+	ck_assert(!has_attr(m, "Relu", "consumed_inputs") && !has_attr(m, "Reshape", "shape"));
+	ck_assert_int_eq(attr_int(m, "Concat", "axis"), 1);
+	ck_assert_int_eq(attr_int(m, "Cast", "to"), DT_DOUBLE);
+	ck_assert(has_attr(m, "Pad", "pads") && !has_attr(m, "Pad", "paddings"));
+	convert_to(m, 1);
+	ck_assert_str_eq(ops_n(m), "Relu/1 Reshape/1 Concat/2 Cast/1 Pad/1");
+	ck_assert(has_attr(m, "Reshape", "shape") && has_attr(m, "Pad", "paddings"));
+	const IrAttr *to = NULL;
+	for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+		if (!strcmp(ir_node(m, n)->op_type, "Cast"))
+			to = ir_attr(m, n, "to");
+	ck_assert(to && to->type == ATTR_STRING && to->s.len == 6 && !memcmp(to->s.data, "DOUBLE", 6));
+	ir_model_free(m);
+	m = convert_ok(one, 23, "Relu Reshape Concat Cast Pad");
+	ck_assert_str_eq(ops_n(m), "Relu/1 Reshape/2 Concat/2 Cast/1 Pad/2");
+	ir_model_free(m);
+}
+END_TEST
+
+/* is_test (BatchNormalization, Dropout) went at 7, consumed_inputs at 6;
+ * Gemm's broadcast at 7; PRelu's C-value slope is per channel before 7. */
+START_TEST(test_opset6_attributes)
+{
+	const char *bn = "<ir_version: 3, opset_import: [\"\" : 5]>\n"
+	                 "g (float[2,3,4] x, float[3] s, float[3] b, float[3] mu, float[3] v) => (float[2,3,4] y) {\n"
+	                 "  [bn] y = BatchNormalization <is_test = 1, consumed_inputs = [0, 0, 0, 1, 1]> (x, s, b, mu, v)\n"
+	                 "}\n";
+	IrModel *m = convert_ok(bn, 7, "BatchNormalization");
+	ck_assert(!has_attr(m, "BatchNormalization", "is_test") && !has_attr(m, "BatchNormalization", "consumed_inputs"));
+	convert_to(m, 5);
+	ck_assert_int_eq(attr_int(m, "BatchNormalization", "is_test"), 1);
+	ck_assert(has_attr(m, "BatchNormalization", "consumed_inputs"));
+	ir_model_free(m);
+	const char *drop = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                   "g (float[2,3] x) => (float[2,3] y) {\n"
+	                   "  [d] y = Dropout (x)\n"
+	                   "}\n";
+	ck_assert_str_eq(convert_err(drop, 7), "t.onnx: node d (Dropout), opset 6 -> 7: is_test = 0 (training: random "
+	                                       "dropout) has no equivalent from opset 7 on");
+	const char *gemm = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                   "g (float[2,3] a, float[3,4] b, float[4] c) => (float[2,4] y) {\n"
+	                   "  y = Gemm <broadcast = 1> (a, b, c)\n"
+	                   "}\n";
+	m = convert_ok(gemm, 7, "Gemm");
+	ck_assert(!has_attr(m, "Gemm", "broadcast"));
+	convert_to(m, 6);
+	ck_assert_int_eq(attr_int(m, "Gemm", "broadcast"), 1);
+	ir_model_free(m);
+	const char *prelu = "<ir_version: 3, opset_import: [\"\" : 6]>\n"
+	                    "g (float[2,3,4] x, float[3] s) => (float[2,3,4] y) {\n"
+	                    "  [p] y = PRelu (x, s)\n"
+	                    "}\n";
+	m = convert_ok(prelu, 7, "Reshape PRelu");
+	convert_to(m, 6); /* the [3, 1] slope reads the same */
+	ck_assert_str_eq(ops(m), "Reshape PRelu");
+	ir_model_free(m);
+	const char *prelu7 = "<ir_version: 3, opset_import: [\"\" : 7]>\n"
+	                     "g (float[2,3,3] x, float[3] s) => (float[2,3,3] y) {\n"
+	                     "  [p] y = PRelu (x, s)\n"
+	                     "}\n";
+	ck_assert_str_eq(convert_err(prelu7, 6), "t.onnx: node p (PRelu), opset 7 -> 6: a slope of 1 dims with C = 3 "
+	                                         "values reads per channel before opset 7");
+}
+END_TEST
+
 Suite *suite_convert(void)
 {
 	Suite *s = suite_create("convert");
@@ -499,6 +672,9 @@ Suite *suite_convert(void)
 	tcase_add_test(tc, test_downgrade_kinds_and_types);
 	tcase_add_test(tc, test_kernel_kept);
 	tcase_add_test(tc, test_negative_axes_down);
+	tcase_add_test(tc, test_legacy_broadcast);
+	tcase_add_test(tc, test_opset1_forms);
+	tcase_add_test(tc, test_opset6_attributes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -411,11 +411,11 @@ START_TEST(test_cli_numeric_arguments)
 	static const struct {
 		const char *args, *msg;
 	} cases[] = {
-		{"convert f.onnxtxt --opset 4294967309 -o o.onnx", "graft: --opset: '4294967309' is not a number from 7 to 23\n"},
-		{"convert f.onnxtxt --opset 13x -o o.onnx", "graft: --opset: '13x' is not a number from 7 to 23\n"},
-		{"convert f.onnxtxt --opset ' 13' -o o.onnx", "graft: --opset: ' 13' is not a number from 7 to 23\n"},
+		{"convert f.onnxtxt --opset 4294967309 -o o.onnx", "graft: --opset: '4294967309' is not a number from 1 to 23\n"},
+		{"convert f.onnxtxt --opset 13x -o o.onnx", "graft: --opset: '13x' is not a number from 1 to 23\n"},
+		{"convert f.onnxtxt --opset ' 13' -o o.onnx", "graft: --opset: ' 13' is not a number from 1 to 23\n"},
 		{"optimize f.onnxtxt --target-opset 99999999999999999999 -o o.onnx",
-		 "graft: --target-opset: '99999999999999999999' is not a number from 7 to 23\n"},
+		 "graft: --target-opset: '99999999999999999999' is not a number from 1 to 23\n"},
 		{"optimize f.onnxtxt --max-rewrites -1 -o o.onnx",
 		 "graft: --max-rewrites: '-1' is not a number from 0 to 9223372036854775807\n"},
 		{"optimize f.onnxtxt --fuel 0 -o o.onnx", "graft: --fuel: '0' is not a number from 1 to 9223372036854775807\n"},

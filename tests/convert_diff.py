@@ -10,8 +10,11 @@
 #   wrong    written, but ORT refuses it or it computes something else;
 #   refused  the converter declined (graft: an error naming the node; onnx:
 #            an exception, or a crash of the process, counted apart).
-# Pairs whose original ORT refuses or cannot feed are left out.  Prints the
-# tally (both right, graft right / onnx wrong, ...) and, with --list, each
+# Pairs whose original ORT refuses or cannot feed are left out.  Models at
+# opsets 1..6 (ORT refuses most of them: it has no Add-6 kernel ...) go to 7
+# and each target above their own, and are judged by the test data's
+# output_K.pb in ORT instead (ort_gate.mjs --expect-refused), in a tally of
+# their own.  Prints the tally (both right, graft right / onnx wrong, ...) and, with --list, each
 # pair where the two differ.
 #
 # usage: tests/convert_diff.py ORT_TOOLS [--corpus DIR] [--list] [--limit N]
@@ -24,6 +27,7 @@ import onnx
 from onnx import version_converter
 
 TARGETS = [9, 11, 13, 15, 17]
+OLD_TARGETS = [7, 9, 11, 13, 15, 17]  # from opsets 1..6
 TESTDATA = "/usr/include/onnx/backend/test/data/node"
 
 
@@ -71,11 +75,12 @@ def main():
         except Exception:
             continue
         src = opset_of(m)
-        if src < 7:
+        old = src < 7
+        if not src:
             continue
         sets = sorted(os.path.join(os.path.dirname(path), s) for s in os.listdir(os.path.dirname(path))
                       if s.startswith("test_data_set_"))
-        targets = [t for t in TARGETS if t != src]
+        targets = [t for t in (OLD_TARGETS if old else TARGETS) if t != src]
         # onnx's converter crashes the process on some models: run it in a child
         pid = os.fork()
         if pid == 0:
@@ -95,18 +100,24 @@ def main():
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             gout = gout if r.returncode == 0 else None
             oout = os.path.join(tmp, "o%d_%d.onnx" % (i, t))
-            pairs.append((tag, path, sets, gout, oout if os.path.exists(oout) else None))
+            pairs.append((tag, path, sets, gout, oout if os.path.exists(oout) else None, old))
 
     def judge(which):
         lst = os.path.join(tmp, which + ".list")
         with open(lst, "w") as f:
-            for tag, path, sets, gout, oout in pairs:
+            for tag, path, sets, gout, oout, _ in pairs:
                 out = gout if which == "graft" else oout
                 if out:
                     f.write("\t".join([tag, path, out] + sets) + "\n")
-        res = subprocess.run(["node", "tests/ort_gate.mjs", ort, lst, "--verbose"], capture_output=True, text=True)
+        res = subprocess.run(["node", "tests/ort_gate.mjs", ort, lst, "--verbose", "--expect-refused"],
+                             capture_output=True, text=True)
         verdict = {}
         for line in res.stdout.splitlines():
+            if line.startswith("TESTDATA "):
+                verdict[line[len("TESTDATA "):].strip()] = "testdata"
+                continue
+            if line.startswith("REFUSED "):
+                refused_orig.add(line[len("REFUSED "):].strip())
             for key, v in (("FAIL ", "wrong"), ("REFUSED ", "orig"), ("NOFEED ", "nofeed"), ("skip ", "orig")):
                 if line.startswith(key):
                     tag = line[len(key):].split(":")[0].strip()
@@ -114,27 +125,39 @@ def main():
                         verdict[tag] = v
         return verdict
 
+    refused_orig = set()  # tags whose original ORT refuses
     vg, vo = judge("graft"), judge("onnx")
-    tally = {}
-    excluded = 0
+    tally = [{}, {}]  # from opset 7 on; from opsets 1..6
+    excluded = [0, 0]
     diffs = []
-    for tag, path, sets, gout, oout in pairs:
+    for tag, path, sets, gout, oout, old in pairs:
         g = "refused" if not gout else vg.get(tag, "right")
         o = "refused" if not oout else vo.get(tag, "right")
+        if old:  # judged by the test data where ORT refuses the original
+            g = "right" if g == "testdata" else g
+            o = "right" if o == "testdata" else o
+        elif tag in refused_orig:
+            g = o = "orig"
         if "orig" in (g, o) or "nofeed" in (g, o):
-            excluded += 1
+            excluded[old] += 1
             continue
         g = "right" if g == "right" else "refused" if g == "refused" else "wrong"
         o = "right" if o == "right" else "refused" if o == "refused" else "wrong"
-        tally[(g, o)] = tally.get((g, o), 0) + 1
+        tally[old][(g, o)] = tally[old].get((g, o), 0) + 1
         if g != o:
             diffs.append("%s: graft %s, onnx %s" % (tag, g, o))
-    n = sum(tally.values())
-    print("convert_diff: %d pairs judged (%d left out: original refused, not runnable or not feedable in ORT); "
-          "targets %s; onnx's converter crashed on %d models" % (n, excluded, ",".join(map(str, TARGETS)), crashes))
-    for g in ("right", "wrong", "refused"):
-        print("  graft %-7s: " % g + ", ".join("onnx %s %d" % (o, tally.get((g, o), 0))
-                                              for o in ("right", "wrong", "refused")))
+    for old in (0, 1):
+        n = sum(tally[old].values())
+        if old:
+            print("from opsets 1..6: %d pairs judged (%d left out); targets %s, judged by the test data where ORT "
+                  "refuses the original" % (n, excluded[old], ",".join(map(str, OLD_TARGETS))))
+        else:
+            print("convert_diff: %d pairs judged (%d left out: original refused, not runnable or not feedable in ORT); "
+                  "targets %s; onnx's converter crashed on %d models" % (n, excluded[old], ",".join(map(str, TARGETS)),
+                                                                           crashes))
+        for g in ("right", "wrong", "refused"):
+            print("  graft %-7s: " % g + ", ".join("onnx %s %d" % (o, tally[old].get((g, o), 0))
+                                                  for o in ("right", "wrong", "refused")))
     if listing:
         for line in diffs:
             print("  " + line)

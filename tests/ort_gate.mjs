@@ -20,6 +20,11 @@
 // it has no kernel for an op at the version graft converted to ("Could not
 // find an implementation for RoiAlign(22)") is counted, not failed: the model
 // is valid ONNX, ORT lags the standard.
+// --expect-refused (tests/convert_gate.sh): where ORT refuses the original
+// for want of a kernel (an opset-1..6 model: ORT has no kernel for Add-6 ...)
+// and SETDIRs are given, the output must load and reproduce the sets' output_K.pb instead
+// (counted: "checked against the test data"; a TESTDATA line for each that
+// agrees).
 // Exit 0 when nothing failed, 1 otherwise, 2 on bad arguments.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +37,7 @@ if (!toolsDir || !listFile) {
 }
 const verbose = flags.includes('--verbose');
 const noKernelOk = flags.includes('--no-kernel-ok');
+const expectRefused = flags.includes('--expect-refused');
 // --nonfinite-ok: an output whose finite elements agree, and that differs only
 // where one side is inf or NaN, is counted apart (NONFINITE), not failed: a
 // fusion computes the same formula in another order, and meets inf/NaN in
@@ -47,7 +53,7 @@ const TOL = { rtol: 1e-3, atol: 1e-4 };
 const TOL16 = { rtol: 1e-2, atol: 1e-3 };
 
 const msg = (e) => common.errMsg(e).split('\n')[0];
-const counts = { nonFinite: 0, models: 0, origLoads: 0, optLoads: 0, compared: 0, agree: 0, nofeed: 0, origRefused: 0, origRunFails: 0, noKernel: 0 };
+const counts = { expected: 0, expectedAgree: 0, nonFinite: 0, models: 0, origLoads: 0, optLoads: 0, compared: 0, agree: 0, nofeed: 0, origRefused: 0, origRunFails: 0, noKernel: 0 };
 let failed = 0;
 const fail = (name, what) => { failed++; console.log(`FAIL ${name}: ${what}`); };
 
@@ -85,6 +91,46 @@ function onlyNonFinite(ta, tb) {
   return nonFinite;
 }
 
+// The output alone on the test data: each set's output_K.pb, by position.
+async function againstTestData(name, opt, sets) {
+  let b;
+  try { b = await common.createSession(opt, { logLevel: 4 }); } catch (e) {
+    if (noKernelOk && /Could not find an implementation for /.test(msg(e))) {
+      counts.noKernel++;
+      console.log(`NOKERNEL ${name}: ${msg(e)}`);
+    } else {
+      fail(name, `ONNX Runtime refuses graft's output: ${msg(e)}`);
+    }
+    return;
+  }
+  counts.expected++;
+  let ok = true;
+  for (const dir of sets) {
+    const feeds = readSet(dir, b);
+    if (!feeds || !allTensors(b)) { ok = false; fail(name, `ORT cannot be fed ${path.basename(dir)}`); break; }
+    let rb;
+    try { rb = await common.runSession(b, feeds); } catch (e) {
+      fail(name, `ONNX Runtime cannot run graft's output on ${path.basename(dir)}: ${msg(e)}`);
+      ok = false; break;
+    }
+    const want = common.listTensorFiles(dir, 'output').map((f) => readTensorFile(fs.readFileSync(f)));
+    if (want.length !== rb.length) { fail(name, `${rb.length} outputs, the test data has ${want.length}`); ok = false; break; }
+    want.forEach((ta, i) => {
+      const r = common.compareTensors(ta, rb[i], ta.type === 'float16' ? TOL16 : TOL);
+      if (!r.allclose) {
+        ok = false;
+        fail(name, `output ${i} differs from ${path.basename(dir)}/output_${i}.pb: ` +
+          (!r.dtypeOk ? `dtype ${r.dtypeRef} -> ${r.dtypeGot}` : !r.shapeOk ?
+            `shape ${common.fmtShape(r.shapeRef)} -> ${common.fmtShape(r.shapeGot)}` :
+            `${r.bad} of ${r.count} elements, max abs ${common.fmtNum(r.maxAbs)}`));
+      }
+    });
+    if (!ok) break;
+  }
+  if (ok) { counts.expectedAgree++; console.log(`TESTDATA ${name}`); }
+  await b.release();
+}
+
 await common.initOrt(4);
 const lines = fs.readFileSync(listFile, 'utf8').split('\n').filter((l) => l.trim());
 for (const line of lines) {
@@ -95,6 +141,7 @@ for (const line of lines) {
     counts.origRefused++;
     console.log(`REFUSED ${name}`);
     if (verbose) console.log(`  ORT: ${msg(e)}`);
+    if (expectRefused && sets.length && /Could not find an implementation for /.test(msg(e))) await againstTestData(name, opt, sets);
     continue;
   }
   counts.origLoads++;
@@ -159,6 +206,7 @@ const c = counts;
 console.log(`gate: ${c.models} models; ORT loads ${c.origLoads} originals and ${c.optLoads} outputs; ` +
   `${c.compared} compared, ${c.agree} agree; ${c.nofeed} not feedable by onnxruntime-node; ` +
   `${c.origRefused} originals refused, ${c.origRunFails} originals ORT cannot run` +
+  (expectRefused ? `; ${c.expected} outputs of refused originals checked against the test data, ${c.expectedAgree} agree` : '') +
   (noKernelOk ? `; ${c.noKernel} outputs use an op version ORT has no kernel for` : '') +
   (nonFiniteOk ? `; ${c.nonFinite} models differ only where one side is inf or NaN` : ''));
 process.exit(failed ? 1 : 0);

@@ -61,7 +61,7 @@ static const char *const usage_text =
 	"  optimize MODEL -o OUT      rewrite to a fixpoint; report what fired (--report FILE.json)\n"
 	"  explain REPORT.json NODE   which rules touched a node, and what a new node stands for\n"
 	"  fold MODEL -o OUT          constant folding alone, to a fixpoint\n"
-	"  convert MODEL --opset N -o OUT   convert the model to another opset (7 to 23)\n"
+	"  convert MODEL --opset N -o OUT   convert the model to another opset (1 to 23)\n"
 	"  shapes MODEL               inferred dtype and shape of every value\n"
 	"  plan MODEL                 the static memory plan: lifetimes, in-place reuse, arena offsets\n"
 	"  verify FILE.rules...       try each rule on generated graphs; exit 0 only if all are right\n"
@@ -83,7 +83,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 /* The numeric argument s of option `flag`: a whole decimal number from lo
  * to hi, else false after the usage error ("graft: --opset: '4294967309'
- * is not a number from 7 to 23"; the caller exits with EXIT_USAGE).  Every
+ * is not a number from 1 to 23"; the caller exits with EXIT_USAGE).  Every
  * numeric option goes through here: nothing wraps or is cut to fit. */
 static bool parse_int_arg(const char *flag, const char *s, long long lo, long long hi, long long *out)
 {
@@ -1115,7 +1115,7 @@ static int cmd_convert(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: graft convert MODEL --opset N -o OUT [--overwrite]\n"
-			       "Converts the model's default-domain opset to N (7 to 23), one version at a\n"
+			       "Converts the model's default-domain opset to N (1 to 23), one version at a\n"
 			       "time, in every graph: attributes that became inputs (axes, pads, split, k,\n"
 			       "scales, min/max, ratio) move, replaced ops are renamed (Upsample -> Resize,\n"
 			       "Scatter -> ScatterElements), changed defaults and semantics are spelled out\n"

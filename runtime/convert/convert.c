@@ -511,6 +511,217 @@ static bool up_dft(Conv *c, NodeId n)
 	return true;
 }
 
+/* ---- opsets 1 to 6 (upgrade) ----------------------------------------------------- */
+
+/* Input `slot` of n is replaced by an Unsqueeze of it (opset 1..12 form:
+ * axes an attribute), added before n. */
+static void unsqueeze_input(Conv *c, NodeId n, uint32_t slot, const int64_t *axes, size_t k)
+{
+	IrModel *m = c->m;
+	ValueId v = input(c, n, slot);
+	NodeId u = ir_node_new(m, ir_node(m, n)->graph, n, "", "Unsqueeze", "", &v, 1, NULL, 1);
+	ir_attr_set_ints(m, u, "axes", axes, k);
+	ir_set_input(m, n, slot, ir_node(m, u)->outputs[0]);
+	c->st->added++;
+}
+
+/* Opsets 1..6 broadcast the binary ops only with broadcast = 1, and then
+ * align input 1 with input 0 starting at `axis` (default: the last dims);
+ * from opset 7 both broadcast as numpy does, aligning the last dims.  Input 1
+ * gets trailing 1-dims (an Unsqueeze) where it stood before the end, so the
+ * ranks must be known.  Without broadcast the shapes were equal: numpy's
+ * rule gives the same. */
+static bool up_broadcast(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	const IrAttr *b = ir_attr(m, n, "broadcast"), *ax = ir_attr(m, n, "axis");
+	bool bc = b && b->i != 0;
+	int ra = input_rank(c, n, 0), rb = input_rank(c, n, 1);
+	if (bc && (ra < 0 || rb < 0))
+		return fail(c, n, "broadcast = 1 and the rank of input %d is unknown, so input 1 cannot be aligned for "
+		                  "numpy broadcasting", ra < 0 ? 0 : 1);
+	if (bc) {
+		int64_t k = ax ? ax->i : ra - rb;
+		if (k < 0 || k + rb > ra)
+			return fail(c, n, "broadcast axis %lld does not place a rank-%d input 1 within a rank-%d input 0",
+			            (long long)k, rb, ra);
+		const Shape *sa = &ir_value(m, input(c, n, 0))->shape, *sb = &ir_value(m, input(c, n, 1))->shape;
+		for (int j = 0; j < rb; j++) {
+			int64_t da = sa->dims[k + j].size, db = sb->dims[j].size;
+			if (da >= 0 && db >= 0 && db != 1 && da != db)
+				return fail(c, n, "dim %d of input 1 (%lld) does not broadcast to dim %lld of input 0 (%lld)", j,
+				            (long long)db, (long long)(k + j), (long long)da);
+		}
+		int trail = ra - (int)k - rb;
+		if (trail > 0 && rb > 0) {
+			int64_t axes[IR_MAX_RANK];
+			for (int j = 0; j < trail; j++)
+				axes[j] = rb + j;
+			unsqueeze_input(c, n, 1, axes, (size_t)trail);
+		}
+	}
+	ir_attr_remove(m, n, "broadcast");
+	ir_attr_remove(m, n, "axis");
+	return true;
+}
+
+/* Gemm-6's broadcast = 1 let C broadcast to [M, N] as Gemm-7 always does. */
+static bool up_gemm7(Conv *c, NodeId n)
+{
+	ir_attr_remove(c->m, n, "broadcast");
+	return true;
+}
+
+/* PRelu before opset 7 applies a slope of C values per channel (axis 1), as
+ * graft's evaluator does (a rank-1 slope, or one of X's rank less one, of C
+ * elements); from 7 on the slope broadcasts as numpy: reshape it to
+ * [C, 1, ..., 1]. */
+static bool up_prelu7(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	ValueId x = input(c, n, 0), s = input(c, n, 1);
+	const Shape *xs = &ir_value(m, x)->shape, *ss = &ir_value(m, s)->shape;
+	int64_t numel = 1;
+	for (int i = 0; i < ss->rank; i++)
+		numel = ss->dims[i].size < 0 || numel < 0 ? -1 : numel * ss->dims[i].size;
+	if (ss->rank >= 0 && numel == 1)
+		return true;
+	if (xs->rank < 0 || ss->rank < 0 || numel < 0 || (xs->rank >= 2 && xs->dims[1].size < 0))
+		return fail(c, n, "the shapes of X and the slope are unknown, so the per-channel slope of opset 6 cannot be "
+		                  "made numpy broadcasting");
+	if (xs->rank < 2 || numel != xs->dims[1].size || (ss->rank != 1 && ss->rank != xs->rank - 1))
+		return true;
+	if (ss->rank == 1 && xs->rank == 2)
+		return true;
+	int64_t shape[IR_MAX_RANK];
+	shape[0] = numel;
+	for (int i = 1; i < xs->rank - 1; i++)
+		shape[i] = 1;
+	ValueId in[2] = {s, const_ints(c, n, "slope_shape", shape, (size_t)(xs->rank - 1), false)};
+	NodeId r = ir_node_new(m, ir_node(m, n)->graph, n, "", "Reshape", "", in, 2, NULL, 1);
+	ir_set_input(m, n, 1, ir_node(m, r)->outputs[0]);
+	c->st->added++;
+	return true;
+}
+
+/* Opset 6's is_test = 0 means training.  BatchNormalization then gives the
+ * batch statistics only where its outputs 1..4 are used (graft's evaluator,
+ * ONNX Runtime at opset 7); Dropout drops at random. */
+static bool used_output(Conv *c, NodeId n, uint32_t i)
+{
+	IrNode *node = ir_node(c->m, n);
+	if (i >= node->noutputs || !node->outputs[i])
+		return false;
+	const IrValue *v = ir_value(c->m, node->outputs[i]);
+	return v->nuses || v->is_output;
+}
+
+static bool up_bn7(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "is_test");
+	bool stats = false;
+	for (uint32_t i = 1; i < 5; i++)
+		stats |= used_output(c, n, i);
+	if ((!a || a->i == 0) && stats)
+		return fail(c, n, "is_test = 0 with the statistics outputs used (training) has no equivalent from opset 7 on");
+	ir_attr_remove(c->m, n, "is_test");
+	return true;
+}
+
+static bool up_dropout7(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "is_test"), *r = ir_attr(c->m, n, "ratio");
+	if ((!a || a->i == 0) && (!r || r->f != 0))
+		return fail(c, n, "is_test = 0 (training: random dropout) has no equivalent from opset 7 on");
+	ir_attr_remove(c->m, n, "is_test");
+	return true;
+}
+
+/* Upsample-1: height_scale and width_scale of a 4-D input, mode bilinear;
+ * Upsample-7: scales per axis, mode linear. */
+static bool up_upsample7(Conv *c, NodeId n)
+{
+	const IrAttr *h = ir_attr(c->m, n, "height_scale"), *w = ir_attr(c->m, n, "width_scale");
+	if (!h || !w)
+		return fail(c, n, "Upsample-1 needs height_scale and width_scale");
+	float s[4] = {1, 1, h->f, w->f};
+	ir_attr_set_floats(c->m, n, "scales", s, 4);
+	ir_attr_remove(c->m, n, "height_scale");
+	ir_attr_remove(c->m, n, "width_scale");
+	static const char *const o[1] = {"bilinear"}, *const nw[1] = {"linear"};
+	return rename_mode(c, n, o, nw, 1);
+}
+
+/* Cast-1's 'to' is a type name ("FLOAT"), Cast-6's a TensorProto type. */
+static bool up_cast6(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "to");
+	char name[32];
+	if (!a || a->type != ATTR_STRING || a->s.len >= sizeof name)
+		return fail(c, n, "Cast-1 needs a string 'to'");
+	for (size_t i = 0; i < a->s.len; i++)
+		name[i] = (char)(((const char *)a->s.data)[i] | 0x20);
+	name[a->s.len] = 0;
+	int dt = dtype_from_name(name);
+	if (dt == DT_UNDEFINED)
+		return fail(c, n, "'to' names no type graft knows ('%s')", name);
+	ir_attr_remove(c->m, n, "to");
+	ir_attr_set_int(c->m, n, "to", dt);
+	return true;
+}
+
+/* Reshape-5 takes the shape as an input (and consumed_inputs went at 5). */
+static bool up_reshape5(Conv *c, NodeId n)
+{
+	if (!ir_attr(c->m, n, "shape"))
+		return fail(c, n, "Reshape-1 has no 'shape' attribute");
+	ir_attr_remove(c->m, n, "consumed_inputs");
+	ints_attr_to_input(c, n, "shape", 1, false);
+	return true;
+}
+
+/* Concat-1's axis defaults to 1; Concat-4 requires it. */
+static bool up_concat4(Conv *c, NodeId n)
+{
+	if (!ir_attr(c->m, n, "axis"))
+		ir_attr_set_int(c->m, n, "axis", 1);
+	return true;
+}
+
+/* Renames an attribute, keeping its value. */
+static void rename_attr(Conv *c, NodeId n, const char *from, const char *to)
+{
+	const IrAttr *a = ir_attr(c->m, n, from);
+	if (!a)
+		return;
+	IrAttr copy = *a;
+	if (copy.type == ATTR_INTS)
+		ir_attr_set_ints(c->m, n, to, copy.ints, copy.n);
+	else if (copy.type == ATTR_INT)
+		ir_attr_set_int(c->m, n, to, copy.i);
+	ir_attr_remove(c->m, n, from);
+}
+
+static bool up_pad2(Conv *c, NodeId n) { rename_attr(c, n, "paddings", "pads"); return true; }
+
+/* Split-1 takes the split as an attribute or as input 1; Split-2 as an
+ * attribute only. */
+static bool up_split2(Conv *c, NodeId n) { return input_to_ints_attr(c, n, 1, "split"); }
+
+/* LpPool-1's p is a float, LpPool-2's an int. */
+static bool up_lppool2(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "p");
+	if (!a)
+		return true;
+	float p = a->f;
+	if (p != (float)(int64_t)p)
+		return fail(c, n, "p = %g is not an integer, which LpPool-2 requires", (double)p);
+	ir_attr_remove(c->m, n, "p");
+	ir_attr_set_int(c->m, n, "p", (int64_t)p);
+	return true;
+}
+
 /* ---- downgrade adapters -------------------------------------------------------- */
 
 static bool down_axes(Conv *c, NodeId n) { return input_to_ints_attr(c, n, 1, "axes"); }
@@ -680,6 +891,154 @@ static bool down_gridsample(Conv *c, NodeId n)
 	return rename_mode(c, n, gs_new, gs_old, 2);
 }
 
+/* ---- opsets 7 to 1 (downgrade) ---------------------------------------------------- */
+
+/* Numpy broadcasting of a binary op at opset 7 is the legacy form where
+ * input 1 broadcasts to input 0 over its last dims (broadcast = 1, no axis),
+ * or where the shapes are equal.  Anything else (input 0 broadcast, a rank
+ * unknown) is refused. */
+/* Two dims known to be equal: the same size, or the same symbol. */
+static bool same_dim(Dim a, Dim b)
+{
+	if (a.size >= 0 || b.size >= 0)
+		return a.size == b.size;
+	return a.param && b.param && strcmp(a.param, b.param) == 0;
+}
+
+static bool down_broadcast(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	int ra = input_rank(c, n, 0), rb = input_rank(c, n, 1);
+	if (ra < 0 || rb < 0)
+		return fail(c, n, "the rank of input %d is unknown, so the legacy broadcast cannot be decided", ra < 0 ? 0 : 1);
+	const Shape *sa = &ir_value(m, input(c, n, 0))->shape, *sb = &ir_value(m, input(c, n, 1))->shape;
+	bool same = ra == rb;
+	for (int j = 0; same && j < ra; j++)
+		same = same_dim(sa->dims[j], sb->dims[j]);
+	if (same)
+		return true;
+	if (rb > ra)
+		return fail(c, n, "input 1 has the higher rank; before opset 7 only input 1 broadcasts");
+	for (int j = 0; j < rb; j++) {
+		if (!(sb->dims[j].size == 1 || same_dim(sa->dims[ra - rb + j], sb->dims[j])))
+			return fail(c, n, "input 1 is not known to broadcast to input 0; before opset 7 only input 1 broadcasts");
+	}
+	ir_attr_set_int(m, n, "broadcast", 1);
+	return true;
+}
+
+static bool down_gemm7(Conv *c, NodeId n)
+{
+	ValueId cv = input(c, n, 2);
+	if (!cv)
+		return true;
+	const Shape *s = &ir_value(c->m, cv)->shape, *sa = &ir_value(c->m, input(c, n, 0))->shape,
+	            *sb = &ir_value(c->m, input(c, n, 1))->shape;
+	const IrAttr *ta = ir_attr(c->m, n, "transA"), *tb = ir_attr(c->m, n, "transB");
+	int64_t mm = sa->rank == 2 ? sa->dims[ta && ta->i ? 1 : 0].size : -1;
+	int64_t nn = sb->rank == 2 ? sb->dims[tb && tb->i ? 0 : 1].size : -1;
+	if (!(s->rank == 2 && mm >= 0 && s->dims[0].size == mm && nn >= 0 && s->dims[1].size == nn))
+		ir_attr_set_int(c->m, n, "broadcast", 1);
+	return true;
+}
+
+/* PRelu-7's numpy slope is PRelu-6's where the per-channel reading (a slope
+ * of C elements, rank 1 or X's rank less one) does not apply, or gives the
+ * same: a [C, 1, ..., 1] slope, or a [C] one with a 2-D X. */
+static bool down_prelu7(Conv *c, NodeId n)
+{
+	IrModel *m = c->m;
+	const Shape *xs = &ir_value(m, input(c, n, 0))->shape, *ss = &ir_value(m, input(c, n, 1))->shape;
+	int64_t numel = 1;
+	for (int i = 0; ss->rank >= 0 && i < ss->rank; i++)
+		numel = ss->dims[i].size < 0 || numel < 0 ? -1 : numel * ss->dims[i].size;
+	if (ss->rank >= 0 && numel == 1)
+		return true;
+	if (xs->rank < 0 || ss->rank < 0 || numel < 0 || (xs->rank >= 2 && xs->dims[1].size < 0))
+		return fail(c, n, "the shapes of X and the slope are unknown; before opset 7 a slope of C values is per channel");
+	if (xs->rank < 2 || numel != xs->dims[1].size || (ss->rank != 1 && ss->rank != xs->rank - 1))
+		return true;
+	if (ss->rank == 1 && xs->rank == 2)
+		return true;
+	if (ss->rank == xs->rank - 1 && ss->dims[0].size == numel)
+		return true;
+	return fail(c, n, "a slope of %d dims with C = %lld values reads per channel before opset 7", ss->rank,
+	            (long long)numel);
+}
+
+static bool down_bn7(Conv *c, NodeId n)
+{
+	for (uint32_t i = 1; i < 5; i++)
+		if (used_output(c, n, i))
+			return fail(c, n, "the statistics outputs are used (training); graft writes is_test = 1 only");
+	ir_attr_set_int(c->m, n, "is_test", 1);
+	return true;
+}
+
+static bool down_dropout7(Conv *c, NodeId n)
+{
+	ir_attr_set_int(c->m, n, "is_test", 1);
+	return true;
+}
+
+static bool down_upsample7(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "scales");
+	if (!a || a->n != 4 || a->floats[0] != 1 || a->floats[1] != 1)
+		return fail(c, n, "only 4-D scales [1, 1, h, w] have an equivalent before opset 7");
+	float h = a->floats[2], w = a->floats[3];
+	ir_attr_remove(c->m, n, "scales");
+	ir_attr_set_float(c->m, n, "height_scale", h);
+	ir_attr_set_float(c->m, n, "width_scale", w);
+	static const char *const o[1] = {"linear"}, *const nw[1] = {"bilinear"};
+	return rename_mode(c, n, o, nw, 1);
+}
+
+static bool down_cast6(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "to");
+	if (!a || a->type != ATTR_INT)
+		return fail(c, n, "Cast-6 needs an int 'to'");
+	const char *name = dtype_name((int)a->i);
+	char up[32];
+	size_t len = strlen(name);
+	if (len >= sizeof up || !strcmp(name, "?"))
+		return fail(c, n, "'to' = %lld is no type Cast-1 names", (long long)a->i);
+	for (size_t i = 0; i <= len; i++)
+		up[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+	ir_attr_remove(c->m, n, "to");
+	ir_attr_set_string(c->m, n, "to", up, len);
+	return true;
+}
+
+/* BatchNormalization-1..5 requires consumed_inputs: none consumed. */
+static bool down_bn6(Conv *c, NodeId n)
+{
+	int64_t z[5] = {0};
+	ir_attr_set_ints(c->m, n, "consumed_inputs", z, 5);
+	return true;
+}
+
+static bool down_reshape5(Conv *c, NodeId n)
+{
+	if (!input(c, n, 1))
+		return fail(c, n, "Reshape has no shape input");
+	return input_to_ints_attr(c, n, 1, "shape");
+}
+
+static bool down_pad2(Conv *c, NodeId n) { rename_attr(c, n, "pads", "paddings"); return true; }
+
+static bool down_lppool2(Conv *c, NodeId n)
+{
+	const IrAttr *a = ir_attr(c->m, n, "p");
+	if (!a)
+		return true;
+	float p = (float)a->i;
+	ir_attr_remove(c->m, n, "p");
+	ir_attr_set_float(c->m, n, "p", p);
+	return true;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 typedef bool (*AdaptFn)(Conv *c, NodeId n);
@@ -743,6 +1102,53 @@ static const Adapter adapters[] = {
 	{"GroupNormalization", 21, true, up_groupnorm, NULL, NULL},
 	{"GroupNormalization", 21, false, NULL, "scale and bias are per channel from opset 21 on", NULL},
 	{"Scan", 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9", NULL},
+	/* opsets 1..7 */
+	{"Add", 7, true, up_broadcast, NULL, NULL},
+	{"Add", 7, false, down_broadcast, NULL, NULL},
+	{"Sub", 7, true, up_broadcast, NULL, NULL},
+	{"Sub", 7, false, down_broadcast, NULL, NULL},
+	{"Mul", 7, true, up_broadcast, NULL, NULL},
+	{"Mul", 7, false, down_broadcast, NULL, NULL},
+	{"Div", 7, true, up_broadcast, NULL, NULL},
+	{"Div", 7, false, down_broadcast, NULL, NULL},
+	{"Pow", 7, true, up_broadcast, NULL, NULL},
+	{"Pow", 7, false, down_broadcast, NULL, NULL},
+	{"And", 7, true, up_broadcast, NULL, NULL},
+	{"And", 7, false, down_broadcast, NULL, NULL},
+	{"Or", 7, true, up_broadcast, NULL, NULL},
+	{"Or", 7, false, down_broadcast, NULL, NULL},
+	{"Xor", 7, true, up_broadcast, NULL, NULL},
+	{"Xor", 7, false, down_broadcast, NULL, NULL},
+	{"Equal", 7, true, up_broadcast, NULL, NULL},
+	{"Equal", 7, false, down_broadcast, NULL, NULL},
+	{"Greater", 7, true, up_broadcast, NULL, NULL},
+	{"Greater", 7, false, down_broadcast, NULL, NULL},
+	{"Less", 7, true, up_broadcast, NULL, NULL},
+	{"Less", 7, false, down_broadcast, NULL, NULL},
+	{"Gemm", 7, true, up_gemm7, NULL, NULL},
+	{"Gemm", 7, false, down_gemm7, NULL, NULL},
+	{"PRelu", 7, true, up_prelu7, NULL, NULL},
+	{"PRelu", 7, false, down_prelu7, NULL, NULL},
+	{"BatchNormalization", 7, true, up_bn7, NULL, NULL},
+	{"BatchNormalization", 7, false, down_bn7, NULL, NULL},
+	{"Dropout", 7, true, up_dropout7, NULL, NULL},
+	{"Dropout", 7, false, down_dropout7, NULL, NULL},
+	{"Upsample", 7, true, up_upsample7, NULL, NULL},
+	{"Upsample", 7, false, down_upsample7, NULL, NULL},
+	{"Cast", 6, true, up_cast6, NULL, NULL},
+	{"Cast", 6, false, down_cast6, NULL, NULL},
+	{"BatchNormalization", 6, false, down_bn6, NULL, NULL},
+	{"Tile", 6, true, NULL, "Tile-1's tiles and axis inputs became one repeats input at opset 6", NULL},
+	{"Reshape", 5, true, up_reshape5, NULL, NULL},
+	{"Reshape", 5, false, down_reshape5, NULL, NULL},
+	{"Concat", 4, true, up_concat4, NULL, NULL},
+	{"Pad", 2, true, up_pad2, NULL, NULL},
+	{"Pad", 2, false, down_pad2, NULL, NULL},
+	{"Split", 2, true, up_split2, NULL, NULL},
+	{"LpPool", 2, true, up_lppool2, NULL, NULL},
+	{"LpPool", 2, false, down_lppool2, NULL, NULL},
+	{"GlobalLpPool", 2, true, up_lppool2, NULL, NULL},
+	{"GlobalLpPool", 2, false, down_lppool2, NULL, NULL},
 };
 
 static const Adapter *find_adapter(const char *op, int step, bool up, AdaptFn *reduce)
@@ -1047,6 +1453,9 @@ static bool convert_step(Conv *c)
 				continue;
 			if (!c->up && c->step == 11 && !positive_axes(c, n))
 				return false;
+			/* consumed_inputs (in-place hints, no meaning) went at opset 6 */
+			if (c->up && c->step == 6)
+				ir_attr_remove(m, n, "consumed_inputs");
 			AdaptFn reduce;
 			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
 			AdaptFn fn = ad ? ad->fn : reduce;
@@ -1160,7 +1569,9 @@ bool convert_opset(IrModel *m, int target, ConvertStats *st, Diag *d)
 		if (!ir_node(m, c.restore[i])->dead && ir_node(m, c.restore[i])->kind == OP_Reshape)
 			ir_attr_set_int(m, c.restore[i], "allowzero", 1);
 	free(c.restore);
-	if (ok && loads)
+	/* ONNX Runtime supports opset 7 and up: below, it lacks most op versions
+	 * (Add-6, Relu-1...), and a downgrade there is for other runtimes */
+	if (ok && loads && st->to >= 7)
 		ok = kernels_kept(m, from, d);
 	if (ok && m->ir_version < convert_min_ir_version(st->to))
 		m->ir_version = convert_min_ir_version(st->to);

@@ -7,7 +7,7 @@
 #include "ir.h"
 
 /* Lowest opset graft converts from or to. */
-#define CONVERT_MIN_OPSET 7
+#define CONVERT_MIN_OPSET 1
 
 typedef struct ConvertStats {
 	int from, to;          /* the model's default-domain opset before and after */

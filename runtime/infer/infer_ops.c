@@ -126,6 +126,12 @@ static bool bcast_all(InferCtx *c, int first, int dtype)
 {
 	int rank = 0;
 	Dim dims[R], tmp[R];
+	/* before opset 7, broadcast = 1: B (aligned at `axis`) broadcasts to A,
+	 * and the result has A's shape */
+	if (c->opset < 7 && first == 0 && inf_nin(c) == 2 && inf_attr_i(c, "broadcast", 0)) {
+		inf_set(c, 0, dtype, inf_rank(c, 0), inf_dims(c, 0));
+		return true;
+	}
 	for (int i = first; i < inf_nin(c); i++) {
 		if (!inf_has(c, i))
 			continue;

@@ -336,13 +336,31 @@ static EvValue *binary(EvCtx *c, const EvValue *a, const EvValue *b, const EwRow
 	return y;
 }
 
+/* Before opset 7, broadcast = 1 with an axis aligns B with A from that axis
+ * on: B (a view) gets trailing 1-dims for numpy's rule. */
+static bool legacy_align(EvCtx *c, const EvValue *a, EvValue *b)
+{
+	int64_t axis = ev_attr_int(c, "axis", -1);
+	if (c->opset >= 7 || !ev_attr_int(c, "broadcast", 0) || axis < 0)
+		return true;
+	if (axis + b->rank > a->rank)
+		return ev_fail(c, "%s: broadcast axis %lld does not fit a rank-%d B in a rank-%d A", ew_op(c),
+		               (long long)axis, b->rank, a->rank);
+	while (b->rank < a->rank - axis)
+		b->dims[b->rank++] = 1;
+	return true;
+}
+
 static bool two(EvCtx *c, EvValue **in, int nin, EvValue **out, const EwRow2 *rows, bool to_bool, EwArgs *p)
 {
 	if (nin < 2)
 		return ev_fail(c, "%s takes two inputs", ew_op(c));
 	if (!check_tensor(c, in[0], 0) || !check_tensor(c, in[1], 1))
 		return false;
-	out[0] = binary(c, in[0], in[1], rows, to_bool, p);
+	EvValue b = *in[1];
+	if (!legacy_align(c, in[0], &b))
+		return false;
+	out[0] = binary(c, in[0], &b, rows, to_bool, p);
 	return out[0] != NULL;
 }
 
@@ -565,7 +583,10 @@ static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		return ev_fail(c, "Pow takes two inputs");
 	if (!check_tensor(c, in[0], 0) || !check_tensor(c, in[1], 1))
 		return false;
-	const EvValue *x = in[0], *e = in[1];
+	EvValue ev = *in[1];
+	if (!legacy_align(c, in[0], &ev))
+		return false;
+	const EvValue *x = in[0], *e = &ev;
 	uint32_t num = EW_MASK_NUM;
 	if (x->dtype <= 0 || x->dtype >= DT_COUNT || !(num & EW_BIT(x->dtype)) ||
 	    e->dtype <= 0 || e->dtype >= DT_COUNT || !(num & EW_BIT(e->dtype)))

@@ -273,6 +273,17 @@ static bool k_Cast(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	if (!ew_need(c, in, nin, 0))
 		return false;
 	const IrAttr *to = ev_attr(c, "to");
+	if (to && to->type == ATTR_STRING) { /* Cast-1: a type name, "FLOAT" */
+		char name[32];
+		size_t len = to->s.len < sizeof name - 1 ? to->s.len : sizeof name - 1;
+		for (size_t i = 0; i < len; i++)
+			name[i] = (char)(((const char *)to->s.data)[i] | 0x20);
+		name[len] = 0;
+		int dt = dtype_from_name(name);
+		if (dt == DT_UNDEFINED)
+			return ev_fail(c, "Cast: 'to' is '%s', not a known type", name);
+		return cast(c, in[0], dt, out);
+	}
 	if (!to || to->type != ATTR_INT)
 		return ev_fail(c, "Cast: the 'to' attribute is missing");
 	if (to->i <= 0 || to->i >= DT_COUNT)
