@@ -879,12 +879,13 @@ static void print_step(Fn *F, const MInsn *x)
 	case MI_SINGLE_USE: {
 		const MProg *p = F->p;
 		const char *node = node_name(F, x->src);
-		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d)", node, p->nnodes);
+		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d, %d)", node, p->nnodes, x->index);
 		if (F->leaf) {
 			fail_if(F, c, x->step, NULL);
 		} else {
 			/* --why tells a graph output from a consumer outside the match */
-			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, \"%s\")", x->step, node, p->nnodes, x->desc);
+			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, %d, \"%s\")", x->step, node, p->nnodes,
+			              x->index, x->desc);
 			line(F, "if (%s)%s", c, F->loops ? " {" : "");
 			if (F->loops) {
 				line(F, "\t(void)(%s);", w);

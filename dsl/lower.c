@@ -177,6 +177,7 @@ typedef struct L {
 	Vec nodes;                  /* int: registers of matched nodes */
 	Vec node_desc;              /* const char * */
 	Vec shared;                 /* bool */
+	Vec refs;                   /* int: how many times the pattern reads each matched node */
 	Vec deferred;               /* MInsn (step given when placed) */
 	Vec pre;                    /* MInsn */
 	Vec likes;                  /* MExpr * */
@@ -316,6 +317,16 @@ static void add_node(L *g, int reg, bool shared, const Pattern *p)
 	*(const char **)vec_push(&g->node_desc, sizeof(char *)) = p->bind ? S(g, "%s (%s)", p->bind, p->name)
 	                                                                  : S(g, "%s", p->name);
 	*(bool *)vec_push(&g->shared, sizeof(bool)) = shared;
+	*(int *)vec_push(&g->refs, sizeof(int)) = 1;
+}
+
+/* One more read of the matched node in register reg (s#k, or its binding's
+ * name used again: Mul(xf @ Cast(x), xf)). */
+static void count_ref(L *g, int reg)
+{
+	for (int i = 0; i < g->nodes.n; i++)
+		if (((int *)g->nodes.p)[i] == reg)
+			((int *)g->refs.p)[i]++;
 }
 
 /* Why kinds: the values of RwWhyKind (rewrite.h), which dsl/ cannot include. */
@@ -1262,6 +1273,7 @@ static void node_ref(L *g, const Pattern *p, Slot *s)
 	if (!v)
 		return;
 	int k = p->has_output ? p->output : v->node ? v->node->output : 0;
+	count_ref(g, v->reg);
 	MExpr *out = ex(g, ME_OUT, MT_VALUE);
 	out->reg = v->reg;
 	out->i = k;
@@ -1888,6 +1900,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 			continue;
 		MInsn *x = insn(&g, MI_SINGLE_USE);
 		x->src = ((int *)g.nodes.p)[i];
+		x->index = ((int *)g.refs.p)[i];
 		x->desc = ((const char **)g.node_desc.p)[i];
 		x->step = g.step++;
 	}
@@ -1950,6 +1963,7 @@ static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, c
 	free(g.tree.p);
 	free(g.node_desc.p);
 	free(g.shared.p);
+	free(g.refs.p);
 	free(g.deferred.p);
 	free(g.pre.p);
 	free(g.likes.p);

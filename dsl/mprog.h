@@ -120,7 +120,8 @@ typedef enum MInsnKind {
 	MI_ATTR,                /* reg = attribute `name` of node src (its default); fail if neither */
 	MI_REST,                /* reg = the inputs of node src from `index` on */
 	MI_CHECK,               /* fail unless e (index 1: fail if e) */
-	MI_SINGLE_USE,          /* node src is used only inside the match and is no graph output */
+	MI_SINGLE_USE,          /* node src is used only inside the match, as many times as the
+	                           pattern reads it (index), and is no graph output */
 	MI_GUARD,               /* fail unless e; index 1: and nothing e needed was unknown (then why
 	                           starts with %s: "undecided, ..." or "") */
 	MI_PRE,                 /* reg = e, before building */

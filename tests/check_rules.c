@@ -872,6 +872,11 @@ START_TEST(test_matmul_add)
 	/* float16: Gemm adds C before it rounds, MatMul and Add after: not fused */
 	run_case(HEAD(13) "g (float16[2,3] x, float16[3,4] v, float16[4] c) => (float16[2,4] y) {\n  m = MatMul (x, v)\n  y = Add (m, c)\n}\n",
 	         &(Case){"matmul_add_gemm", "MatMul Add", false, 0});
+	/* Add(m, m): the pattern reads the MatMul once, the Add twice; the bias c
+	 * would be m itself and keep the MatMul beside the Gemm (X W twice) */
+	t = fmt(HEAD(13) "g (float[2,3] x) => (float[2,4] y) <%s> {\n  m = MatMul (x, w)\n  y = Add (m, m)\n}\n", w);
+	run_case(t, &(Case){"matmul_add_gemm", "MatMul Add", false, 0});
+	free(t);
 	/* rank 3: not a Gemm */
 	t = fmt(HEAD(13) "g (float[2,2,3] x) => (float[2,2,4] y) <%s, %s> {\n  m = MatMul (x, w)\n  y = Add (m, b)\n}\n", w, b);
 	run_case(t, &(Case){"matmul_add_gemm", "MatMul Add", false, 0});

@@ -62,7 +62,22 @@ const char *rwg_what(Rewriter *rw, ValueId v)
 	return ir_value(M(rw), v)->is_input ? "a graph input" : "an outer-scope value";
 }
 
-bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, const char *desc)
+/* n's outputs are read only inside the match, and no more times than the
+ * pattern reads them (refs): a further read by a matched node is one the
+ * pattern bound to a variable, which the result may keep, keeping n alive
+ * beside what replaces it (Add(A, A) with A = MatMul(X, W) read as
+ * Add(MatMul(X, W), c) would compute X W twice). */
+static uint32_t node_uses(Rewriter *rw, NodeId n)
+{
+	IrNode *node = ir_node(M(rw), n);
+	uint32_t uses = 0;
+	for (uint32_t i = 0; i < node->noutputs; i++)
+		if (node->outputs[i])
+			uses += ir_value(M(rw), node->outputs[i])->nuses;
+	return uses;
+}
+
+bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, int refs, const char *desc)
 {
 	IrNode *node = ir_node(M(rw), n);
 	for (uint32_t i = 0; i < node->noutputs; i++) {
@@ -84,6 +99,10 @@ bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwi
 			}
 		}
 	}
+	if (node_uses(rw, n) > (uint32_t)refs)
+		return rw_why_fail(rw, step, RW_WHY_EXTRA_CONSUMER,
+		                   "%s is read %u times inside the match where the pattern reads it %d time%s (the "
+		                   "result would keep it)", desc, node_uses(rw, n), refs, refs == 1 ? "" : "s");
 	return false;
 }
 
@@ -96,13 +115,13 @@ bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from)
 	return true;
 }
 
-bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin)
+bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin, int refs)
 {
 	IrNode *node = ir_node(M(rw), n);
 	for (uint32_t i = 0; i < node->noutputs; i++)
 		if (node->outputs[i] && !rw_single_use(rw, node->outputs[i], within, nwithin))
 			return false;
-	return true;
+	return node_uses(rw, n) <= (uint32_t)refs;
 }
 
 ValueId rwg_out(Rewriter *rw, NodeId n, uint32_t k)

@@ -76,8 +76,9 @@ NodeId rwg_producer_op(Rewriter *rw, ValueId v, OpKind kind, uint32_t out);
 NodeId rwg_producer_named(Rewriter *rw, ValueId v, const char *domain, const char *name, uint32_t out);
 /* Inputs `from` on are all absent. */
 bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from);
-/* Every output of n is used only by the nodes `within` and is no graph output. */
-bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin);
+/* Every output of n is used only by the nodes `within`, at most `refs` times
+ * in all (the pattern's reads of n), and is no graph output. */
+bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin, int refs);
 /* The kind of op producing v if v is its output `out` and it is of the
  * default domain; else OP_UNKNOWN.  Decision trees switch on it. */
 OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out);
@@ -118,9 +119,9 @@ bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out);
 
 /* Where v comes from, for a message: "Relu", "a graph input", "a constant", "nothing". */
 const char *rwg_what(Rewriter *rw, ValueId v);
-/* rwg_single_use_node(rw, n, within, nwithin) failed: record whether an
+/* rwg_single_use_node(rw, n, within, nwithin, refs) failed: record whether an
  * output is a graph output or has a consumer outside the match.  False. */
-bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, const char *desc);
+bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, int refs, const char *desc);
 
 /* Why a guard is false, or a value of the result unknown, in the same words
  * from graftc's rule_<name> and from the interpreter: the lowering

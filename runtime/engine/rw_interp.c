@@ -1009,9 +1009,9 @@ static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MPro
 			for (int k = 0; k < p->nnodes; k++)
 				nodes[k] = regs[p->nodes[k]].n;
 			NodeId n = regs[in->src].n;
-			if (!rwg_single_use_node(rw, n, nodes, p->nnodes)) {
+			if (!rwg_single_use_node(rw, n, nodes, p->nnodes, in->index)) {
 				if (why)
-					rwg_why_use(rw, in->step, n, nodes, p->nnodes, in->desc);
+					rwg_why_use(rw, in->step, n, nodes, p->nnodes, in->index, in->desc);
 				return FAILED;
 			}
 			break;
