@@ -1101,6 +1101,39 @@ START_TEST(test_sha256_vectors)
 }
 END_TEST
 
+/* Initializers no node reads go with DCE (catalogue A10, onnxoptimizer's
+ * eliminate_unused_initializer); one a body reads from the outer scope, and
+ * an overridable one (a graph input), stay. */
+START_TEST(test_unused_initializers)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (bool c, float[2] x, float[2] d) => (float[2] y, float[2] z) <float[2] u = {1, 2}, float[2] w = {3, 4},\n"
+	                   "   float[2] k = {5, 6}, float[2] d = {7, 8}> {\n"
+	                   "  y = Add (x, w)\n"
+	                   "  z = If (c) <then_branch: graph = t () => (float[2] a) { a = Abs (k) },\n"
+	                   "              else_branch: graph = e () => (float[2] b) { b = Abs (x) }>\n"
+	                   "}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ck_assert_uint_eq(g->ninits, 3);
+	ck_assert(!ir_lookup(m, IR_MAIN_GRAPH, "u"));
+	ck_assert(ir_lookup(m, IR_MAIN_GRAPH, "w") && ir_lookup(m, IR_MAIN_GRAPH, "k") && ir_lookup(m, IR_MAIN_GRAPH, "d"));
+	ck_assert_uint_eq(g->ninputs, 3);
+	ck_assert_uint_eq(r.rewrites, 1); /* the one dce */
+	rw_result_free(&r);
+	ir_model_free(m);
+	/* --no-dce keeps it */
+	m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	          "g (float[2] x) => (float[2] y) <float[2] u = {1, 2}> { y = Abs (x) }\n");
+	o = (RwOptions){.no_fold = true, .no_dce = true};
+	r = run(m, &o, true);
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->ninits, 1);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1125,6 +1158,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_inline_if);
 	tcase_add_test(tc, test_inline_if_nested_reads_branch_init);
 	tcase_add_test(tc, test_conformance_interfaces);
+	tcase_add_test(tc, test_unused_initializers);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

@@ -702,6 +702,10 @@ static const MiniCase mini_cases[] = {
 	{"not_less", 13, "int32[2,3] x, int32[2,3] w", "bool[2,3] y", "", "  a = Less (x, w)\n  y = Not (a)\n", "GreaterOrEqual", true},
 	{"not_greater_equal", 13, "int32[2,3] x, int32[2,3] w", "bool[2,3] y", "", "  a = GreaterOrEqual (x, w)\n  y = Not (a)\n", "Less", true},
 	{"not_less_equal", 13, "int32[2,3] x, int32[2,3] w", "bool[2,3] y", "", "  a = LessOrEqual (x, w)\n  y = Not (a)\n", "Greater", true},
+	{"where_not", 13, "bool[2,3] c, float[2,3] x, float[3] w", FY, "", "  n = Not (c)\n  a = Where (n, x, w)\n  y = Relu (a)\n", "Where Relu", true},
+	/* the Not read elsewhere stays: nothing to gain */
+	{"where_not", 13, "bool[2,3] c, float[2,3] x, float[3] w", "float[2,3] y, bool[2,3] z", "",
+	 "  z = Not (c)\n  a = Where (z, x, w)\n  y = Relu (a)\n", "Not Where Relu", false},
 	/* activation.rules: Clip chains */
 	{"clip_in_clip", 13, FX, FY, "float a = {0.0}, float b = {6.0}, float c = {-1.0}, float d = {7.0}",
 	 "  p = Clip (x, a, b)\n  q = Clip (p, c, d)\n  y = Neg (q)\n", "Clip Neg", true},

@@ -1950,6 +1950,19 @@ static void seed(Rewriter *rw)
 		}
 		free(order);
 	}
+	/* initializers no node reads (in any graph: a body's read of an outer
+	 * value is a use) and no graph lists as output; graph inputs are the
+	 * interface and stay, overridable initializers with them */
+	for (ValueId v = 1; !rw->o.no_dce && v < m->nvalues; v++) {
+		IrValue *val = ir_value(m, v);
+		if (val->dead || val->is_input || !(val->tensor || val->sparse) || ir_graph(m, val->graph)->dead)
+			continue;
+		if (!val->nuses && !val->is_output && !val->producer) {
+			if (!f)
+				f = new_firing(rw, -1, "dce");
+			ir_value_remove(m, v);
+		}
+	}
 	if (f) {
 		rw->res->rewrites++;
 		DEBUG_VALIDATE(rw, "dce");
