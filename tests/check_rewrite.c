@@ -1134,6 +1134,43 @@ START_TEST(test_unused_initializers)
 }
 END_TEST
 
+/* CSE of two equal nodes where one writes a graph output: that one stays,
+ * whichever the worklist meets first (OnnxSlim's
+ * duplicate_node_with_graph_output_keeps_output_node); both graph outputs:
+ * both stay. */
+START_TEST(test_cse_graph_output)
+{
+	const char *texts[] = {
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2] x) => (float[4] y, float[4] z) {\n"
+		"  y = Concat <axis = 0> (x, x)\n  c = Concat <axis = 0> (x, x)\n  z = Abs (c)\n}\n",
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2] x) => (float[4] y, float[4] z) {\n"
+		"  c = Concat <axis = 0> (x, x)\n  z = Abs (c)\n  y = Concat <axis = 0> (x, x)\n}\n",
+	};
+	for (int t = 0; t < 2; t++) {
+		IrModel *m = parse(texts[t]);
+		RwOptions o = {.no_fold = true};
+		RwResult r = run(m, &o, true);
+		ck_assert_uint_eq(nodes_of(m, "Concat"), 1);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		NodeId abs = ir_value(m, g->outputs[1])->producer;
+		ck_assert_str_eq(ir_value(m, ir_node(m, abs)->inputs[0])->name, "y");
+		ck_assert_str_eq(ir_node(m, ir_value(m, g->outputs[0])->producer)->op_type, "Concat");
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[4] y, float[4] z) {\n"
+	                   "  y = Concat <axis = 0> (x, x)\n  z = Concat <axis = 0> (x, x)\n}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Concat"), 2);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1159,6 +1196,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_inline_if_nested_reads_branch_init);
 	tcase_add_test(tc, test_conformance_interfaces);
 	tcase_add_test(tc, test_unused_initializers);
+	tcase_add_test(tc, test_cse_graph_output);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

@@ -507,7 +507,17 @@ static void cse_insert(Rewriter *rw, uint64_t h, NodeId n)
 		}
 }
 
-/* Merge n into an equal node seen before; true if n was removed. */
+static bool has_graph_output(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	for (uint32_t o = 0; o < node->noutputs; o++)
+		if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
+			return true;
+	return false;
+}
+
+/* Merge n into an equal node seen before (or that one into n, where only n
+ * writes a graph output); true if a node was removed. */
 static bool try_cse(Rewriter *rw, NodeId n)
 {
 	IrModel *m = rw->m;
@@ -529,11 +539,21 @@ static bool try_cse(Rewriter *rw, NodeId n)
 			NodeId e = rw->cse[i].node;
 			if (rw->cse[i].hash != h || e == n || !cse_equal(m, n, e))
 				continue;
-			/* n's outputs become e's: interface names stay with graph outputs */
+			/* n's outputs become e's: interface names stay with graph
+			 * outputs, so where only n has one, e goes instead */
+			bool swapped = has_graph_output(m, n);
+			if (swapped && has_graph_output(m, e))
+				return false;
+			if (swapped) {
+				NodeId t = n;
+				n = e;
+				e = t;
+			}
 			IrNode *node = ir_node(m, n);
 			for (uint32_t o = 0; o < node->noutputs; o++)
-				if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
-					return false;
+				if (node->outputs[o] && !ir_node(m, e)->outputs[o])
+					return false; /* an output the one to go has and the other not */
+			rw->cse[i].node = e;
 			RwFiring *f = new_firing(rw, -1, "cse");
 			add_name(&f->matched, &f->nmatched, firing_label(rw, n));
 			add_name(&f->matched, &f->nmatched, firing_label(rw, e));
@@ -541,14 +561,14 @@ static bool try_cse(Rewriter *rw, NodeId n)
 				ValueId ov = node->outputs[o], ev = ir_node(m, e)->outputs[o];
 				if (!ov)
 					continue;
-				if (!ev)
-					return false;
 				push_consumers(rw, ov);
 				ir_replace_all_uses(m, ov, ev);
 				/* ev's readers now share an input: they may have twins too */
 				push_consumers(rw, ev);
 			}
 			remove_if_dead(rw, n, f);
+			if (swapped)
+				push(rw, e); /* the node popped stays: its rules are still to try */
 			rw->res->rewrites++;
 			return true;
 		}
