@@ -1171,6 +1171,32 @@ START_TEST(test_cse_graph_output)
 }
 END_TEST
 
+/* Concat's inputs known empty along its axis go (OnnxSlim's
+ * concat_empty_input_elimination), also those spliced in from an inner
+ * Concat; a Concat of nothing but empty inputs keeps them. */
+START_TEST(test_concat_empty_inputs)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2,3] x, float[2,0] e, float[2,4] w) => (float[2,7] y, float[2,0] z) {\n"
+	                   "  i = Concat <axis = 1> (e, w)\n"
+	                   "  y = Concat <axis = -1> (e, x, e, i)\n"
+	                   "  z = Concat <axis = 1> (e, e)\n"
+	                   "}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	IrNode *y = ir_node(m, ir_value(m, g->outputs[0])->producer);
+	ck_assert_str_eq(y->op_type, "Concat");
+	ck_assert_uint_eq(y->ninputs, 2);
+	ck_assert_str_eq(ir_value(m, y->inputs[0])->name, "x");
+	ck_assert_str_eq(ir_value(m, y->inputs[1])->name, "w");
+	ck_assert_uint_eq(ir_node(m, ir_value(m, g->outputs[1])->producer)->ninputs, 2);
+	ck_assert_uint_eq(nodes_of(m, NULL), 2);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1197,6 +1223,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_conformance_interfaces);
 	tcase_add_test(tc, test_unused_initializers);
 	tcase_add_test(tc, test_cse_graph_output);
+	tcase_add_test(tc, test_concat_empty_inputs);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

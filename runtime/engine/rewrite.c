@@ -1730,9 +1730,18 @@ static bool inner_concat(IrModel *m, NodeId n, ValueId v, int64_t axis)
 	return true;
 }
 
+/* v is known to have no elements along the axis: Concat can drop it. */
+static bool empty_on_axis(IrModel *m, ValueId v, int64_t axis)
+{
+	const Shape *sh = v ? &ir_value(m, v)->shape : NULL;
+	return sh && sh->rank > axis && sh->dims[axis].size == 0;
+}
+
 /* The pass (onnxoptimizer's fuse_consecutive_concats): every input of n that
  * is a Concat on n's axis, read only by n, is replaced by its inputs, in
- * place; a new Concat takes n's place.  Exact: the same elements in the
+ * place, and inputs known to be empty along the axis go (OnnxSlim's
+ * concat_empty_input_elimination; all of them stay where all are); a new
+ * Concat takes n's place.  Exact: the same elements in the
  * same order.  A rule cannot say it: its result would splice a list of
  * inputs into another at any position. */
 static bool try_concat_concat(Rewriter *rw, NodeId n)
@@ -1743,16 +1752,22 @@ static bool try_concat_concat(Rewriter *rw, NodeId n)
 	if (!rw->concat_concat || node->kind != OP_Concat || node->domain[0] || node->noutputs != 1 ||
 	    !node->outputs[0] || !concat_axis(m, n, &axis) || axis < 0)
 		return false;
-	uint32_t total = 0;
+	uint32_t total = 0, nempty = 0;
 	bool any = false;
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		if (inner_concat(m, n, node->inputs[i], axis)) {
-			total += ir_node(m, ir_value(m, node->inputs[i])->producer)->ninputs;
+			IrNode *p = ir_node(m, ir_value(m, node->inputs[i])->producer);
+			total += p->ninputs;
+			for (uint32_t j = 0; j < p->ninputs; j++)
+				nempty += empty_on_axis(m, p->inputs[j], axis);
 			any = true;
 		} else {
 			total++;
+			nempty += empty_on_axis(m, node->inputs[i], axis);
 		}
-	if (!any)
+	if (nempty == total)
+		nempty = 0; /* all empty: they stay (one would do, but rarely matters) */
+	if (!any && !nempty)
 		return false;
 	ValueId *ins = malloc(sizeof *ins * ((size_t)total + 1));  /* any number of inputs */
 	NodeId *inner = malloc(sizeof *inner * ((size_t)node->ninputs + 1));
@@ -1766,8 +1781,9 @@ static bool try_concat_concat(Rewriter *rw, NodeId n)
 			NodeId p = ir_value(m, v)->producer;
 			inner[ninner++] = p;
 			for (uint32_t j = 0; j < ir_node(m, p)->ninputs; j++)
-				ins[k++] = ir_node(m, p)->inputs[j];
-		} else {
+				if (!nempty || !empty_on_axis(m, ir_node(m, p)->inputs[j], axis))
+					ins[k++] = ir_node(m, p)->inputs[j];
+		} else if (!nempty || !empty_on_axis(m, v, axis)) {
 			ins[k++] = v;
 		}
 	}
