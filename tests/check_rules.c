@@ -912,6 +912,21 @@ START_TEST(test_conv_add)
 	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s> {\n  c = Conv (x, w)\n  y = Add (c, k)\n}\n", w, kb);
 	run_case(t, &(Case){"conv_add_bias", "Conv Add", false, 0});
 	free(t);
+	/* the bias a graph input (onnxoptimizer's fuse_add_bias_into_conv tests):
+	 * [M, 1, 1], [1, M, 1, 1] and one number for all channels */
+	run_case(HEAD(13) "g (float[1,2,5,5] x, float[3,2,3,3] v, float[3,1,1] a) => (float[1,3,3,3] y) {\n  c = Conv (x, v)\n  y = Add (c, a)\n}\n",
+	         &(Case){"conv_add_bias_value", "Reshape Conv", true, 0});
+	run_case(HEAD(13) "g (float[1,2,5,5] x, float[3,2,3,3] v, float[1,3,1,1] a) => (float[1,3,3,3] y) {\n  c = Conv (x, v)\n  y = Add (a, c)\n}\n",
+	         &(Case){"conv_add_bias_value", "Reshape Conv", true, 0});
+	run_case(HEAD(13) "g (float[1,2,5,5] x, float[3,2,3,3] v, float a) => (float[1,3,3,3] y) {\n  c = Conv (x, v)\n  y = Add (c, a)\n}\n",
+	         &(Case){"conv_add_scalar_value", "Reshape Expand Conv", true, 0});
+	/* [M] broadcasts along the last axis, not the channels */
+	run_case(HEAD(13) "g (float[1,2,5,5] x, float[3,2,3,3] v, float[3] a) => (float[1,3,3,3] y) {\n  c = Conv (x, v)\n  y = Add (c, a)\n}\n",
+	         &(Case){"conv_add_bias_value", "Conv Add", false, 0});
+	/* the weight a graph input, the bias a constant */
+	t = fmt(HEAD(13) "g (float[1,2,5,5] x, float[3,2,3,3] v) => (float[1,3,3,3] y) <%s> {\n  c = Conv (x, v)\n  y = Add (c, k)\n}\n", k);
+	run_case(t, &(Case){"conv_add_bias_weight", "Conv", true, 0});
+	free(t);
 	/* a per-channel Mul scales the weight (and the bias) */
 	char *b = tensor("float", "b", "3", 0.2, 0.1);
 	t = fmt(HEAD(13) "g (float[1,2,5,5] x) => (float[1,3,3,3] y) <%s, %s, %s> {\n  c = Conv (x, w, b)\n  y = Mul (k, c)\n}\n",
