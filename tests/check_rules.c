@@ -3231,6 +3231,14 @@ START_TEST(test_layer_norm_plain)
 	text = fmt(paddle, 13);
 	rules_case(text, NULL, 0, "ReduceMean Sub Mul ReduceMean Add Sqrt Div Add", "pow_two", 1e-5);
 	free(text);
+	/* scale and bias graph inputs (ORT's LayerNormFusion takes them): the ones of
+	 * layer_norm_plain times g fold to g */
+	rules_case(HEAD(18) "g (float[2,3,8] x, float[8] g, float[8] b) => (float[2,3,8] y) <float two = {2}, float eps = {1e-5}, "
+	                    "int64[1] ax = {-1}> {\n"
+	                    "  mu = ReduceMean <keepdims = 1> (x, ax)\n  d = Sub (x, mu)\n  p = Pow (d, two)\n"
+	                    "  var = ReduceMean <keepdims = 1> (p, ax)\n  ve = Add (var, eps)\n  sd = Sqrt (ve)\n"
+	                    "  n = Div (d, sd)\n  gn = Mul (n, g)\n  y = Add (gn, b)\n}\n",
+	           NULL, 0, "LayerNormalization", "pow_two layer_norm_plain_mul layer_norm_scale_value layer_norm_bias_value mul_one", 1e-5);
 	/* a per-row scale stays a Mul after the LayerNormalization */
 	text = fmt(t, "-1", ", float[3,1] g = {1, 2, 3}", "n", "  y = Mul (n, g)\n");
 	rules_case(text, three, 3, "LayerNormalization Mul", "layer_norm_plain", 1e-5);
