@@ -3741,6 +3741,52 @@ START_TEST(test_attention_repeat_kv)
 }
 END_TEST
 
+/* ONNX Runtime's BERT attention test graph (attention_gen.py): Q, K, V
+ * projected from one input, heads split by Reshape/Transpose, the score
+ * divided by a number, a [B, 1, 1, S] mask from an int32 attention mask (or
+ * none), the heads merged back.  The whole library ends at one Attention in
+ * its 3-D form: only the projections, the mask arithmetic and the
+ * Expand of the mask to [B, 1, S, S] are left. */
+START_TEST(test_attention_bert_heads)
+{
+	char *w[3], *b[3];
+	const char *names[] = {"wq", "wk", "wv"}, *bnames[] = {"bq", "bk", "bv"};
+	for (int i = 0; i < 3; i++) {
+		w[i] = tensor("float", names[i], "8,8", 0.01 * (i + 1), 0.02);
+		b[i] = tensor("float", bnames[i], "8", 0.1, 0.03 * (i + 1));
+	}
+	const char *body =
+		"  mq = MatMul (x, wq)\n  aq = Add (mq, bq)\n  rq = Reshape (aq, r1)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+		"  mk = MatMul (x, wk)\n  ak = Add (mk, bk)\n  rk = Reshape (ak, r1)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+		"  mv = MatMul (x, wv)\n  av = Add (mv, bv)\n  rv = Reshape (av, r1)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+		"  qk = MatMul (tq, tk)\n  dq = Div (qk, dw)\n%s"
+		"  sm = Softmax <axis = 3> (sc)\n  o = MatMul (sm, tv)\n  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (ot, r2)\n}\n";
+	const char *consts = "float[1] dw = {2}, int64[4] r1 = {0, 0, 2, 4}, int64[3] r2 = {0, 0, 8}";
+	char *nomask = fmt("%s", body);
+	char *t = fmt(HEAD(23) "g (float[1,3,8] x) => (float[1,3,8] y) <%s, %s, %s, %s, %s, %s, %s> {\n%s", w[0], w[1], w[2],
+	              b[0], b[1], b[2], consts, nomask);
+	char *text = fmt(t, "  sc = Identity (dq)\n");
+	rules_case(text, NULL, 0, "MatMul Add MatMul Add MatMul Add Attention",
+	           "div_by_const identity softmax_last_axis attention_scaled transpose_transpose attention_3d_heads", 1e-5);
+	free(text);
+	free(t);
+	t = fmt(HEAD(23) "g (float[1,3,8] x, int32[1,3] mask) => (float[1,3,8] y) <%s, %s, %s, %s, %s, %s, %s, "
+	        "float[1] one = {1}, float[1] neg = {-10000}, int64[1] a1 = {1}, int64[1] a2 = {2}> {\n%s",
+	        w[0], w[1], w[2], b[0], b[1], b[2], consts, nomask);
+	text = fmt(t, "  u0 = Unsqueeze (mask, a1)\n  u1 = Unsqueeze (u0, a2)\n  uc = Cast <to = 1> (u1)\n"
+	              "  sb = Sub (one, uc)\n  mm = Mul (sb, neg)\n  sc = Add (dq, mm)\n");
+	rules_case(text, NULL, 0, "MatMul Add MatMul Add MatMul Add Unsqueeze Cast Sub Mul Expand Attention",
+	           "div_by_const unsqueeze_unsqueeze softmax_last_axis attention_mask_scaled_expand transpose_transpose attention_3d_heads", 1e-5);
+	free(text);
+	free(t);
+	free(nomask);
+	for (int i = 0; i < 3; i++) {
+		free(w[i]);
+		free(b[i]);
+	}
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3809,6 +3855,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_concat_concat);
 	/* rules/extended/attention.rules: attention_repeat_kv */
 	tcase_add_test(tc, test_attention_repeat_kv);
+	tcase_add_test(tc, test_attention_bert_heads);
 	suite_add_tcase(s, tc);
 	return s;
 }
