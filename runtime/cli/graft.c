@@ -357,8 +357,8 @@ static int cmd_info(int argc, char **argv)
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: graft info MODEL\n"
 		       "Prints the producer, IR version, opset imports, node and initializer\n"
-		       "counts, initializer bytes and an op-type histogram (nodes in subgraphs\n"
-		       "included).\n");
+		       "counts, initializer bytes, the external data files and the tensors each\n"
+		       "holds, and an op-type histogram (nodes in subgraphs included).\n");
 		return EXIT_OK;
 	}
 	if (argc != 2)
@@ -418,6 +418,25 @@ static int cmd_info(int argc, char **argv)
 	char hb[32];
 	human_bytes(hb, sizeof hb, (double)init_bytes);
 	printf("\ninitializers  %u, %zu bytes (%s)\n", inits, init_bytes, hb);
+	/* where external data comes from: per data file, its tensors and bytes */
+	for (TensorId t = 1; t < m->ntensors; t++) {
+		const IrTensor *x = ir_tensor(m, t);
+		bool first = x->external && x->ext_location;
+		for (TensorId u = 1; first && u < t; u++)
+			first = !(ir_tensor(m, u)->external && ir_tensor(m, u)->ext_location &&
+			          !strcmp(ir_tensor(m, u)->ext_location, x->ext_location));
+		if (!first)
+			continue;
+		uint32_t count = 0;
+		size_t bytes = 0;
+		for (TensorId u = t; u < m->ntensors; u++)
+			if (ir_tensor(m, u)->external && ir_tensor(m, u)->ext_location &&
+			    !strcmp(ir_tensor(m, u)->ext_location, x->ext_location)) {
+				count++;
+				bytes += ir_tensor(m, u)->nbytes;
+			}
+		printf("external      %u tensor%s, %zu bytes in '%s'\n", count, count == 1 ? "" : "s", bytes, x->ext_location);
+	}
 	int w = 2;
 	for (size_t i = 0; i < nhist; i++) {
 		int len = (int)(strlen(hist[i].op) + (*hist[i].domain ? strlen(hist[i].domain) + 1 : 0));
