@@ -241,6 +241,7 @@ typedef struct IrMapping {
 	uint64_t dev, ino;      /* the file (the key) */
 	void *base;
 	size_t len;
+	int fd;                 /* kept open (read-only) for file-to-file copies, or -1 */
 } IrMapping;
 
 typedef struct IrModel {
@@ -458,6 +459,10 @@ typedef enum ExternalWhy {
 	EXT_WHY_SIZE,   /* inline, it would pass protobuf's 2 GB limit (opt->inline_limit) */
 } ExternalWhy;
 ExternalWhy ir_save_external_why(const IrModel *m, const SaveOptions *opt);
+/* Bytes [data, data + len) lie in an external data file m mapped: its open
+ * descriptor and their offset in it (the saver copies them file to file,
+ * without reading them into memory); false otherwise. */
+bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd, int64_t *offset);
 /* The path of the external data file ir_save_file(path) writes if it writes
  * one: "OUT.data" (or opt->ext_file) in OUT's folder.  The caller frees it. */
 char *ir_save_data_path(const char *path, const SaveOptions *opt);

@@ -489,6 +489,22 @@ static bool parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
 	return true;
 }
 
+enum { MAX_KEPT_FDS = 64 };
+
+bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd, int64_t *offset)
+{
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		const IrMapping *p = &m->ext_maps[i];
+		const uint8_t *base = p->base;
+		if (p->fd >= 0 && data >= base && data <= base + p->len && len <= p->len - (size_t)(data - base)) {
+			*fd = p->fd;
+			*offset = (int64_t)(data - base);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The mapping of the external data file open as fd (st: its status, path
  * for messages), made on first use; NULL with errno if it cannot be mapped. */
 static const uint8_t *map_external(Loader *L, int fd, const struct stat *st, const char *path)
@@ -505,7 +521,10 @@ static const uint8_t *map_external(Loader *L, int fd, const struct stat *st, con
 	if (!maps)
 		abort();
 	m->ext_maps = maps;
-	maps[m->next_maps++] = (IrMapping){(uint64_t)st->st_dev, (uint64_t)st->st_ino, base, size};
+	/* the descriptor stays open for copy_file_range (onnx_save.c), for
+	 * the first files: a model of one file per tensor keeps its mappings */
+	int keep = m->next_maps < MAX_KEPT_FDS ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	maps[m->next_maps++] = (IrMapping){(uint64_t)st->st_dev, (uint64_t)st->st_ino, base, size, keep};
 	ir_guard_add(base, size, path); /* a SIGBUS in it is the file shrinking (input_file.c) */
 	return base;
 }
@@ -866,6 +885,8 @@ void ir_proto_free(IrModel *m)
 	for (uint32_t i = 0; i < m->next_maps; i++) {
 		ir_guard_remove(m->ext_maps[i].base);
 		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
+		if (m->ext_maps[i].fd >= 0)
+			close(m->ext_maps[i].fd);
 	}
 	free(m->ext_maps);
 	m->ext_maps = NULL;

@@ -587,6 +587,33 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	b->used += len;
 }
 
+/* Bytes still in an input's data file go file to file (copy_file_range):
+ * the kernel copies them, or shares the blocks where the file system can,
+ * and they never enter graft's memory.  False (nothing written) if they are
+ * not in a mapped file: the caller writes them. */
+static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
+{
+	int fd;
+	int64_t src;
+	if (!ir_mapped_range(m, w->data, w->len, &fd, &src))
+		return false;
+	loff_t in = src, to = w->offset;
+	size_t left = w->len;
+	while (left) {
+		ssize_t n = copy_file_range(fd, &in, out->fd, &to, left, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		left -= (size_t)n;
+	}
+	if (left) { /* what the kernel did not copy goes through memory */
+		size_t done = w->len - left;
+		out_pwrite(out, w->data + done, left, (off_t)(w->offset + (int64_t)done));
+	}
+	return true;
+}
+
 static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *final, Diag *d)
 {
 	if (!out_open(out, final, d))
@@ -596,7 +623,8 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
 		const ExtWrite *w = &f->writes[i];
 		if (!w->tensor) {
-			out_pwrite(out, w->data, w->len, (off_t)w->offset);
+			if (!copy_range(m, w, out))
+				out_pwrite(out, w->data, w->len, (off_t)w->offset);
 			continue;
 		}
 		/* a deferred tensor: computed a piece at a time, straight into
