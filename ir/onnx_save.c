@@ -46,6 +46,7 @@ typedef struct ExtFile {
 	const char *location;
 	ExtWrite *writes;
 	size_t nwrites, cap;
+	size_t *slots, nslots;  /* hash of the writes (index + 1; 0: empty), by ext_key */
 	int64_t end;
 } ExtFile;
 
@@ -90,12 +91,58 @@ static ExtFile *ext_file(Emit *e, const char *location)
 	return f;
 }
 
+/* The key of some bytes to place: the deferred tensor, or where the bytes lie. */
+static uintptr_t ext_key(const uint8_t *data, TensorId tensor)
+{
+	return tensor ? (uintptr_t)tensor << 1 | 1 : (uintptr_t)data;
+}
+
+/* The write already placed for these bytes (a tensor two initializers
+ * share, two references to the same bytes of the input), or NULL. */
+static ExtWrite *ext_find(ExtFile *f, const uint8_t *data, TensorId tensor, size_t len)
+{
+	uintptr_t key = ext_key(data, tensor);
+	for (size_t h = key * 0x9e3779b97f4a7c15u % (f->nslots ? f->nslots : 1); f->nslots; h = (h + 1) % f->nslots) {
+		size_t i = f->slots[h];
+		if (!i)
+			return NULL;
+		ExtWrite *w = &f->writes[i - 1];
+		if (ext_key(w->data, w->tensor) == key && w->len == len)
+			return w;
+	}
+	return NULL;
+}
+
+/* Note write i (0-based) in the table, which stays at most half full. */
+static void ext_index(ExtFile *f, size_t i)
+{
+	if (2 * (f->nwrites + 1) > f->nslots) {
+		size_t n = f->nslots ? 2 * f->nslots : 64;
+		free(f->slots);
+		if (!(f->slots = calloc(n, sizeof *f->slots)))
+			abort();
+		f->nslots = n;
+		for (size_t k = 0; k < f->nwrites; k++)
+			if (k != i)
+				ext_index(f, k);
+	}
+	const ExtWrite *w = &f->writes[i];
+	size_t h = ext_key(w->data, w->tensor) * 0x9e3779b97f4a7c15u % f->nslots;
+	while (f->slots[h])
+		h = (h + 1) % f->nslots;
+	f->slots[h] = i + 1;
+}
+
 /* Append data (or the deferred tensor's bytes) to the file at the next
- * aligned offset, which so holds exactly the tensors the model refers to,
- * in the order they are written (a round trip of a data file graft wrote
- * keeps every offset).  Returns the offset. */
+ * aligned offset, unless they are there already: the file so holds
+ * exactly the tensors the model refers to, each once, in the order they
+ * are written (a round trip of a data file graft wrote keeps every
+ * offset).  Returns the offset. */
 static int64_t ext_place(ExtFile *f, const uint8_t *data, TensorId tensor, size_t len)
 {
+	const ExtWrite *was = ext_find(f, data, tensor, len);
+	if (was)
+		return was->offset;
 	int64_t off = (f->end + EXT_ALIGN - 1) / EXT_ALIGN * EXT_ALIGN;
 	if (f->nwrites == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
@@ -103,7 +150,9 @@ static int64_t ext_place(ExtFile *f, const uint8_t *data, TensorId tensor, size_
 		if (!f->writes)
 			abort();
 	}
-	f->writes[f->nwrites++] = (ExtWrite){data, tensor, len, off};
+	f->writes[f->nwrites] = (ExtWrite){data, tensor, len, off};
+	ext_index(f, f->nwrites);
+	f->nwrites++;
 	f->end = off + (int64_t)len;
 	return off;
 }
@@ -503,6 +552,10 @@ Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d)
 {
 	Emit e = {.m = m, .a = a, .d = d};
 	Onnx__ModelProto *mp = emit_model(&e);
+	for (size_t i = 0; i < e.nfiles; i++) {
+		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	return mp;
 }
@@ -521,8 +574,10 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 		onnx__model_proto__pack(mp, *out);
 		ok = true;
 	}
-	for (size_t i = 0; i < e.nfiles; i++)
+	for (size_t i = 0; i < e.nfiles; i++) {
 		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	arena_free(a);
 	return ok;
@@ -819,8 +874,10 @@ done:
 	if (have_data)
 		out_abandon(&data);
 	out_abandon(&model);
-	for (size_t i = 0; i < e.nfiles; i++)
+	for (size_t i = 0; i < e.nfiles; i++) {
 		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	arena_free(a);
 	free(data_path);

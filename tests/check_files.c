@@ -943,6 +943,85 @@ START_TEST(test_ext_why)
 }
 END_TEST
 
+START_TEST(test_ext_shared_bytes_written_once)
+{
+	/* two initializers referring to the same bytes of the input's data file
+	 * (a and b, 16 KiB each, at offset 0): OUT.data holds them once, and
+	 * both refer to it */
+	NEED_GRAFT();
+	static const char script[] =
+		"import sys, numpy as np, onnx\n"
+		"from onnx import helper, TensorProto, numpy_helper\n"
+		"d = sys.argv[1]\n"
+		"w = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096\n"
+		"g = helper.make_graph([helper.make_node('MatMul', ['x', 'a'], ['h']), helper.make_node('MatMul', ['h', 'b'], ['y'])],\n"
+		"    'shared', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 64])],\n"
+		"    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 64])],\n"
+		"    [numpy_helper.from_array(w, 'a'), numpy_helper.from_array(w, 'b')])\n"
+		"m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])\n"
+		"m.ir_version = 8\n"
+		"onnx.save_model(m, f'{d}/m.onnx', save_as_external_data=True, location='m.data')\n"
+		"m = onnx.load(f'{d}/m.onnx', load_external_data=False)\n"
+		"for e in m.graph.initializer[1].external_data:\n"
+		"    if e.key == 'offset': e.value = '0'\n"
+		"onnx.save_model(m, f'{d}/m.onnx')\n";
+	char *dir = temp_dir(), cmd[4096], out[8192], path[800], o[800], odata[800];
+	snprintf(path, sizeof path, "%s/make.py", dir);
+	ck_assert(write_file(path, script, strlen(script)));
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s", path, dir);
+	if (run_cmd(cmd, out, sizeof out) != 0) {
+		fprintf(stderr, "note: /usr/bin/python3 with onnx not available; test skipped\n");
+		rm_rf(dir);
+		free(dir);
+		return;
+	}
+	snprintf(path, sizeof path, "%s/m.onnx", dir);
+	ck_assert_str_eq(layout(path, "m.data"), "a@0+16384 b@0+16384");
+	snprintf(o, sizeof o, "%s/r.onnx", dir);
+	snprintf(odata, sizeof odata, "%s/r.onnx.data", dir);
+	snprintf(cmd, sizeof cmd, "%s roundtrip %s -o %s", graft(), path, o);
+	ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+	ck_assert_str_eq(layout(o, "r.onnx.data"), "a@0+16384 b@0+16384");
+	ck_assert_int_eq(file_size(odata), 16384);
+	snprintf(cmd, sizeof cmd, "%s compare %s %s --exact", graft(), path, o);
+	ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+	ort_agrees(path, o);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_ext_data_target_not_a_file)
+{
+	/* OUT.data a FIFO or a folder: refused before anything is written
+	 * (exit 2, one line), the FIFO never opened */
+	NEED_GRAFT();
+	char *dir = temp_dir(), cmd[4096], out[8192], in[800], o[800], odata[800], expect[2048];
+	if (!bertish(dir, "model.data")) {
+		rm_rf(dir);
+		free(dir);
+		return;
+	}
+	snprintf(in, sizeof in, "%s/model.onnx", dir);
+	snprintf(o, sizeof o, "%s/o.onnx", dir);
+	snprintf(odata, sizeof odata, "%s/o.onnx.data", dir);
+	ck_assert_int_eq(mkfifo(odata, 0600), 0);
+	snprintf(cmd, sizeof cmd, "%s optimize %s -o %s", graft(), in, o);
+	ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+	snprintf(expect, sizeof expect, "%s: refusing to write: it exists and is not a regular file (a FIFO)\n", odata);
+	ck_assert_str_eq(out, expect);
+	ck_assert_str_eq(listing(dir), "model.data model.onnx o.onnx.data");
+	unlink(odata);
+	ck_assert_int_eq(mkdir(odata, 0777), 0);
+	ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+	snprintf(expect, sizeof expect, "%s: refusing to write: it exists and is not a regular file (a folder)\n", odata);
+	ck_assert_str_eq(out, expect);
+	ck_assert_str_eq(listing(dir), "model.data model.onnx o.onnx.data");
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *suite_files(void)
 {
 	Suite *s = suite_create("files");
@@ -975,6 +1054,8 @@ Suite *suite_files(void)
 	tcase_add_test(tc, test_ext_readers);
 	tcase_add_test(tc, test_ext_failed_save_keeps_previous_pair);
 	tcase_add_test(tc, test_ext_why);
+	tcase_add_test(tc, test_ext_shared_bytes_written_once);
+	tcase_add_test(tc, test_ext_data_target_not_a_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
