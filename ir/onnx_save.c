@@ -864,10 +864,10 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	free(fb);
 	if (!out_finish(&model, d))
 		goto done;
-	if (have_data && !out_rename(&data, d))
-		goto done;
+	/* the data file, then the model: both or (but for a failing rename)
+	 * neither */
+	ok = have_data ? out_rename_pair(&data, &model, d) : out_rename(&model, d);
 	have_data = false;
-	ok = out_rename(&model, d);
 	if (ok && opt->wrote_data)
 		*opt->wrote_data = e.nfiles > 0;
 done:

@@ -1022,6 +1022,50 @@ START_TEST(test_ext_data_target_not_a_file)
 }
 END_TEST
 
+START_TEST(test_rename_pair_both_or_neither)
+{
+	/* a data file and its model committed together: when the model's
+	 * target became a folder meanwhile, the data file's target keeps its
+	 * old bytes too, and no temporary file is left */
+	char *dir = temp_dir(), data[600], model[600], expect[900];
+	snprintf(data, sizeof data, "%s/m.onnx.data", dir);
+	snprintf(model, sizeof model, "%s/m.onnx", dir);
+	ck_assert(write_file(data, "old", 3));
+	Diag d;
+	diag_init(&d, NULL);
+	OutFile a, b;
+	ck_assert(out_open(&a, data, &d));
+	out_write(&a, "new", 3);
+	ck_assert(out_finish(&a, &d));
+	ck_assert(out_open(&b, model, &d));
+	out_write(&b, "model", 5);
+	ck_assert(out_finish(&b, &d));
+	ck_assert_int_eq(mkdir(model, 0777), 0);
+	ck_assert(!out_rename_pair(&a, &b, &d));
+	snprintf(expect, sizeof expect, "%s: refusing to write: it exists and is not a regular file", model);
+	ck_assert_str_eq(d.first, expect);
+	ck_assert_str_eq(listing(dir), "m.onnx m.onnx.data");
+	size_t n;
+	char *text = (char *)read_file(data, &n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(memcmp(text, "old", 3), 0);
+	free(text);
+	/* and without the folder in the way, both land */
+	rmdir(model);
+	diag_init(&d, NULL);
+	ck_assert(out_open(&a, data, &d) && out_write(&a, "new", 3) && out_finish(&a, &d));
+	ck_assert(out_open(&b, model, &d) && out_write(&b, "model", 5) && out_finish(&b, &d));
+	ck_assert(out_rename_pair(&a, &b, &d));
+	text = (char *)read_file(data, &n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(memcmp(text, "new", 3), 0);
+	free(text);
+	ck_assert_str_eq(listing(dir), "m.onnx m.onnx.data");
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *suite_files(void)
 {
 	Suite *s = suite_create("files");
@@ -1056,6 +1100,7 @@ Suite *suite_files(void)
 	tcase_add_test(tc, test_ext_why);
 	tcase_add_test(tc, test_ext_shared_bytes_written_once);
 	tcase_add_test(tc, test_ext_data_target_not_a_file);
+	tcase_add_test(tc, test_rename_pair_both_or_neither);
 	suite_add_tcase(s, tc);
 	return s;
 }
