@@ -3782,6 +3782,18 @@ START_TEST(test_attention_bert_heads)
 	           "div_by_const unsqueeze_unsqueeze attention_mask_scaled_expand transpose_transpose attention_3d_heads", 1e-5);
 	free(text);
 	free(t);
+	/* GPT-2's merge straight to [B * S, D]: a Reshape of the 3-D Attention */
+	char *flat = fmt("%s", body);
+	char *r2 = strstr(flat, "y = Reshape (ot, r2)");
+	memcpy(r2, "y = Reshape (ot, r3)", 20);
+	t = fmt(HEAD(23) "g (float[1,3,8] x) => (float[3,8] y) <%s, %s, %s, %s, %s, %s, %s, int64[2] r3 = {3, 8}> {\n%s", w[0], w[1],
+	        w[2], b[0], b[1], b[2], consts, flat);
+	text = fmt(t, "  sc = Identity (dq)\n");
+	rules_case(text, NULL, 0, "MatMul Add MatMul Add MatMul Add Attention Reshape",
+	           "div_by_const identity attention_scaled transpose_transpose attention_3d_heads_reshaped", 1e-5);
+	free(text);
+	free(t);
+	free(flat);
 	free(nomask);
 	for (int i = 0; i < 3; i++) {
 		free(w[i]);
