@@ -59,12 +59,10 @@ static const char *graft(void)
 	return getenv("GRAFT");
 }
 
-#define NEED_GRAFT()                                                          \
-	do {                                                                  \
-		if (!graft()) {                                               \
-			fprintf(stderr, "note: GRAFT not set; CLI test skipped\n"); \
-			return;                                               \
-		}                                                             \
+#define NEED_GRAFT()              \
+	do {                      \
+		if (!cli_graft()) \
+			return;   \
 	} while (0)
 
 static void copy_file(const char *from, const char *to)

@@ -901,11 +901,9 @@ END_TEST
  * and says the constants grew; --max-bytes below its size keeps it. */
 START_TEST(test_cli_constant_growth)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir();
 	char cmd[2048], path[600];
 	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -942,11 +940,9 @@ END_TEST
 
 START_TEST(test_cli_report_and_explain)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir();
 	char cmd[2048], path[600];
 	snprintf(cmd, sizeof cmd, "%s optimize examples/tiny_cnn.onnx -o %s/o.onnx --report %s/r.json --dot %s/g.dot 2>/dev/null",

@@ -2157,11 +2157,9 @@ END_TEST
  * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
 START_TEST(test_llama_decoder)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	static const struct { const char *model, *fired[4], *nodes; } cases[] = {
 		{"llama_prefill", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
 		                   "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "499 -> 66 nodes"},
@@ -2717,11 +2715,9 @@ static void write_text(const char *path, const char *text)
  * exit 1 and no output; interpreted library == compiled library, byte for byte. */
 START_TEST(test_cli_rules)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir(), *err, *cmd;
 	IrModel *m = parse(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  a = Relu (x)\n  b = Relu (a)\n  y = Neg (b)\n}\n");
 	char *model = fmt("%s/m.onnx", tmp), *out = fmt("%s/o.onnx", tmp), *rules = fmt("%s/mine.rules", tmp);
@@ -2844,11 +2840,9 @@ END_TEST
  * the reason on one line, nothing written); with it the Conv is NhwcConv. */
 START_TEST(test_cli_layout)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir(), *err, *cmd;
 	char *w = tensor("float", "w", "2,3,1,1", 0.1, 0.1);
 	char *text = fmt(HEAD(13) "g (float[1,3,4,4] x) => (float[1,2,4,4] y) <%s> {\n"
@@ -2889,11 +2883,9 @@ END_TEST
 /* graft verify on the fixtures of tests/verify/ and on the library. */
 START_TEST(test_cli_verify)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir(), *out, *cmd, *again;
 	/* right rules: every one verified, with the element types, rank classes and opset
 	 * forms it fired on (100 times each), exit 0 */
