@@ -2066,6 +2066,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	if (!rw.o.fold.max_total_bytes)
 		rw.o.fold.max_total_bytes = fold_default_budget(m);
 	rw.o.fold.added = &rw.fold_added;
+	rw.o.fold.base_bytes = fold_base_bytes(m);
 	rw.rng = o->shuffle_seed ? o->shuffle_seed : 1;
 	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
 	r->nodes_before = count_nodes(m);
