@@ -544,9 +544,22 @@ static bool window_dims(InferCtx *c, const Dim *x, int nsp, const int64_t *kerne
 		/* ceil(a / s) as (a - 1) / s + 1: no overflow for any stride */
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
 			o = in ? (in - 1) / s + 1 : 0;
-		else if (!strcmp(ap, "VALID"))
+		else if (!strcmp(ap, "VALID")) {
 			o = in >= ek ? (in - ek) / s + 1 : 0;
-		else {
+			/* ONNX's inference ignores ceil_mode under VALID; ONNX Runtime's
+			 * pool kernels do not (the ceiling, less a last window starting
+			 * past the input): where the two differ the dim is contested */
+			if (ceil_mode && in >= ek) {
+				int64_t oc = (in - ek ? (in - ek - 1) / s + 1 : 0) + 1;
+				if ((oc - 1) * s >= in)
+					oc--;
+				if (oc != o) {
+					out[i] = dim_unknown();
+					*contested |= 1u << i;
+					continue;
+				}
+			}
+		} else {
 			int64_t pb = np > 0 ? pads[i] : 0;
 			int64_t span = padded - ek;
 			if (span < 0)
