@@ -9,8 +9,9 @@
  * computed before building, then the result built through the builder
  * API); a commute step (a commutative op's swap site) becomes a loop over
  * both orders of its operands, so a failed check continues the loop
- * instead of leaving the function.  With `why` set, the function reports its first failed
- * condition (WHY) instead of failing silently, for graft optimize --why.
+ * instead of leaving the function.  With `why` set, the function reports
+ * its first failed condition (WHY) instead of failing silently, for graft
+ * optimize --why.
  * Registers keep the C names the lowering gives them (values and nodes
  * after the pattern's variables or their paths, v_0_1, n_0); temporaries
  * are numbered as the lowering numbers them.
@@ -19,10 +20,10 @@
  * steps the lowering marks as tests a decision tree can share (MTest: an
  * operand's producer op, an int attribute literal, an operand present or
  * constant, inputs absent; only steps before the first commute step are),
- * which it records instead; its commute steps are loops as in rule_.  The tree
- * (tree_insert) is a trie of those tests over the rules of one root op in
- * the order they are tried; emit_kids writes it as nested ifs, with a
- * switch where sibling tests ask for different ops of the same operand.
+ * which it records instead; its commute steps are loops as in rule_.  The
+ * tree (tree_insert) is a trie of those tests over the rules of one root
+ * op in the order they are tried; emit_kids writes it as nested ifs, with
+ * a switch where sibling tests ask for different ops of the same operand.
  *
  * Everything the lowering cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled

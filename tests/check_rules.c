@@ -3767,8 +3767,10 @@ START_TEST(test_commute_loop)
 	if (st != -1) {
 		ck_assert_msg(st == 0, "%s", err);
 		size_t len;
-		char *gen = (char *)read_file(out, &len);
-		ck_assert_ptr_nonnull(gen);
+		uint8_t *bytes = read_file(out, &len);
+		ck_assert_ptr_nonnull(bytes);
+		char *gen = strndup((const char *)bytes, len); /* read_file's bytes end with no NUL */
+		free(bytes);
 		ck_assert_msg(strstr(gen, "static bool apply_am(Rewriter *rw, NodeId n)\n{\n"
 		                          "\tif (!rw_enabled(rw, RULE_am))\n"
 		                          "\t\treturn false;\n"

@@ -252,21 +252,19 @@ static bool within_limits(const MRuleSet *p, Diag *d)
 {
 	for (int i = 0; i < p->nrules; i++) {
 		const MRule *r = &p->rules[i];
-		{
-			const MProg *g = &r->prog;
-			int w = g->nregs > g->nnodes ? g->nregs : g->nnodes;
-			w = g->nresults > w ? g->nresults : w;
-			for (int j = 0; j < g->nresults; j++) {
-				int kw = widest_val(g->results[j]);
-				w = kw > w ? kw : w;
-			}
-			for (int j = 0; j < g->ninsns; j++)
-				w = g->insns[j].nforms > w ? g->insns[j].nforms : w;
-			if (w > RULE_LIMIT) {
-				diag_error(d, r->file->path, "rule '%s' (line %d) is too large for graft: %d operands or steps, "
-				           "the limit is %d", r->name, r->line, w, RULE_LIMIT);
-				return false;
-			}
+		const MProg *g = &r->prog;
+		int w = g->nregs > g->nnodes ? g->nregs : g->nnodes;
+		w = g->nresults > w ? g->nresults : w;
+		for (int j = 0; j < g->nresults; j++) {
+			int kw = widest_val(g->results[j]);
+			w = kw > w ? kw : w;
+		}
+		for (int j = 0; j < g->ninsns; j++)
+			w = g->insns[j].nforms > w ? g->insns[j].nforms : w;
+		if (w > RULE_LIMIT) {
+			diag_error(d, r->file->path, "rule '%s' (line %d) is too large for graft: %d operands or steps, "
+			           "the limit is %d", r->name, r->line, w, RULE_LIMIT);
+			return false;
 		}
 	}
 	return true;
