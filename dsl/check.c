@@ -1409,6 +1409,17 @@ static void check_rule(Checker *c, Rule *r)
 	c->names = NULL;
 }
 
+/* Two declarations of one extern: the same signature and C function. */
+static bool same_extern(const Extern *a, const Extern *b)
+{
+	if (a->ret != b->ret || a->nparams != b->nparams || strcmp(a->c_name ? a->c_name : a->name, b->c_name ? b->c_name : b->name))
+		return false;
+	for (int i = 0; i < a->nparams; i++)
+		if (a->params[i] != b->params[i])
+			return false;
+	return true;
+}
+
 static void check_externs(Checker *c, RuleFile **files, int nfiles)
 {
 	int n = 0;
@@ -1434,6 +1445,8 @@ static void check_externs(Checker *c, RuleFile **files, int nfiles)
 			for (int j = 0; j < c->nexterns; j++)
 				if (strcmp(c->externs[j].e->name, e->name) == 0)
 					prev = &c->externs[j];
+			if (prev && same_extern(prev->e, e))
+				continue; /* one helper declared by each rule set that calls it */
 			if (prev) {
 				dsl_error(c->d, f, pos, "duplicate extern '%s'", e->name);
 				dsl_note(c->d, prev->f, name_pos(prev->e->pos, e->name), "'%s' is first declared here",

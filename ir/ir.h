@@ -205,8 +205,8 @@ typedef struct IrDeferred {
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the
  * loaded protobuf (raw_data), into the mapped input file itself (large
  * raw_data: read-only, maybe not aligned for the element type, see
- * ir_tensor_raw), into external data read at load, or into a buffer the IR
- * owns; or they are not computed yet (`deferred`).  Little-endian,
+ * ir_tensor_raw), into an external data file mapped at load (the same), or
+ * into a buffer the IR owns; or they are not computed yet (`deferred`).  Little-endian,
  * row-major, as ONNX raw_data.
  * Strings: data is NULL and `proto` holds string_data. */
 typedef struct IrTensor {
@@ -235,6 +235,15 @@ typedef struct OpsetImport {
 
 typedef struct Arena Arena;
 
+/* An external data file the loader mapped (read-only, private): tensors
+ * read from it point into the mapping, which lives as long as the model. */
+typedef struct IrMapping {
+	uint64_t dev, ino;      /* the file (the key) */
+	void *base;
+	size_t len;
+	int fd;                 /* kept open (read-only) for file-to-file copies, or -1 */
+} IrMapping;
+
 typedef struct IrModel {
 	IrNode *nodes;     uint32_t nnodes, capnodes;     /* [0] unused */
 	IrValue *values;   uint32_t nvalues, capvalues;   /* [0] unused */
@@ -249,6 +258,8 @@ typedef struct IrModel {
 	size_t alias_len;             /* (the input file; see onnx_load.c, "zero-copy") */
 	void *map;                    /* ir_load_file's mapping when tensors point into it */
 	size_t map_len;
+	IrMapping *ext_maps;          /* external data files mapped (onnx_load.c) */
+	uint32_t next_maps;
 	void *alloc;                  /* protobuf-c allocator of proto (leaves alias_base alone) */
 	const char *path;             /* path the model was loaded from (for messages) */
 	char *dir;                    /* folder of the model file (external data) */
@@ -436,8 +447,22 @@ typedef struct SaveOptions {
 	bool overwrite_input;   /* allow saving onto the path the model was loaded from */
 	size_t inline_limit;    /* inline tensor bytes above which EXT_KEEP acts as EXT_ALL
 	                           (0: 2 GB less 64 MB of headroom for the graph itself) */
+	bool *wrote_data;       /* out (may be NULL): set to whether the save wrote a data file */
 } SaveOptions;
 bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d);
+/* Why a save of m with opt writes its large tensors to external data (each
+ * at a 4096-byte aligned offset of the one data file), or EXT_WHY_NONE. */
+typedef enum ExternalWhy {
+	EXT_WHY_NONE = 0,
+	EXT_WHY_ASKED,  /* EXT_ALL (--external-data) */
+	EXT_WHY_INPUT,  /* the model came with external data */
+	EXT_WHY_SIZE,   /* inline, it would pass protobuf's 2 GB limit (opt->inline_limit) */
+} ExternalWhy;
+ExternalWhy ir_save_external_why(const IrModel *m, const SaveOptions *opt);
+/* Bytes [data, data + len) lie in an external data file m mapped: its open
+ * descriptor and their offset in it (the saver copies them file to file,
+ * without reading them into memory); false otherwise. */
+bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd, int64_t *offset);
 /* The path of the external data file ir_save_file(path) writes if it writes
  * one: "OUT.data" (or opt->ext_file) in OUT's folder.  The caller frees it. */
 char *ir_save_data_path(const char *path, const SaveOptions *opt);

@@ -489,6 +489,46 @@ static bool parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
 	return true;
 }
 
+enum { MAX_KEPT_FDS = 64 };
+
+bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd, int64_t *offset)
+{
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		const IrMapping *p = &m->ext_maps[i];
+		const uint8_t *base = p->base;
+		if (p->fd >= 0 && data >= base && data <= base + p->len && len <= p->len - (size_t)(data - base)) {
+			*fd = p->fd;
+			*offset = (int64_t)(data - base);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The mapping of the external data file open as fd (st: its status, path
+ * for messages), made on first use; NULL with errno if it cannot be mapped. */
+static const uint8_t *map_external(Loader *L, int fd, const struct stat *st, const char *path)
+{
+	IrModel *m = L->m;
+	for (uint32_t i = 0; i < m->next_maps; i++)
+		if (m->ext_maps[i].dev == (uint64_t)st->st_dev && m->ext_maps[i].ino == (uint64_t)st->st_ino)
+			return m->ext_maps[i].base;
+	size_t size = (size_t)st->st_size;
+	void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	IrMapping *maps = realloc(m->ext_maps, sizeof *maps * (m->next_maps + 1));
+	if (!maps)
+		abort();
+	m->ext_maps = maps;
+	/* the descriptor stays open for copy_file_range (onnx_save.c), for
+	 * the first files: a model of one file per tensor keeps its mappings */
+	int keep = m->next_maps < MAX_KEPT_FDS ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	maps[m->next_maps++] = (IrMapping){(uint64_t)st->st_dev, (uint64_t)st->st_ino, base, size, keep};
+	ir_guard_add(base, size, path); /* a SIGBUS in it is the file shrinking (input_file.c) */
+	return base;
+}
+
 /* Read external data for tensor t, refusing paths outside the model's folder. */
 static bool load_external(Loader *L, TensorId id)
 {
@@ -558,6 +598,24 @@ static bool load_external(Loader *L, TensorId id)
 		           (long long)offset, t->nbytes);
 		close(fd);
 		return false;
+	}
+	if (t->nbytes) {
+		/* mapped, not copied: only the pages of the tensors something
+		 * reads are ever read, and a save copies them from the page cache
+		 * once; a file written over while mapped is a rename onto the
+		 * path (outfile.c), so these bytes stay the old file's */
+		const uint8_t *base = map_external(L, fd, &st, path);
+		close(fd);
+		if (!base) {
+			diag_error(L->d, L->where, "tensor '%s': cannot read external data '%s': %s", tname, location,
+			           strerror(errno));
+			return false;
+		}
+		t->data = base + offset;
+		t->owns_data = false;
+		t->ext_location = location;
+		t->ext_offset = offset;
+		return true;
 	}
 	uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
 	if (!buf)
@@ -824,6 +882,15 @@ void ir_proto_free(IrModel *m)
 		munmap(m->map, m->map_len);
 	}
 	m->map = NULL;
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		ir_guard_remove(m->ext_maps[i].base);
+		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
+		if (m->ext_maps[i].fd >= 0)
+			close(m->ext_maps[i].fd);
+	}
+	free(m->ext_maps);
+	m->ext_maps = NULL;
+	m->next_maps = 0;
 }
 
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,

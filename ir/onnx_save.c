@@ -13,8 +13,9 @@
  * save never writes over the files the model was read from (the model itself
  * only with overwrite_input).  External data goes to one file named after
  * the output ("OUT.data", in OUT's folder; never a location read from the
- * input), holding exactly the tensors the output refers to, written before
- * the model that refers to it. */
+ * input), holding exactly the tensors the output refers to, each at an
+ * offset aligned to EXT_ALIGN (runtimes map the file and use the bytes in
+ * place), written before the model that refers to it. */
 #include "ir.h"
 #include "arena.h"
 #include "onnx.pb-c.h"
@@ -29,10 +30,14 @@
 #include <unistd.h>
 
 #define PROTOBUF_LIMIT ((size_t)2 << 30)  /* protobuf messages must stay below 2 GB */
+#define EXT_ALIGN 4096                     /* every tensor's offset in a data file: a page */
 
-/* An external data file being planned: which tensors go where. */
+/* An external data file being planned: which tensors go where.  A
+ * deferred tensor (data NULL, tensor set) is computed into the file piece
+ * by piece as it is written. */
 typedef struct ExtWrite {
 	const uint8_t *data;
+	TensorId tensor;
 	size_t len;
 	int64_t offset;
 } ExtWrite;
@@ -41,6 +46,7 @@ typedef struct ExtFile {
 	const char *location;
 	ExtWrite *writes;
 	size_t nwrites, cap;
+	size_t *slots, nslots;  /* hash of the writes (index + 1; 0: empty), by ext_key */
 	int64_t end;
 } ExtFile;
 
@@ -51,6 +57,7 @@ typedef struct Emit {
 	bool stream;            /* deferred tensors get placeholders (fd_append computes them) */
 	bool externalize;       /* move inline tensors >= threshold to new_location */
 	size_t threshold;
+	bool threshold_given;   /* external tensors of the input under it go inline too */
 	const char *new_location;
 	ExtFile *files;
 	size_t nfiles;
@@ -84,19 +91,68 @@ static ExtFile *ext_file(Emit *e, const char *location)
 	return f;
 }
 
-/* Append data to the file, which so holds exactly the tensors the model
- * refers to, in the order they are written (a round trip of a packed data
- * file keeps every offset).  Returns the offset. */
-static int64_t ext_place(ExtFile *f, const uint8_t *data, size_t len)
+/* The key of some bytes to place: the deferred tensor, or where the bytes lie. */
+static uintptr_t ext_key(const uint8_t *data, TensorId tensor)
 {
-	int64_t off = f->end;
+	return tensor ? (uintptr_t)tensor << 1 | 1 : (uintptr_t)data;
+}
+
+/* The write already placed for these bytes (a tensor two initializers
+ * share, two references to the same bytes of the input), or NULL. */
+static ExtWrite *ext_find(ExtFile *f, const uint8_t *data, TensorId tensor, size_t len)
+{
+	uintptr_t key = ext_key(data, tensor);
+	for (size_t h = key * 0x9e3779b97f4a7c15u % (f->nslots ? f->nslots : 1); f->nslots; h = (h + 1) % f->nslots) {
+		size_t i = f->slots[h];
+		if (!i)
+			return NULL;
+		ExtWrite *w = &f->writes[i - 1];
+		if (ext_key(w->data, w->tensor) == key && w->len == len)
+			return w;
+	}
+	return NULL;
+}
+
+/* Note write i (0-based) in the table, which stays at most half full. */
+static void ext_index(ExtFile *f, size_t i)
+{
+	if (2 * (f->nwrites + 1) > f->nslots) {
+		size_t n = f->nslots ? 2 * f->nslots : 64;
+		free(f->slots);
+		if (!(f->slots = calloc(n, sizeof *f->slots)))
+			abort();
+		f->nslots = n;
+		for (size_t k = 0; k < f->nwrites; k++)
+			if (k != i)
+				ext_index(f, k);
+	}
+	const ExtWrite *w = &f->writes[i];
+	size_t h = ext_key(w->data, w->tensor) * 0x9e3779b97f4a7c15u % f->nslots;
+	while (f->slots[h])
+		h = (h + 1) % f->nslots;
+	f->slots[h] = i + 1;
+}
+
+/* Append data (or the deferred tensor's bytes) to the file at the next
+ * aligned offset, unless they are there already: the file so holds
+ * exactly the tensors the model refers to, each once, in the order they
+ * are written (a round trip of a data file graft wrote keeps every
+ * offset).  Returns the offset. */
+static int64_t ext_place(ExtFile *f, const uint8_t *data, TensorId tensor, size_t len)
+{
+	const ExtWrite *was = ext_find(f, data, tensor, len);
+	if (was)
+		return was->offset;
+	int64_t off = (f->end + EXT_ALIGN - 1) / EXT_ALIGN * EXT_ALIGN;
 	if (f->nwrites == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
 		f->writes = realloc(f->writes, sizeof *f->writes * f->cap);
 		if (!f->writes)
 			abort();
 	}
-	f->writes[f->nwrites++] = (ExtWrite){data, len, off};
+	f->writes[f->nwrites] = (ExtWrite){data, tensor, len, off};
+	ext_index(f, f->nwrites);
+	f->nwrites++;
 	f->end = off + (int64_t)len;
 	return off;
 }
@@ -137,15 +193,26 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	Onnx__TensorProto *tp;
 	if (orig && !t->dirty) {
 		bool same_name = !name || strcmp(str(orig->name), name) == 0;
-		if (t->external) {
+		if (t->external && e->threshold_given && t->nbytes < e->threshold && e->new_location) {
+			/* under the threshold asked for: inline */
+			tp = arena_dup(e->a, orig, sizeof *tp);
+			tp->has_data_location = 0;
+			tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
+			tp->n_external_data = 0;
+			tp->external_data = NULL;
+			tp->has_raw_data = 1;
+			tp->raw_data.data = (uint8_t *)t->data;
+			tp->raw_data.len = t->nbytes;
+		} else if (t->external) {
 			/* A file save writes the bytes to the output's own data file
 			 * (never to a location taken from the input: that may be the
 			 * input's data file, or any name a crafted model chose), at
-			 * their old offset while that leaves no gap.  A save to memory
-			 * keeps the reference as loaded. */
+			 * the next aligned offset (the old one if the input was laid
+			 * out as graft lays it).  A save to memory keeps the
+			 * reference as loaded. */
 			const char *loc = e->new_location ? e->new_location : t->ext_location;
 			ExtFile *f = ext_file(e, loc);
-			int64_t off = ext_place(f, t->data, t->nbytes);
+			int64_t off = ext_place(f, t->data, 0, t->nbytes);
 			if (off == t->ext_offset && same_name && strcmp(loc, t->ext_location) == 0)
 				return (Onnx__TensorProto *)orig;
 			tp = arena_dup(e->a, orig, sizeof *tp);
@@ -167,7 +234,14 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 		tp->name = name && *name ? (char *)name : NULL;
 		size_t n;
 		const uint8_t *bytes;
-		if (t->deferred && e->stream && !(e->externalize && t->nbytes >= e->threshold)) {
+		if (t->deferred && e->stream && e->externalize && t->nbytes >= e->threshold) {
+			/* not computed yet: write_ext_file computes it into the
+			 * data file a buffer at a time */
+			int64_t off = ext_place(ext_file(e, e->new_location), NULL, id, t->nbytes);
+			make_external(e, tp, e->new_location, off, t->nbytes);
+			return tp;
+		}
+		if (t->deferred && e->stream) {
 			/* not computed yet: the file writer (fd_append) knows this
 			 * placeholder, the tensor's own record, and computes the bytes
 			 * into its buffer piece by piece as it writes them */
@@ -183,7 +257,7 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	if (e->externalize && tp->has_raw_data && tp->raw_data.len >= e->threshold) {
 		ExtFile *f = ext_file(e, e->new_location);
 		size_t len = tp->raw_data.len;
-		int64_t off = ext_place(f, tp->raw_data.data, len);
+		int64_t off = ext_place(f, tp->raw_data.data, 0, len);
 		if (tp == orig)
 			tp = arena_dup(e->a, orig, sizeof *tp);
 		make_external(e, tp, e->new_location, off, len);
@@ -478,6 +552,10 @@ Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d)
 {
 	Emit e = {.m = m, .a = a, .d = d};
 	Onnx__ModelProto *mp = emit_model(&e);
+	for (size_t i = 0; i < e.nfiles; i++) {
+		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	return mp;
 }
@@ -496,8 +574,10 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 		onnx__model_proto__pack(mp, *out);
 		ok = true;
 	}
-	for (size_t i = 0; i < e.nfiles; i++)
+	for (size_t i = 0; i < e.nfiles; i++) {
 		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	arena_free(a);
 	return ok;
@@ -562,12 +642,57 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	b->used += len;
 }
 
-static bool write_ext_file(ExtFile *f, OutFile *out, const char *final, Diag *d)
+/* Bytes still in an input's data file go file to file (copy_file_range):
+ * the kernel copies them, or shares the blocks where the file system can,
+ * and they never enter graft's memory.  False (nothing written) if they are
+ * not in a mapped file: the caller writes them. */
+static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
+{
+	int fd;
+	int64_t src;
+	if (!ir_mapped_range(m, w->data, w->len, &fd, &src))
+		return false;
+	loff_t in = src, to = w->offset;
+	size_t left = w->len;
+	while (left) {
+		ssize_t n = copy_file_range(fd, &in, out->fd, &to, left, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		left -= (size_t)n;
+	}
+	if (left) { /* what the kernel did not copy goes through memory */
+		size_t done = w->len - left;
+		out_pwrite(out, w->data + done, left, (off_t)(w->offset + (int64_t)done));
+	}
+	return true;
+}
+
+static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *final, Diag *d)
 {
 	if (!out_open(out, final, d))
 		return false;
-	for (size_t i = 0; i < f->nwrites; i++)
-		out_pwrite(out, f->writes[i].data, f->writes[i].len, (off_t)f->writes[i].offset);
+	enum { PIECE = 1 << 20 };
+	uint8_t *buf = NULL;
+	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
+		const ExtWrite *w = &f->writes[i];
+		if (!w->tensor) {
+			if (!copy_range(m, w, out))
+				out_pwrite(out, w->data, w->len, (off_t)w->offset);
+			continue;
+		}
+		/* a deferred tensor: computed a piece at a time, straight into
+		 * the file; the result never exists whole in memory */
+		if (!buf && !(buf = malloc(PIECE)))
+			abort();
+		for (size_t off = 0; off < w->len && !out->failed; off += PIECE) {
+			size_t n = w->len - off < PIECE ? w->len - off : PIECE;
+			ir_tensor_read(m, w->tensor, off, n, buf);
+			out_pwrite(out, buf, n, (off_t)(w->offset + (int64_t)off));
+		}
+	}
+	free(buf);
 	if (!out->failed && ftruncate(out->fd, f->end) != 0) {
 		out->failed = true;
 		out->err = errno;
@@ -597,7 +722,7 @@ static bool file_mentions(const char *path, const char *name)
 
 /* Inline bytes of every live tensor: decides when the 2 GB limit forces
  * external data. */
-static size_t inline_bytes(IrModel *m)
+static size_t inline_bytes(const IrModel *m)
 {
 	size_t total = 0;
 	for (TensorId t = 1; t < m->ntensors; t++)
@@ -635,6 +760,18 @@ void ir_model_files(IrModel *m, FileSet *s)
 			free(p);
 		}
 	}
+}
+
+ExternalWhy ir_save_external_why(const IrModel *m, const SaveOptions *opt)
+{
+	size_t limit = opt && opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
+	if (opt && opt->external == EXT_ALL)
+		return EXT_WHY_ASKED;
+	/* a model that came with external data keeps its large tensors there,
+	 * the ones folding made included */
+	if (ir_model_has_external(m))
+		return EXT_WHY_INPUT;
+	return inline_bytes(m) > limit ? EXT_WHY_SIZE : EXT_WHY_NONE;
 }
 
 char *ir_save_data_path(const char *path, const SaveOptions *opt)
@@ -678,11 +815,11 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	Arena *a = arena_new();
 	Emit e = {.m = m, .a = a, .d = d, .stream = true};
 	e.threshold = opt->ext_threshold ? opt->ext_threshold : 1024;
+	e.threshold_given = opt->ext_threshold != 0;
 	e.new_location = opt->ext_file ? opt->ext_file : arena_printf(a, "%s.data", base);
-	size_t limit = opt->inline_limit ? opt->inline_limit : PROTOBUF_LIMIT - (64u << 20);
-	/* a model that came with external data keeps its large tensors there,
-	 * the ones folding made included */
-	e.externalize = opt->external == EXT_ALL || ir_model_has_external(m) || inline_bytes(m) > limit;
+	e.externalize = ir_save_external_why(m, opt) != EXT_WHY_NONE;
+	if (opt->wrote_data)
+		*opt->wrote_data = false;
 
 	OutFile data = {.fd = -1}, model = {.fd = -1};
 	bool have_data = false;
@@ -709,7 +846,7 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 			           "(remove it or choose another output name)", path);
 			goto done;
 		}
-		if (!write_ext_file(&e.files[0], &data, data_path, d))
+		if (!write_ext_file(m, &e.files[0], &data, data_path, d))
 			goto done;
 		have_data = true;
 	}
@@ -727,16 +864,20 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	free(fb);
 	if (!out_finish(&model, d))
 		goto done;
-	if (have_data && !out_rename(&data, d))
-		goto done;
+	/* the data file, then the model: both or (but for a failing rename)
+	 * neither */
+	ok = have_data ? out_rename_pair(&data, &model, d) : out_rename(&model, d);
 	have_data = false;
-	ok = out_rename(&model, d);
+	if (ok && opt->wrote_data)
+		*opt->wrote_data = e.nfiles > 0;
 done:
 	if (have_data)
 		out_abandon(&data);
 	out_abandon(&model);
-	for (size_t i = 0; i < e.nfiles; i++)
+	for (size_t i = 0; i < e.nfiles; i++) {
 		free(e.files[i].writes);
+		free(e.files[i].slots);
+	}
 	free(e.files);
 	arena_free(a);
 	free(data_path);

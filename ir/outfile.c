@@ -262,6 +262,25 @@ bool out_rename(OutFile *o, Diag *d)
 	return true;
 }
 
+bool out_rename_pair(OutFile *first, OutFile *second, Diag *d)
+{
+	struct stat st;
+	OutFile *both[2] = {first, second};
+	for (int i = 0; i < 2; i++)
+		if (lstat(both[i]->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			diag_error(d, both[i]->path, "refusing to write: it exists and is not a regular file");
+			out_abandon(first);
+			out_abandon(second);
+			return false;
+		}
+	sigset_t old;
+	block_signals(&old);
+	bool ok = out_rename(first, d);
+	ok = ok ? out_rename(second, d) : (out_abandon(second), false);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ok;
+}
+
 bool out_commit(OutFile *o, Diag *d)
 {
 	return out_finish(o, d) && out_rename(o, d);

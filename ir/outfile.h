@@ -49,6 +49,11 @@ bool out_finish(OutFile *o, Diag *d);
 bool out_rename(OutFile *o, Diag *d);
 /* out_finish, then out_rename. */
 bool out_commit(OutFile *o, Diag *d);
+/* Rename two finished files that belong together (a model's data file,
+ * then the model): both targets are checked first, and no INT, TERM or HUP
+ * lands between the renames, so neither is replaced without the other but
+ * for a failing rename() itself.  On failure both are abandoned. */
+bool out_rename_pair(OutFile *first, OutFile *second, Diag *d);
 /* Remove the temporary file (if any) and release o. */
 void out_abandon(OutFile *o);
 /* The whole of data into path, through an OutFile. */

@@ -14,6 +14,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static const struct { const char *name; int bits; } dtypes[DT_COUNT] = {
 	[DT_UNDEFINED] = {"undefined", 0},
@@ -340,11 +342,25 @@ void ir_tensor_hold(IrModel *m, TensorId id)
 	m->tensors[id].nholds++;
 }
 
+/* The whole pages of [p, p + n), bytes of a mapped external data file,
+ * leave the process's memory (they stay in the file and the page cache; a
+ * later read maps them back): a weight nothing reads no longer counts. */
+static void drop_pages(const uint8_t *p, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failing changes nothing */
+}
+
 /* Nothing reads t any more (no live value, no recipe): bytes the IR made go,
- * and so does a recipe, with its own holds. */
+ * and so does a recipe, with its own holds; pages of a mapped external
+ * tensor leave memory. */
 void ir_tensor_let_go(IrModel *m, TensorId id)
 {
 	IrTensor *t = &m->tensors[id];
+	if (!t->nvalues && !t->nholds && t->external && !t->owns_data && t->data)
+		drop_pages(t->data, t->nbytes);
 	if (t->nvalues || t->nholds || t->proto || t->external)
 		return;
 	if (t->owns_data) {

@@ -198,11 +198,9 @@ static const char *write_model(const char *name, Onnx__GraphProto *g)
  * GRAFT is not set (the check is then skipped). */
 static int cli(const char *args, char *err, size_t size)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI check skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return -1;
-	}
 	const char *errf = tpath("stderr.txt");
 	int status = system(arena_printf(A, "%s %s >/dev/null 2>%s", graft, args, errf));
 	ck_assert_msg(WIFEXITED(status), "graft %s: killed by signal %d", args, WTERMSIG(status));

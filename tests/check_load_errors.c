@@ -570,11 +570,9 @@ END_TEST
 
 START_TEST(test_cli_bad_model)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	const char *p = tpath("empty.onnx"), *out = tpath("out.onnx"), *err = tpath("stderr.txt");
 	ck_assert(write_file(p, "", 0));
 	char *cmd = arena_printf(A, "%s roundtrip %s -o %s 2>%s", graft, p, out, err);

@@ -496,11 +496,9 @@ END_TEST
 /* graft plan --json and graft optimize --report's memory_plan. */
 START_TEST(test_cli)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir();
 	char cmd[2048], path[600];
 	IrModel *m = parse(example);

@@ -91,7 +91,7 @@ END_TEST
 
 START_TEST(test_fifo_text_model_cli)
 {
-	const char *graft = getenv("GRAFT");
+	const char *graft = cli_graft();
 	if (!graft)
 		return;
 	char *p = tpath("m.onnxtxt");
@@ -109,7 +109,7 @@ END_TEST
 START_TEST(test_fifo_inputs_cli)
 {
 	/* graft run --inputs DIR with a FIFO for input_0.pb */
-	const char *graft = getenv("GRAFT");
+	const char *graft = cli_graft();
 	if (!graft)
 		return;
 	char *model = tpath("id.onnxtxt"), *dir = tpath("in"), *pb = tpath("in/input_0.pb");
@@ -284,7 +284,7 @@ START_TEST(test_fold_budget_default_cli)
 {
 	/* 12 Tiles of 16 MiB each: the default budget (64 MiB for this tiny
 	 * model) lets 4 fold; optimize says how many were not done */
-	const char *graft = getenv("GRAFT");
+	const char *graft = cli_graft();
 	if (!graft || heavy_skipped())
 		return;
 	char *text = NULL;
@@ -357,7 +357,7 @@ END_TEST
 
 START_TEST(test_run_memory_limit_cli)
 {
-	const char *graft = getenv("GRAFT");
+	const char *graft = cli_graft();
 	if (!graft)
 		return;
 	char *in = tpath("ones.onnxtxt");

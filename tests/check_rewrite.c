@@ -901,11 +901,9 @@ END_TEST
  * and says the constants grew; --max-bytes below its size keeps it. */
 START_TEST(test_cli_constant_growth)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir();
 	char cmd[2048], path[600];
 	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -942,11 +940,9 @@ END_TEST
 
 START_TEST(test_cli_report_and_explain)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *tmp = temp_dir();
 	char cmd[2048], path[600];
 	snprintf(cmd, sizeof cmd, "%s optimize examples/tiny_cnn.onnx -o %s/o.onnx --report %s/r.json --dot %s/g.dot 2>/dev/null",
@@ -1101,6 +1097,130 @@ START_TEST(test_sha256_vectors)
 }
 END_TEST
 
+/* Initializers no node reads go with DCE (catalogue A10, onnxoptimizer's
+ * eliminate_unused_initializer); one a body reads from the outer scope, and
+ * an overridable one (a graph input), stay. */
+START_TEST(test_unused_initializers)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (bool c, float[2] x, float[2] d) => (float[2] y, float[2] z) <float[2] u = {1, 2}, float[2] w = {3, 4},\n"
+	                   "   float[2] k = {5, 6}, float[2] d = {7, 8}> {\n"
+	                   "  y = Add (x, w)\n"
+	                   "  z = If (c) <then_branch: graph = t () => (float[2] a) { a = Abs (k) },\n"
+	                   "              else_branch: graph = e () => (float[2] b) { b = Abs (x) }>\n"
+	                   "}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ck_assert_uint_eq(g->ninits, 3);
+	ck_assert(!ir_lookup(m, IR_MAIN_GRAPH, "u"));
+	ck_assert(ir_lookup(m, IR_MAIN_GRAPH, "w") && ir_lookup(m, IR_MAIN_GRAPH, "k") && ir_lookup(m, IR_MAIN_GRAPH, "d"));
+	ck_assert_uint_eq(g->ninputs, 3);
+	ck_assert_uint_eq(r.rewrites, 1); /* the one dce */
+	rw_result_free(&r);
+	ir_model_free(m);
+	/* --no-dce keeps it */
+	m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	          "g (float[2] x) => (float[2] y) <float[2] u = {1, 2}> { y = Abs (x) }\n");
+	o = (RwOptions){.no_fold = true, .no_dce = true};
+	r = run(m, &o, true);
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->ninits, 1);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* CSE of two equal nodes where one writes a graph output: that one stays,
+ * whichever the worklist meets first (OnnxSlim's
+ * duplicate_node_with_graph_output_keeps_output_node); both graph outputs:
+ * both stay. */
+START_TEST(test_cse_graph_output)
+{
+	const char *texts[] = {
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2] x) => (float[4] y, float[4] z) {\n"
+		"  y = Concat <axis = 0> (x, x)\n  c = Concat <axis = 0> (x, x)\n  z = Abs (c)\n}\n",
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2] x) => (float[4] y, float[4] z) {\n"
+		"  c = Concat <axis = 0> (x, x)\n  z = Abs (c)\n  y = Concat <axis = 0> (x, x)\n}\n",
+	};
+	for (int t = 0; t < 2; t++) {
+		IrModel *m = parse(texts[t]);
+		RwOptions o = {.no_fold = true};
+		RwResult r = run(m, &o, true);
+		ck_assert_uint_eq(nodes_of(m, "Concat"), 1);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		NodeId abs = ir_value(m, g->outputs[1])->producer;
+		ck_assert_str_eq(ir_value(m, ir_node(m, abs)->inputs[0])->name, "y");
+		ck_assert_str_eq(ir_node(m, ir_value(m, g->outputs[0])->producer)->op_type, "Concat");
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2] x) => (float[4] y, float[4] z) {\n"
+	                   "  y = Concat <axis = 0> (x, x)\n  z = Concat <axis = 0> (x, x)\n}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	ck_assert_uint_eq(nodes_of(m, "Concat"), 2);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* Concat's inputs known empty along its axis go (OnnxSlim's
+ * concat_empty_input_elimination), also those spliced in from an inner
+ * Concat; a Concat of nothing but empty inputs keeps them. */
+START_TEST(test_concat_empty_inputs)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[2,3] x, float[2,0] e, float[2,4] w) => (float[2,7] y, float[2,0] z) {\n"
+	                   "  i = Concat <axis = 1> (e, w)\n"
+	                   "  y = Concat <axis = -1> (e, x, e, i)\n"
+	                   "  z = Concat <axis = 1> (e, e)\n"
+	                   "}\n");
+	RwOptions o = {.no_fold = true};
+	RwResult r = run(m, &o, true);
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	IrNode *y = ir_node(m, ir_value(m, g->outputs[0])->producer);
+	ck_assert_str_eq(y->op_type, "Concat");
+	ck_assert_uint_eq(y->ninputs, 2);
+	ck_assert_str_eq(ir_value(m, y->inputs[0])->name, "x");
+	ck_assert_str_eq(ir_value(m, y->inputs[1])->name, "w");
+	ck_assert_uint_eq(ir_node(m, ir_value(m, g->outputs[1])->producer)->ninputs, 2);
+	ck_assert_uint_eq(nodes_of(m, NULL), 2);
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
+/* The fold budget counts what folding added to the live model: a folded
+ * constant that a rule later leaves unread (mul_one drops Mul(x, ones)) no
+ * longer counts, so the second 4000-byte fold fits a 6000-byte budget. */
+START_TEST(test_cli_fold_budget_recount)
+{
+	const char *graft = cli_graft();
+	if (!graft)
+		return;
+	char *tmp = temp_dir(), cmd[2048], path[600], *out;
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                   "g (float[1000] x) => (float[1000] y) <int64[1] s = {1000}> {\n"
+	                   "  c1 = ConstantOfShape <value = float[1] {1}> (s)\n  m1 = Mul (x, c1)\n"
+	                   "  c2 = ConstantOfShape <value = float[1] {2}> (s)\n  y = Add (m1, c2)\n}\n");
+	snprintf(path, sizeof path, "%s/in.onnx", tmp);
+	Diag d;
+	diag_init(&d, NULL);
+	ck_assert_msg(ir_save_file(m, path, &(SaveOptions){0}, &d), "%s", d.first);
+	ir_model_free(m);
+	snprintf(cmd, sizeof cmd, "%s optimize %s -o %s/o.onnx --max-fold-bytes 6000 2>&1", graft, path, tmp);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
+	ck_assert_msg(!strstr(out, "not done") && strstr(out, "ConstantOfShape        2        0       -2\n") &&
+	              strstr(out, "4 -> 1 nodes"), "%s", out);
+	free(out);
+	rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1125,6 +1245,10 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_inline_if);
 	tcase_add_test(tc, test_inline_if_nested_reads_branch_init);
 	tcase_add_test(tc, test_conformance_interfaces);
+	tcase_add_test(tc, test_unused_initializers);
+	tcase_add_test(tc, test_cse_graph_output);
+	tcase_add_test(tc, test_concat_empty_inputs);
+	tcase_add_test(tc, test_cli_fold_budget_recount);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

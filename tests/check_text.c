@@ -652,11 +652,9 @@ static int run_cmd(const char *cmd, char *out, size_t size)
 
 START_TEST(test_cli_onnxtxt)
 {
-	const char *graft = getenv("GRAFT");
-	if (!graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	const char *graft = cli_graft();
+	if (!graft)
 		return;
-	}
 	char *dir = temp_dir(), path[512], onnx[512], cmd[1200], out[4096];
 	const char *text = "<ir_version: 8, opset_import: [\"\" : 13]>\n"
 	                   "g (float[2] x) => (float[2] y) {\n  y = Relu (x)\n}\n";

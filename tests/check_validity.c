@@ -340,11 +340,9 @@ static void write_in(const char *dir, const char *name, const char *text)
  * (the same on int32), or NULL without GRAFT. */
 static char *cli_setup(const char **graft)
 {
-	*graft = getenv("GRAFT");
-	if (!*graft) {
-		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	*graft = cli_graft();
+	if (!*graft)
 		return NULL;
-	}
 	char *tmp = temp_dir();
 	char *p = fmt("%s/f.onnxtxt", tmp), *t = fmt(relu_model, "float", "float");
 	write_text(p, t);

@@ -371,6 +371,14 @@ const char *model_diff(IrModel *a, IrModel *b)
 	return graph_diff(a, IR_MAIN_GRAPH, b, IR_MAIN_GRAPH);
 }
 
+const char *cli_graft(void)
+{
+	const char *graft = getenv("GRAFT");
+	if (!graft)
+		fprintf(stderr, "note: GRAFT not set; CLI test skipped\n");
+	return graft;
+}
+
 bool heavy_skipped(void)
 {
 	const char *s = getenv("GRAFT_SKIP_HEAVY");

@@ -20,6 +20,9 @@ void paths_free(char **paths);
 /* Whole file into memory (caller frees), or NULL. */
 uint8_t *read_file(const char *path, size_t *len);
 bool write_file(const char *path, const void *data, size_t len);
+/* The graft binary the CLI tests run (env GRAFT, which make test sets), or
+ * NULL after a note on stderr that the calling test is skipped. */
+const char *cli_graft(void);
 /* GRAFT_SKIP_HEAVY is set (not "0"): skip whole-model runs (make valgrind). */
 bool heavy_skipped(void);
 /* The corpus directory if it exists (env GRAFT_CORPUS overrides), else NULL. */

@@ -137,8 +137,24 @@ static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag
 		}
 	}
 	size_t n = strlen(path);
-	if (n < 8 || strcmp(path + n - 8, ".onnxtxt") != 0)
-		return ir_save_file(m, path, so, d);
+	if (n < 8 || strcmp(path + n - 8, ".onnxtxt") != 0) {
+		/* external data nobody asked for: say where the weights went */
+		ExternalWhy why = ir_save_external_why(m, so);
+		bool wrote = false;
+		SaveOptions o = *so;
+		o.wrote_data = &wrote;
+		if (!ir_save_file(m, path, &o, d))
+			return false;
+		if (wrote && (why == EXT_WHY_INPUT || why == EXT_WHY_SIZE)) {
+			char *data = ir_save_data_path(path, so);
+			fprintf(stderr, "graft: note: tensors of %zu bytes or more written to external data '%s' (%s)\n",
+			        so->ext_threshold ? so->ext_threshold : 1024, data,
+			        why == EXT_WHY_INPUT ? "the input model has external data"
+			                             : "inline, the model would pass protobuf's 2 GB limit");
+			free(data);
+		}
+		return true;
+	}
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -150,6 +166,63 @@ static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag
 	ok = ok && out_write_file(path, text, len, d); /* claimed by the caller (claim_model_output) */
 	free(text);
 	return ok;
+}
+
+/* ---- the options of every command that saves a model -------------------------
+ * roundtrip, optimize, convert and fold take these besides their own: one
+ * table, one parser, one help text. */
+enum { OPT_EXTERNAL = 0x100, OPT_EXT_THRESHOLD, OPT_OVERWRITE };
+
+static const struct option save_opts[] = {
+	{"external-data", no_argument, NULL, OPT_EXTERNAL},
+	{"external-data-threshold", required_argument, NULL, OPT_EXT_THRESHOLD},
+	{"overwrite", no_argument, NULL, OPT_OVERWRITE},
+};
+enum { NSAVE_OPTS = sizeof save_opts / sizeof save_opts[0] };
+
+static const char *const save_help =
+	"  --external-data       write every tensor of 1 KiB or more to one data file,\n"
+	"                        OUT.data beside OUT, each at an offset aligned to 4096\n"
+	"                        bytes; it holds only the tensors OUT refers to.  Done\n"
+	"                        without asking (with a note on stderr) when MODEL has\n"
+	"                        external data or OUT would pass protobuf's 2 GB limit\n"
+	"  --external-data-threshold BYTES   the same, with the tensors of BYTES or more\n"
+	"  --overwrite           allow OUT to be MODEL (and OUT.data MODEL's data file)\n";
+
+/* The command's own options (ending in {0}) followed by save_opts, in buf. */
+static const struct option *with_save_opts(const struct option *own, struct option *buf, size_t cap)
+{
+	size_t n = 0;
+	while (own[n].name)
+		n++;
+	if (n + NSAVE_OPTS + 1 > cap)
+		abort(); /* a table too small: a bug, found at the first run */
+	memcpy(buf, own, sizeof *own * n);
+	memcpy(buf + n, save_opts, sizeof save_opts);
+	memset(&buf[n + NSAVE_OPTS], 0, sizeof *buf);
+	return buf;
+}
+
+/* Apply option c (from save_opts) to so: 1 if it was one, 0 if it is not a
+ * save option, -1 after a usage error (the caller exits with EXIT_USAGE). */
+static int save_option(int c, const char *arg, SaveOptions *so)
+{
+	long long v;
+	switch (c) {
+	case OPT_EXTERNAL:
+		so->external = EXT_ALL;
+		return 1;
+	case OPT_EXT_THRESHOLD:
+		if (!parse_int_arg("--external-data-threshold", arg, 1, INT64_MAX, &v))
+			return -1;
+		so->external = EXT_ALL;
+		so->ext_threshold = (size_t)v;
+		return 1;
+	case OPT_OVERWRITE:
+		so->overwrite_input = true;
+		return 1;
+	}
+	return 0;
 }
 
 /* Memory for a model of many megabytes: large buffers come from the heap,
@@ -198,9 +271,9 @@ static bool claim(const char *path, unsigned allow)
 }
 
 /* Claim a model output: OUT, and the data file beside it when the save will
- * write one (the model has external data, or --external-data; a model over
- * 2 GB that must go external is checked by the save itself against its
- * inputs).  With --overwrite, OUT may be the input model and its data file
+ * write one (the model has external data, --external-data, or it is over
+ * 2 GB already; one that passes 2 GB while optimized is checked by the save
+ * itself against its inputs).  With --overwrite, OUT may be the input model and its data file
  * the input's external data. */
 static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *so)
 {
@@ -208,7 +281,7 @@ static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *s
 	bool onto_input = in && in->role == FILE_INPUT_MODEL;
 	if (!claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0))
 		return false;
-	if (so->external != EXT_ALL && !ir_model_has_external(m))
+	if (ir_save_external_why(m, so) == EXT_WHY_NONE)
 		return true;
 	char *data = ir_save_data_path(out, so);
 	bool ok = claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
@@ -284,8 +357,8 @@ static int cmd_info(int argc, char **argv)
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: graft info MODEL\n"
 		       "Prints the producer, IR version, opset imports, node and initializer\n"
-		       "counts, initializer bytes and an op-type histogram (nodes in subgraphs\n"
-		       "included).\n");
+		       "counts, initializer bytes, the external data files and the tensors each\n"
+		       "holds, and an op-type histogram (nodes in subgraphs included).\n");
 		return EXIT_OK;
 	}
 	if (argc != 2)
@@ -345,6 +418,25 @@ static int cmd_info(int argc, char **argv)
 	char hb[32];
 	human_bytes(hb, sizeof hb, (double)init_bytes);
 	printf("\ninitializers  %u, %zu bytes (%s)\n", inits, init_bytes, hb);
+	/* where external data comes from: per data file, its tensors and bytes */
+	for (TensorId t = 1; t < m->ntensors; t++) {
+		const IrTensor *x = ir_tensor(m, t);
+		bool first = x->external && x->ext_location;
+		for (TensorId u = 1; first && u < t; u++)
+			first = !(ir_tensor(m, u)->external && ir_tensor(m, u)->ext_location &&
+			          !strcmp(ir_tensor(m, u)->ext_location, x->ext_location));
+		if (!first)
+			continue;
+		uint32_t count = 0;
+		size_t bytes = 0;
+		for (TensorId u = t; u < m->ntensors; u++)
+			if (ir_tensor(m, u)->external && ir_tensor(m, u)->ext_location &&
+			    !strcmp(ir_tensor(m, u)->ext_location, x->ext_location)) {
+				count++;
+				bytes += ir_tensor(m, u)->nbytes;
+			}
+		printf("external      %u tensor%s, %zu bytes in '%s'\n", count, count == 1 ? "" : "s", bytes, x->ext_location);
+	}
 	int w = 2;
 	for (size_t i = 0; i < nhist; i++) {
 		int len = (int)(strlen(hist[i].op) + (*hist[i].domain ? strlen(hist[i].domain) + 1 : 0));
@@ -389,31 +481,33 @@ static int cmd_roundtrip(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
-		{"external-data", no_argument, NULL, 'x'},
-		{"overwrite", no_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct option table[8];
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 8), NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'x': so.external = EXT_ALL; break;
-		case 'w': so.overwrite_input = true; break;
 		case 'h':
 			printf("usage: graft roundtrip MODEL -o OUT [--external-data] [--overwrite]\n"
 			       "Loads MODEL into the IR and saves it from the IR.  Unchanged, the output\n"
-			       "is byte-identical to the input.\n"
-			       "  -o, --output OUT   where to write (required)\n"
-			       "  --external-data    write tensors of 1 KiB or more to OUT.data\n"
-			       "  --overwrite        allow OUT to be MODEL itself\n");
+			       "is byte-identical to the input (external data: when its tensors lie at\n"
+			       "4096-byte aligned offsets, as graft writes them).\n"
+			       "  -o, --output OUT      where to write (required)\n"
+			       "%s", save_help);
 			return EXIT_OK;
-		default:
-			return usage_error("roundtrip: unknown option '%s'", argv[optind - 1]);
+		default: {
+			int r = save_option(c, optarg, &so);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return usage_error("roundtrip: unknown option '%s'", argv[optind - 1]);
+		}
 		}
 	}
 	if (optind != argc - 1)
@@ -993,22 +1087,21 @@ static int cmd_fold(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"max-bytes", required_argument, NULL, 'm'},
 		{"max-fold-bytes", required_argument, NULL, 'B'},
-		{"overwrite", no_argument, NULL, 'w'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct option table[12];
 	FoldOptions fo = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:hv", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hv", with_save_opts(opts, table, 12), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'w': so.overwrite_input = true; break;
 		case 'v': fo.report_errors = true; break;
 		case 'm': case 'B': {
 			if (!parse_int_arg(c == 'm' ? "--max-bytes" : "--max-fold-bytes", optarg, 0, INT64_MAX, &v))
@@ -1020,7 +1113,7 @@ static int cmd_fold(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--max-fold-bytes N] [--overwrite] [-v]\n"
+			printf("usage: graft fold MODEL -o OUT [--max-bytes N] [--max-fold-bytes N] [-v] [save options]\n"
 			       "Folds constants to a fixpoint: nodes whose inputs are all constant become\n"
 			       "initializers, Constant nodes become initializers, Shape/Size of static\n"
 			       "tensors become constants.  Never folds overridable initializers, random ops or\n"
@@ -1031,10 +1124,16 @@ static int cmd_fold(int argc, char **argv)
 			       "                      model in all (folded tensors less the constants they\n"
 			       "                      replace); default: the model's initializer bytes, at\n"
 			       "                      least 64 MiB (so folding at most doubles the weights)\n"
-			       "  -v, --verbose       say why a node that looked foldable was not folded\n");
+			       "  -v, --verbose       say why a node that looked foldable was not folded\n"
+			       "%s", save_help);
 			return EXIT_OK;
-		default:
-			return usage_error("fold: unknown option '%s'", argv[optind - 1]);
+		default: {
+			int r = save_option(c, optarg, &so);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return usage_error("fold: unknown option '%s'", argv[optind - 1]);
+		}
 		}
 	}
 	if (optind != argc - 1)
@@ -1094,27 +1193,26 @@ static int cmd_convert(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"opset", required_argument, NULL, 'n'},
-		{"overwrite", no_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct option table[8];
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int target = 0, c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 8), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'w': so.overwrite_input = true; break;
 		case 'n':
 			if (!parse_int_arg("--opset", optarg, CONVERT_MIN_OPSET, OPSCHEMA_MAX_OPSET, &v))
 				return EXIT_USAGE;
 			target = (int)v;
 			break;
 		case 'h':
-			printf("usage: graft convert MODEL --opset N -o OUT [--overwrite]\n"
+			printf("usage: graft convert MODEL --opset N -o OUT [save options]\n"
 			       "Converts the model's default-domain opset to N (1 to 23), one version at a\n"
 			       "time, in every graph: attributes that became inputs (axes, pads, split, k,\n"
 			       "scales, min/max, ratio) move, replaced ops are renamed (Upsample -> Resize,\n"
@@ -1122,10 +1220,16 @@ static int cmd_convert(int argc, char **argv)
 			       "(Softmax's axis at 13, ...).  Downgrades are exact or refused: an input that\n"
 			       "goes back to an attribute must be a constant.  The IR version is raised to\n"
 			       "what opset N needs.  An op with no conversion is an error naming the node;\n"
-			       "nothing is written.  The table: docs/opset-conversion.md.\n");
+			       "nothing is written.  The table: docs/opset-conversion.md.\n"
+			       "%s", save_help);
 			return EXIT_OK;
-		default:
-			return usage_error("convert: unknown option '%s'", argv[optind - 1]);
+		default: {
+			int r = save_option(c, optarg, &so);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return usage_error("convert: unknown option '%s'", argv[optind - 1]);
+		}
 		}
 	}
 	if (optind != argc - 1)
@@ -1252,7 +1356,6 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-dce", no_argument, NULL, '3'},
 		{"max-bytes", required_argument, NULL, 'm'},
 		{"max-fold-bytes", required_argument, NULL, 'b'},
-		{"overwrite", no_argument, NULL, 'w'},
 		{"why", required_argument, NULL, 'y'},
 		{"match-each", no_argument, NULL, 'E'},
 		{"rules", required_argument, NULL, 'R'},
@@ -1262,6 +1365,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct option table[40];
 	RwOptions ro = {.trace_out = stderr};
 	int target_opset = 0;
 	SaveOptions so = {0};
@@ -1273,7 +1377,7 @@ static int cmd_optimize(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 40), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -1285,7 +1389,6 @@ static int cmd_optimize(int argc, char **argv)
 		case '1': ro.no_fold = true; break;
 		case '2': ro.no_cse = true; break;
 		case '3': ro.no_dce = true; break;
-		case 'w': so.overwrite_input = true; break;
 		case 'y': ro.why_rule = optarg; break;
 		case 'E': ro.match_each = true; break;
 		case 'N': no_library = true; break;
@@ -1385,10 +1488,15 @@ static int cmd_optimize(int argc, char **argv)
 			       "                        a fold over it is not done (the node stays)\n"
 			       "  --target-opset N      convert to opset N first (as graft convert); without it\n"
 			       "                        the model's opset never changes\n"
-			       "  --overwrite           allow OUT to be MODEL\n");
+			       "%s", save_help);
 			return EXIT_OK;
-		default:
-			return usage_error("optimize: unknown option '%s'", argv[optind - 1]);
+		default: {
+			int r = save_option(c, optarg, &so);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return usage_error("optimize: unknown option '%s'", argv[optind - 1]);
+		}
 		}
 	}
 	ro.enabled = enabled;

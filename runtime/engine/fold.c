@@ -60,23 +60,37 @@ static int64_t predicted_numel(IrModel *m, NodeId n)
 	case OP_ConstantOfShape:
 		p = node->ninputs > 0 && node->inputs[0] ? ints_product(m, node->inputs[0], &ok) : 1;
 		break;
-	case OP_Expand: {
-		if (node->ninputs < 2 || !node->inputs[0] || !node->inputs[1])
-			return -1;
-		/* at most numel(input) * prod(shape) */
-		IrTensor *x = ir_tensor(m, ir_value(m, node->inputs[0])->tensor);
-		p = ints_product(m, node->inputs[1], &ok);
-		if (__builtin_mul_overflow(p, x->numel ? x->numel : 1, &p))
-			ok = false;
-		break;
-	}
+	case OP_Expand:
 	case OP_Tile: {
 		if (node->ninputs < 2 || !node->inputs[0] || !node->inputs[1])
 			return -1;
+		/* the output's dims from the input's and the shape's (Expand: their
+		 * broadcast) or repeats' (Tile: their products) */
 		IrTensor *x = ir_tensor(m, ir_value(m, node->inputs[0])->tensor);
-		p = ints_product(m, node->inputs[1], &ok);
-		if (__builtin_mul_overflow(p, x->numel, &p))
-			ok = false;
+		IrTensor *t = ir_tensor(m, ir_value(m, node->inputs[1])->tensor);
+		size_t nb;
+		const uint8_t *b = ir_tensor_bytes(m, ir_value(m, node->inputs[1])->tensor, &nb);
+		if (!b || t->rank != 1 || (t->dtype != DT_INT64 && t->dtype != DT_INT32))
+			return -1;
+		int64_t n = t->numel, r = node->kind == OP_Tile ? x->rank : (n > x->rank ? n : x->rank);
+		if (node->kind == OP_Tile && n != x->rank)
+			return -1;
+		p = 1;
+		for (int64_t k = 0; k < r && ok; k++) {
+			int64_t a = k >= r - x->rank ? x->dims[k - (r - x->rank)] : 1, e = 1, d;
+			if (k >= r - n)
+				e = t->dtype == DT_INT64 ? ((const int64_t *)b)[k - (r - n)] : ((const int32_t *)b)[k - (r - n)];
+			if (e < 0)
+				return -1; /* the kernel says why */
+			if (node->kind == OP_Tile)
+				ok = !__builtin_mul_overflow(a, e, &d);
+			else
+				d = a == e || e == 1 ? a : a == 1 ? e : -1;
+			if (d < 0)
+				return -1;
+			if (ok && __builtin_mul_overflow(p, d, &p))
+				ok = false;
+		}
 		break;
 	}
 	default: {
@@ -139,6 +153,40 @@ static int64_t freed_bytes(IrModel *m, NodeId n)
 	return freed;
 }
 
+/* The bytes of every live initializer of m. */
+static int64_t live_init_bytes(IrModel *m)
+{
+	int64_t bytes = 0;
+	for (GraphId g = 1; g < m->ngraphs; g++) {
+		IrGraph *gr = ir_graph(m, g);
+		for (uint32_t i = 0; !gr->dead && i < gr->ninits; i++) {
+			IrValue *v = ir_value(m, gr->inits[i]);
+			if (!v->dead && v->tensor)
+				bytes += (int64_t)ir_tensor(m, v->tensor)->nbytes;
+		}
+	}
+	return bytes;
+}
+
+/* Would results of `bytes` bytes from node n take what folding added over
+ * the budget?  *total gets that sum.  The running count *o->added never
+ * hears of constants the rewrite rules left unread (they go with their last
+ * reader), so before refusing it is recounted from the live initializers
+ * (over o->base_bytes, what they took when folding began). */
+static bool over_budget(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes, int64_t *total)
+{
+	int64_t freed = freed_bytes(m, n);
+	*total = *o->added + bytes - freed;
+	if (*total <= 0 || (uint64_t)*total <= o->max_total_bytes)
+		return false;
+	int64_t live = live_init_bytes(m) - o->base_bytes;
+	if (o->base_bytes > 0 && live < *o->added) {
+		*o->added = live;
+		*total = live + bytes - freed;
+	}
+	return *total > 0 && (uint64_t)*total > o->max_total_bytes;
+}
+
 /* May node n make results of `bytes` bytes in all?  No (with a reason under
  * report_errors) if one is over the cap or they take folding over budget. */
 static bool fits(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes, FoldStats *st, Diag *d)
@@ -154,8 +202,8 @@ static bool fits(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes, Fold
 	}
 	if (!o->added)
 		return true;
-	int64_t total = *o->added + bytes - freed_bytes(m, n);
-	if (total > 0 && (uint64_t)total > o->max_total_bytes) {
+	int64_t total;
+	if (over_budget(m, n, o, bytes, &total)) {
 		st->over_budget++;
 		if (o->report_errors)
 			diag_warning(d, m->path, "node '%s' (%s) not folded: its %lld bytes would bring what folding "
@@ -176,16 +224,13 @@ static void spend(IrModel *m, NodeId n, const FoldOptions *o, int64_t bytes)
 
 size_t fold_default_budget(IrModel *m)
 {
-	size_t bytes = 0;
-	for (GraphId g = 1; g < m->ngraphs; g++) {
-		IrGraph *gr = ir_graph(m, g);
-		for (uint32_t i = 0; !gr->dead && i < gr->ninits; i++) {
-			IrValue *v = ir_value(m, gr->inits[i]);
-			if (!v->dead && v->tensor)
-				bytes += ir_tensor(m, v->tensor)->nbytes;
-		}
-	}
+	size_t bytes = (size_t)live_init_bytes(m);
 	return bytes > FOLD_MIN_BUDGET ? bytes : FOLD_MIN_BUDGET;
+}
+
+int64_t fold_base_bytes(IrModel *m)
+{
+	return live_init_bytes(m);
 }
 
 /* Replace output value `old` of a node about to be removed by an initializer
@@ -274,8 +319,8 @@ static bool fold_known(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st
 	}
 	if (o->added) {
 		/* within budget, or left to fold_node's path, which says why not */
-		int64_t total = *o->added + bytes - freed_bytes(m, n);
-		if (total > 0 && (uint64_t)total > o->max_total_bytes)
+		int64_t total;
+		if (over_budget(m, n, o, bytes, &total))
 			return false;
 		spend(m, n, o, bytes);
 	}
@@ -652,8 +697,10 @@ bool fold_model(IrModel *m, const FoldOptions *opt, FoldStats *st, Diag *d)
 	FoldOptions local = *opt;
 	const FoldOptions *o = &local;
 	int64_t added = 0;
-	if (!local.added)
+	if (!local.added) {
 		local.added = &added;
+		local.base_bytes = live_init_bytes(m);
+	}
 	if (!local.max_total_bytes)
 		local.max_total_bytes = fold_default_budget(m);
 	InferState *own = NULL;

@@ -23,6 +23,8 @@ typedef struct FoldOptions {
 	int64_t *added;        /* bytes folding has added so far, kept across fold_node calls
 	                          (fold_model keeps its own when NULL); a fold that shrinks
 	                          the model gives bytes back */
+	int64_t base_bytes;    /* with added: the initializers' bytes when folding began, the
+	                          base of the recount before a fold is refused (0: none) */
 	bool report_errors;    /* warn about nodes whose kernel refused to fold them, and
 	                          those over the size cap or the budget */
 	InferState *infer;     /* shapes and known values (fold_model makes one if NULL) */
@@ -42,6 +44,8 @@ typedef struct FoldStats {
 
 /* The default fold budget of m: max(FOLD_MIN_BUDGET, its initializers' bytes). */
 size_t fold_default_budget(IrModel *m);
+/* The bytes m's live initializers take (FoldOptions.base_bytes). */
+int64_t fold_base_bytes(IrModel *m);
 /* A non-overridable initializer. */
 bool fold_is_constant(IrModel *m, ValueId v);
 /* Fold node n if it can be; true if it was (n is then removed). */

@@ -507,7 +507,17 @@ static void cse_insert(Rewriter *rw, uint64_t h, NodeId n)
 		}
 }
 
-/* Merge n into an equal node seen before; true if n was removed. */
+static bool has_graph_output(IrModel *m, NodeId n)
+{
+	IrNode *node = ir_node(m, n);
+	for (uint32_t o = 0; o < node->noutputs; o++)
+		if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
+			return true;
+	return false;
+}
+
+/* Merge n into an equal node seen before (or that one into n, where only n
+ * writes a graph output); true if a node was removed. */
 static bool try_cse(Rewriter *rw, NodeId n)
 {
 	IrModel *m = rw->m;
@@ -529,11 +539,21 @@ static bool try_cse(Rewriter *rw, NodeId n)
 			NodeId e = rw->cse[i].node;
 			if (rw->cse[i].hash != h || e == n || !cse_equal(m, n, e))
 				continue;
-			/* n's outputs become e's: interface names stay with graph outputs */
+			/* n's outputs become e's: interface names stay with graph
+			 * outputs, so where only n has one, e goes instead */
+			bool swapped = has_graph_output(m, n);
+			if (swapped && has_graph_output(m, e))
+				return false;
+			if (swapped) {
+				NodeId t = n;
+				n = e;
+				e = t;
+			}
 			IrNode *node = ir_node(m, n);
 			for (uint32_t o = 0; o < node->noutputs; o++)
-				if (node->outputs[o] && ir_value(m, node->outputs[o])->is_output)
-					return false;
+				if (node->outputs[o] && !ir_node(m, e)->outputs[o])
+					return false; /* an output the one to go has and the other not */
+			rw->cse[i].node = e;
 			RwFiring *f = new_firing(rw, -1, "cse");
 			add_name(&f->matched, &f->nmatched, firing_label(rw, n));
 			add_name(&f->matched, &f->nmatched, firing_label(rw, e));
@@ -541,14 +561,14 @@ static bool try_cse(Rewriter *rw, NodeId n)
 				ValueId ov = node->outputs[o], ev = ir_node(m, e)->outputs[o];
 				if (!ov)
 					continue;
-				if (!ev)
-					return false;
 				push_consumers(rw, ov);
 				ir_replace_all_uses(m, ov, ev);
 				/* ev's readers now share an input: they may have twins too */
 				push_consumers(rw, ev);
 			}
 			remove_if_dead(rw, n, f);
+			if (swapped)
+				push(rw, e); /* the node popped stays: its rules are still to try */
 			rw->res->rewrites++;
 			return true;
 		}
@@ -1710,9 +1730,18 @@ static bool inner_concat(IrModel *m, NodeId n, ValueId v, int64_t axis)
 	return true;
 }
 
+/* v is known to have no elements along the axis: Concat can drop it. */
+static bool empty_on_axis(IrModel *m, ValueId v, int64_t axis)
+{
+	const Shape *sh = v ? &ir_value(m, v)->shape : NULL;
+	return sh && sh->rank > axis && sh->dims[axis].size == 0;
+}
+
 /* The pass (onnxoptimizer's fuse_consecutive_concats): every input of n that
  * is a Concat on n's axis, read only by n, is replaced by its inputs, in
- * place; a new Concat takes n's place.  Exact: the same elements in the
+ * place, and inputs known to be empty along the axis go (OnnxSlim's
+ * concat_empty_input_elimination; all of them stay where all are); a new
+ * Concat takes n's place.  Exact: the same elements in the
  * same order.  A rule cannot say it: its result would splice a list of
  * inputs into another at any position. */
 static bool try_concat_concat(Rewriter *rw, NodeId n)
@@ -1723,16 +1752,22 @@ static bool try_concat_concat(Rewriter *rw, NodeId n)
 	if (!rw->concat_concat || node->kind != OP_Concat || node->domain[0] || node->noutputs != 1 ||
 	    !node->outputs[0] || !concat_axis(m, n, &axis) || axis < 0)
 		return false;
-	uint32_t total = 0;
+	uint32_t total = 0, nempty = 0;
 	bool any = false;
 	for (uint32_t i = 0; i < node->ninputs; i++)
 		if (inner_concat(m, n, node->inputs[i], axis)) {
-			total += ir_node(m, ir_value(m, node->inputs[i])->producer)->ninputs;
+			IrNode *p = ir_node(m, ir_value(m, node->inputs[i])->producer);
+			total += p->ninputs;
+			for (uint32_t j = 0; j < p->ninputs; j++)
+				nempty += empty_on_axis(m, p->inputs[j], axis);
 			any = true;
 		} else {
 			total++;
+			nempty += empty_on_axis(m, node->inputs[i], axis);
 		}
-	if (!any)
+	if (nempty == total)
+		nempty = 0; /* all empty: they stay (one would do, but rarely matters) */
+	if (!any && !nempty)
 		return false;
 	ValueId *ins = malloc(sizeof *ins * ((size_t)total + 1));  /* any number of inputs */
 	NodeId *inner = malloc(sizeof *inner * ((size_t)node->ninputs + 1));
@@ -1746,8 +1781,9 @@ static bool try_concat_concat(Rewriter *rw, NodeId n)
 			NodeId p = ir_value(m, v)->producer;
 			inner[ninner++] = p;
 			for (uint32_t j = 0; j < ir_node(m, p)->ninputs; j++)
-				ins[k++] = ir_node(m, p)->inputs[j];
-		} else {
+				if (!nempty || !empty_on_axis(m, ir_node(m, p)->inputs[j], axis))
+					ins[k++] = ir_node(m, p)->inputs[j];
+		} else if (!nempty || !empty_on_axis(m, v, axis)) {
 			ins[k++] = v;
 		}
 	}
@@ -1950,6 +1986,19 @@ static void seed(Rewriter *rw)
 		}
 		free(order);
 	}
+	/* initializers no node reads (in any graph: a body's read of an outer
+	 * value is a use) and no graph lists as output; graph inputs are the
+	 * interface and stay, overridable initializers with them */
+	for (ValueId v = 1; !rw->o.no_dce && v < m->nvalues; v++) {
+		IrValue *val = ir_value(m, v);
+		if (val->dead || val->is_input || !(val->tensor || val->sparse) || ir_graph(m, val->graph)->dead)
+			continue;
+		if (!val->nuses && !val->is_output && !val->producer) {
+			if (!f)
+				f = new_firing(rw, -1, "dce");
+			ir_value_remove(m, v);
+		}
+	}
 	if (f) {
 		rw->res->rewrites++;
 		DEBUG_VALIDATE(rw, "dce");
@@ -2017,6 +2066,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	if (!rw.o.fold.max_total_bytes)
 		rw.o.fold.max_total_bytes = fold_default_budget(m);
 	rw.o.fold.added = &rw.fold_added;
+	rw.o.fold.base_bytes = fold_base_bytes(m);
 	rw.rng = o->shuffle_seed ? o->shuffle_seed : 1;
 	long fuel = o->fuel ? o->fuel : DEFAULT_FUEL;
 	r->nodes_before = count_nodes(m);
