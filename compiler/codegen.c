@@ -3,25 +3,27 @@
  * The rules are lowered first (dsl/lower.c: dsl_lower), and this file
  * prints the programs it makes (dsl/mprog.h) as C; it reads the syntax
  * tree only for the source text it quotes in comments and the externs it
- * declares.  Variant 0 of each rule becomes rule_<name>(), straight-line
+ * declares.  Each rule's program becomes rule_<name>(), straight-line
  * code in the order of its steps (the pattern's root, then its operands
  * depth first, single use, deferred checks, the guard, the values
  * computed before building, then the result built through the builder
- * API); a commutative op's swap site becomes a loop over both orders of
- * its operands, so a failed check continues the loop instead of leaving
- * the function.  With `why` set, the function reports its first failed
- * condition (WHY) instead of failing silently, for graft optimize --why.
+ * API); a commute step (a commutative op's swap site) becomes a loop over
+ * both orders of its operands, so a failed check continues the loop
+ * instead of leaving the function.  With `why` set, the function reports
+ * its first failed condition (WHY) instead of failing silently, for graft
+ * optimize --why.
  * Registers keep the C names the lowering gives them (values and nodes
  * after the pattern's variables or their paths, v_0_1, n_0); temporaries
  * are numbered as the lowering numbers them.
  *
- * Every variant is also printed as a leaf apply_<rule>[_<k>]() without the
+ * Every program is also printed as a leaf apply_<rule>() without the
  * steps the lowering marks as tests a decision tree can share (MTest: an
  * operand's producer op, an int attribute literal, an operand present or
- * constant, inputs absent), which it records instead.  The tree
- * (tree_insert) is a trie of those tests over the rules of one root op in
- * the order they are tried; emit_kids writes it as nested ifs, with a
- * switch where sibling tests ask for different ops of the same operand.
+ * constant, inputs absent; only steps before the first commute step are),
+ * which it records instead; its commute steps are loops as in rule_.  The
+ * tree (tree_insert) is a trie of those tests over the rules of one root
+ * op in the order they are tried; emit_kids writes it as nested ifs, with
+ * a switch where sibling tests ask for different ops of the same operand.
  *
  * Everything the lowering cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled
@@ -229,20 +231,19 @@ static const char *dtype_c(const char *name)
 
 /* ---- one program as one C function -------------------------------------------------------- */
 
-/* The decision tree's view of one way a rule can match (a rule with k
- * commutative swap sites has 2^k): the tests the tree makes, then a call
- * of the leaf that does the rest. */
+/* The decision tree's view of a rule: the tests the tree makes, then a
+ * call of the leaf that does the rest. */
 typedef struct Variant {
 	const char *rule;
-	char *leaf;                 /* "apply_conv_add_bias_1" */
+	char *leaf;                 /* "apply_conv_add_bias" */
 	Test *tests;
 	int ntests;
 } Variant;
 
-/* Printing one program: variant 0 as rule_<name>(rw, n, why), whose swap
- * sites become loops over both orders, or any variant as a leaf
- * apply_<name>[_<k>](rw, n), which leaves the steps marked as tests to the
- * decision tree and records them in `tests`. */
+/* Printing one program: as rule_<name>(rw, n, why) or as the leaf
+ * apply_<name>(rw, n), which leaves the steps marked as tests to the
+ * decision tree and records them in `tests`; either way its commute steps
+ * become loops over both orders. */
 typedef struct Fn {
 	const MRuleSet *set;
 	const MRule *m;
@@ -788,22 +789,17 @@ static int leave_test(Fn *F, int i)
 
 /* ---- matching -------------------------------------------------------------------------------- */
 
-/* Operands 0 and 1 of a commutative op (steps i, i + 1): in a leaf in the
- * variant's order, in rule_ in the order of a loop over both. */
+/* A commute step and the reads of operands 0 and 1 of its commutative op
+ * (steps a, b): a loop over both orders, which a failure continues. */
 static void print_swap(Fn *F, const MInsn *a, const MInsn *b)
 {
 	const char *node = node_name(F, a->src);
-	if (F->leaf) {
-		line(F, "ValueId %s = rw_input(rw, %s, %d), %s = rw_input(rw, %s, %d);", F->names[a->reg], node, a->index,
-		     F->names[b->reg], node, b->index);
-	} else {
-		int site = a->swap - 1;
-		line(F, "for (int i_%d = 0; i_%d < 2; i_%d++) {", site, site, site);
-		F->depth++;
-		F->loops++;
-		line(F, "ValueId %s = rw_input(rw, %s, i_%d), %s = rw_input(rw, %s, 1 - i_%d);", F->names[a->reg], node, site,
-		     F->names[b->reg], node, site);
-	}
+	int site = a->swap - 1;
+	line(F, "for (int i_%d = 0; i_%d < 2; i_%d++) {", site, site, site);
+	F->depth++;
+	F->loops++;
+	line(F, "ValueId %s = rw_input(rw, %s, i_%d), %s = rw_input(rw, %s, 1 - i_%d);", F->names[a->reg], node, site,
+	     F->names[b->reg], node, site);
 	if (a->unused)
 		line(F, "(void)%s;", F->names[a->reg]);
 	if (b->unused)
@@ -814,6 +810,8 @@ static void print_step(Fn *F, const MInsn *x)
 {
 	const char *name = F->names[x->reg];
 	switch (x->kind) {
+	case MI_COMMUTE: /* print_fn prints it with its reads (print_swap) */
+		break;
 	case MI_INPUT:
 		line(F, "ValueId %s = rw_input(rw, %s, %d);", name, node_name(F, x->src), x->index);
 		break;
@@ -1156,12 +1154,12 @@ static void print_nodes(Fn *F)
 	free(list.s);
 }
 
-/* Program p of rule m into out: rule_<name>() (variant 0), or the leaf
- * apply_<name>[_<k>]() of variant k, which records in *rec the tests it
- * leaves to the decision tree. */
-static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf *out, Variant *rec)
+/* The program of rule m into out: rule_<name>(), or the leaf
+ * apply_<name>(), which records in *rec the tests it leaves to the
+ * decision tree. */
+static void print_fn(const MRuleSet *set, const MRule *m, bool leaf, Buf *out, Variant *rec)
 {
-	Fn F = {.set = set, .m = m, .p = &m->variants[k], .leaf = leaf, .depth = 1};
+	Fn F = {.set = set, .m = m, .p = &m->prog, .leaf = leaf, .depth = 1};
 	const MProg *p = F.p;
 	Buf body = {0};
 	F.out = &body;
@@ -1184,9 +1182,9 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 			i += leave_test(&F, i) - 1;
 			continue;
 		}
-		if (x->kind == MI_INPUT && x->swap) {
-			print_swap(&F, x, &p->insns[i + 1]);
-			i++;
+		if (x->kind == MI_COMMUTE) {
+			print_swap(&F, &p->insns[i + 1], &p->insns[i + 2]);
+			i += 2;
 			continue;
 		}
 		if (x->kind == MI_GUARD && x->index)
@@ -1244,20 +1242,17 @@ static void print_fn(const MRuleSet *set, const MRule *m, int k, bool leaf, Buf 
 		F.depth--;
 		line(&F, "}");
 	}
-	if (m->nsites && !leaf)
+	if (m->nsites)
 		line(&F, "return false;");
 
 	/* the function: comments from the source, then the body */
 	if (leaf) {
 		rec->rule = m->name;
-		rec->leaf = m->nsites ? fmt("apply_%s_%d", m->name, k) : fmt("apply_%s", m->name);
+		rec->leaf = fmt("apply_%s", m->name);
 		rec->tests = F.tests;
 		rec->ntests = F.ntests;
-		bprintf(out, "// %s without the tests its decision tree made", m->name);
-		for (int s = 0; s < m->nsites; s++)
-			bprintf(out, "%s swap site %d: %s", s ? ";" : ":", s,
-			        (k >> (m->nsites - 1 - s)) & 1 ? "operands swapped" : "operands in order");
-		bprintf(out, "\nstatic bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
+		bprintf(out, "// %s without the tests its decision tree made\n", m->name);
+		bprintf(out, "static bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
 	} else {
 		char *pat, *guard, *result;
 		dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
@@ -1662,8 +1657,8 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	              " *   - the decision tree: each rule is split into the tests a tree can\n"
 	              " *     share (the op producing an operand, an int attribute's literal\n"
 	              " *     value, an operand present, constant, or inputs absent) and the\n"
-	              " *     rest, apply_<name>[_<k>]() (k: which way each commutative op's\n"
-	              " *     operands go).  match_<Op>() is a trie of those tests over the\n"
+	              " *     rest, apply_<name>() (which tries a commutative op's operands\n"
+	              " *     both ways).  match_<Op>() is a trie of those tests over the\n"
 	              " *     rules rooted at <Op> in the order they are tried (priority, then\n"
 	              " *     source order): a rule shares the tests of the rule before it as\n"
 	              " *     far as they are the same, and tests of the op of one operand that\n"
@@ -1735,7 +1730,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	for (int i = 0; i < rs->nrules; i++) {
 		const MRule *m = &rs->rules[i];
 		line_mark(&out, m->file->path, m->line, line_path);
-		print_fn(rs, m, 0, false, &out, NULL);
+		print_fn(rs, m, false, &out, NULL);
 		line_mark(&out, NULL, 0, line_path);
 	}
 	bprintf(&out, "static const RwRuleFn rule_fns[RULE_COUNT + 1] = {\n");
@@ -1767,15 +1762,14 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		bprintf(&out, "/* ---- %s: %d rule%s ---- */\n\n", key, j - i, j - i == 1 ? "" : "s");
 		Variant *vs = NULL;
 		int nv = 0;
-		for (int k = i; k < j; k++)
-			for (int o = 0; o < refs[k]->nvariants; o++) {
-				vs = realloc(vs, sizeof *vs * (size_t)(nv + 1));
-				if (!vs)
-					abort();
-				line_mark(&out, refs[k]->file->path, refs[k]->line, line_path);
-				print_fn(rs, refs[k], o, true, &out, &vs[nv++]);
-				line_mark(&out, NULL, 0, line_path);
-			}
+		for (int k = i; k < j; k++) {
+			vs = realloc(vs, sizeof *vs * (size_t)(nv + 1));
+			if (!vs)
+				abort();
+			line_mark(&out, refs[k]->file->path, refs[k]->line, line_path);
+			print_fn(rs, refs[k], true, &out, &vs[nv++]);
+			line_mark(&out, NULL, 0, line_path);
+		}
 		emit_tree(fn, vs, nv, &out);
 		for (int k = 0; k < nv; k++) {
 			free(vs[k].leaf);

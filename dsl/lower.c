@@ -7,9 +7,10 @@
  * the pattern, a constant check or a literal), then single use, the checks
  * that had to wait for a later binding, the guard, the values the result
  * computes before building, and the result as a tree of values to build.
- * One program per orientation of
- * the rule's commutative ops (variant k: bit (nsites - 1 - s) of k set when
- * swap site s takes its operands the other way round).
+ * One program per rule: a commutative op's operands are read after a
+ * commute step (MI_COMMUTE), where matching tries them in order and then
+ * the other way round, backtracking into the second order when a later
+ * step fails.
  *
  * Step numbers and --why messages are those of graftc's rule_<name>
  * functions, so that both back ends explain a failure the same way.  For
@@ -168,8 +169,7 @@ typedef struct L {
 	Arena *A;
 	int lo, hi;
 	int step;                   /* conditions so far, as graftc counts them */
-	unsigned orient;
-	int nsites, nloop;
+	int nloop;                  /* commute steps (swap sites) so far */
 	Var *vars;
 	int nvars;
 	NameMap *var_names;         /* name -> its Var (a rule may bind thousands) */
@@ -233,9 +233,11 @@ static int new_reg(L *g, MType t)
 	return new_reg_named(g, t, NULL);
 }
 
+/* A node the decision tree fetches: the tree makes its tests only before
+ * the first commute step, as what comes after depends on the orientation. */
 static bool is_tree(L *g, int reg)
 {
-	return ((bool *)g->tree.p)[reg];
+	return ((bool *)g->tree.p)[reg] && g->nloop == 0;
 }
 
 static Var *var(L *g, const char *name)
@@ -1540,16 +1542,17 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 	}
 	bool swap = sch && (sch->flags & OPF_COMMUTATIVE) && npos == 2 && rest < 0 && nslots == 2 && !slots[0].arg &&
 	            !slots[1].arg;
-	int o = 0, site = -1;
+	int site = -1;
 	if (swap) {
-		site = g->nloop++;
-		if (site < g->nsites) /* the first walk, which counts the sites, takes them in order */
-			o = (int)(g->orient >> (g->nsites - 1 - site)) & 1;
+		/* the two operand reads below, in order and then swapped */
+		MInsn *c = insn(g, MI_COMMUTE);
+		c->src = node;
+		c->index = site = g->nloop++;
 	}
 	for (int i = 0; i < nslots; i++) {
 		Slot *sl = &slots[i];
 		sl->node = node;
-		sl->in = i ^ o;
+		sl->in = i;
 		sl->path = S(g, "%s_%d", path, sl->in);
 		sl->swap = site + 1;
 		sl->slot = i;
@@ -1848,12 +1851,11 @@ static void guard_parts(L *g, const Expr *e, Vec *parts)
 	add_part(g, e, parts);
 }
 
-/* One variant of a rule.  Returns its swap sites, -1 on error. */
-static int lower_variant(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, unsigned orient, int nsites,
-                         MProg *out)
+/* The program of a rule.  Returns its swap sites, -1 on error. */
+static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, MProg *out)
 {
 	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
-	       .hi = dsl_rule_opset_hi(r), .step = 2, .orient = orient, .nsites = nsites};
+	       .hi = dsl_rule_opset_hi(r), .step = 2};
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
@@ -2015,16 +2017,10 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 			m->root_domain = r->lhs->domain ? r->lhs->domain : "";
 			m->root_op = r->lhs->name;
 			m->root_kind = *m->root_domain ? OP_UNKNOWN : op_kind_lookup(m->root_op);
-			MProg first = {0};
-			int ns = lower_variant(set, files, nfiles, d, files[i], r, 0, 0, &first);
+			int ns = lower_rule(set, files, nfiles, d, files[i], r, &m->prog);
 			if (ns < 0)
 				continue;
 			m->nsites = ns;
-			m->nvariants = 1 << ns;
-			m->variants = arena_alloc(set->arena, sizeof *m->variants * (size_t)m->nvariants);
-			m->variants[0] = first; /* every site in order: variant 0 */
-			for (int o = 1; o < m->nvariants; o++)
-				lower_variant(set, files, nfiles, d, files[i], r, (unsigned)o, ns, &m->variants[o]);
 		}
 	set->order = arena_alloc(set->arena, sizeof *set->order * (size_t)(set->nrules + 1));
 	for (int i = 0; i < set->nrules; i++)

@@ -4,9 +4,11 @@
  * in the order of its pattern (root, then each operand depth first, as the
  * checker binds), single use, deferred checks, the guard, the values the
  * result computes before building, and the result as a tree of values to
- * build.  A rule whose commutative ops give it k swap sites has 2^k
- * variants, one per way the operands go round, tried in order (site 0 the
- * slowest to change), like graftc's decision-tree leaves.
+ * build.  One program per rule: at each commutative op of the pattern (a
+ * swap site) a commute step (MI_COMMUTE) reads its two operands in order,
+ * and when a later step fails, the other way round; a failure goes back to
+ * the innermost site that has an order left, so the orders are tried as
+ * nested loops (site 0 the outermost), like Go's rulegen commute loops.
  *
  * The run-time interpreter (runtime/engine/rw_interp.c, graft optimize
  * --rules) executes these programs through the same builder API
@@ -21,10 +23,10 @@
  * values computed before building.  Everything lives in the MRuleSet's
  * arena.
  *
- * graftc's C printer (compiler/codegen.c) prints these programs: variant 0
- * as the straight-line rule_<name>() (a swap site becomes a loop over both
- * orders), every variant as a decision-tree leaf apply_<name>[_<k>]()
- * without the steps marked as tests the tree shares.  For it the programs
+ * graftc's C printer (compiler/codegen.c) prints these programs twice, a
+ * commute step as a loop over both orders: as rule_<name>() and as the
+ * decision-tree leaf apply_<name>() without the steps marked as tests the
+ * tree shares (only steps before the first commute step are).  For it the programs
  * also keep the C names of registers and temporaries (MProg.cnames,
  * MInsn.tmp, MVal.tmp), which the interpreter ignores. */
 #ifndef GRAFT_DSL_MPROG_H
@@ -113,7 +115,11 @@ typedef struct MExpr {
 /* ---- matching ------------------------------------------------------------------------- */
 
 typedef enum MInsnKind {
-	MI_INPUT,               /* reg = input `index` of node `src` */
+	MI_INPUT,               /* reg = input `index` of node `src`; with swap, input index ^ the
+	                           orientation of site swap - 1 */
+	MI_COMMUTE,             /* swap site `index` (0, 1, ... in program order) of the commutative
+	                           node src, whose operands the next two MI_INPUTs read: orientation
+	                           0 (in order) first; when a later step fails, orientation 1 */
 	MI_ARG,                 /* reg = operand `index` of node `src`, attribute forms[] at older opsets */
 	MI_PRODUCER,            /* reg = the node making value src (arg: operand src's value) when it is
 	                           op/domain, output `index`; else fail */
@@ -131,7 +137,7 @@ typedef enum MInsnKind {
 
 /* A step a decision tree can make once for every rule of a root op that
  * needs it (graftc's match_<Op>(); the node must be the root or one such
- * a test fetched). */
+ * a test fetched, and the step before the program's first MI_COMMUTE). */
 typedef enum MTest {
 	MTEST_NONE,
 	MTEST_OP,               /* MI_PRODUCER of a default-domain op on an input */
@@ -197,7 +203,8 @@ typedef struct MInsn {
 	/* for the C printer: */
 	MTest test;                 /* a test the decision tree can make instead */
 	int swap, slot;             /* 1 + the commutative swap site whose operand `slot` (0, 1) this
-	                               MI_INPUT reads or the why message starts with ("input 0 ..."), or 0 */
+	                               MI_INPUT reads or the why message starts with ("input 0 ..."), or 0;
+	                               in orientation 1 the message names input 1 - slot */
 	bool unused;                /* MI_INPUT: an operand `_?` lets be anything (read for the swap) */
 	int tmp;                    /* MI_ATTR, MI_PRE: the register is a temporary, cname_<tmp> */
 } MInsn;
@@ -244,7 +251,8 @@ typedef struct MVal {
 
 /* ---- rules ------------------------------------------------------------------------------ */
 
-/* One way a rule can match: straight-line steps, then the result. */
+/* How a rule matches: steps (straight-line but for the commute steps),
+ * then the result. */
 typedef struct MProg {
 	MInsn *insns;
 	int ninsns;
@@ -270,9 +278,8 @@ typedef struct MRule {
 	bool vendor;                /* emits com.microsoft ops */
 	const char *root_domain, *root_op;
 	int root_kind;              /* OpKind of a default-domain root */
-	int nsites;
-	MProg *variants;            /* 1 << nsites */
-	int nvariants;
+	int nsites;                 /* its commute steps */
+	MProg prog;
 } MRule;
 
 typedef struct MExtern {

@@ -3794,6 +3794,86 @@ START_TEST(test_attention_bert_heads)
 }
 END_TEST
 
+/* Issue 28: a commutative op's operands are a loop over both orders, never
+ * a copy of the rule.  t_commute_order (tests/rules/codegen.rules) has two
+ * commute sites, the Add's and the Mul's: the first order that matches
+ * fires (the Add's the slower to change), in the tree, the rules in turn
+ * and the interpreter alike, and a failure under the Mul goes back to the
+ * Add's other order.  graftc prints one leaf per rule, a loop per site. */
+START_TEST(test_commute_loop)
+{
+	static const struct {
+		const char *m0, *m1, *c_from; /* the Add's operands; the input 0 of the Mul the Sub takes first */
+	} cases[] = {
+		/* Add in order, Mul swapped: b is k1, c the other Mul */
+		{"m0 = Mul (k1, x)", "m1 = Mul (z, k2)", "z"},
+		/* neither order of the Mul of m0 has a constant: the Add swaps */
+		{"m0 = Mul (x, w)", "m1 = Mul (z, k2)", "x"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		for (int k = 0; k < 3; k++) {
+			char *text = fmt(HEAD(13) "g (float[2,3] x, float[2,3] z, float[2,3] w) => (float[2,3] y) "
+			                          "<float[2,3] k1 = {1, 2, 3, 4, 5, 6}, float[2,3] k2 = {-1, 2, -3, 4, -5, 6}> {\n"
+			                          "  %s\n  %s\n  y = Add (m0, m1)\n}\n",
+			                 cases[i].m0, cases[i].m1);
+			IrModel *m = parse(text);
+			EvValue **before = evaluate(m);
+			const RwRuleSet *tsets[] = {k == 2 ? test_interp_set() : &graft_rules_test};
+			RwOptions o = {.no_fold = true, .match_each = k == 1};
+			Diag d;
+			diag_init(&d, stderr);
+			RwResult r;
+			ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+			NodeId sub = 0;
+			for (NodeId n = ir_first(m, IR_MAIN_GRAPH); n; n = ir_next(m, n))
+				if (!strcmp(ir_node(m, n)->op_type, "Sub"))
+					sub = n;
+			int fired = 0; /* (dce may fire too, on the Mul left unread) */
+			for (size_t f = 0; f < r.nfirings; f++)
+				fired += !strcmp(rw_firing_name(tsets, &r.firings[f]), "t_commute_order");
+			ck_assert_msg(fired == 1 && sub, "case %zu, back end %d: %s", i, k, ops_of(m));
+			NodeId c = ir_value(m, ir_node(m, sub)->inputs[0])->producer;
+			ck_assert_msg(c, "case %zu, back end %d", i, k);
+			ck_assert_str_eq(ir_value(m, ir_node(m, c)->inputs[0])->name, cases[i].c_from);
+			assert_same_outputs(m, before, 1e-6, "t_commute_order");
+			rw_result_free(&r);
+			ir_model_free(m);
+			free(text);
+		}
+	/* the generated leaf: one function with a loop per site */
+	char *dir = temp_dir(), *err;
+	char *rules = fmt("%s/c.rules", dir), *out = fmt("%s/rules_c.c", dir);
+	const char *src = "rule am \"an Add of a Mul\": Add(Mul(a, b:const), c) => Sub(c, Mul(Neg(b), a));\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	char *args = fmt("-o %s %s", out, rules);
+	int st = graftc(args, &err);
+	if (st != -1) {
+		ck_assert_msg(st == 0, "%s", err);
+		size_t len;
+		uint8_t *bytes = read_file(out, &len);
+		ck_assert_ptr_nonnull(bytes);
+		char *gen = strndup((const char *)bytes, len); /* read_file's bytes end with no NUL */
+		free(bytes);
+		ck_assert_msg(strstr(gen, "static bool apply_am(Rewriter *rw, NodeId n)\n{\n"
+		                          "\tif (!rw_enabled(rw, RULE_am))\n"
+		                          "\t\treturn false;\n"
+		                          "\tfor (int i_0 = 0; i_0 < 2; i_0++) {\n"
+		                          "\t\tValueId v_0 = rw_input(rw, n, i_0), c = rw_input(rw, n, 1 - i_0);\n"),
+		              "%s", gen);
+		ck_assert_msg(strstr(gen, "\t\tfor (int i_1 = 0; i_1 < 2; i_1++) {\n"), "%s", gen);
+		ck_assert_msg(!strstr(gen, "apply_am_"), "%s", gen);
+		ck_assert(strstr(gen, "// match:  Add(Mul(a, b:const), c)\n"));
+		free(gen);
+	}
+	free(err);
+	free(args);
+	free(rules);
+	free(out);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3863,6 +3943,8 @@ Suite *suite_rules(void)
 	/* rules/extended/attention.rules: attention_repeat_kv */
 	tcase_add_test(tc, test_attention_repeat_kv);
 	tcase_add_test(tc, test_attention_bert_heads);
+	/* issue 28: commutativity as a loop */
+	tcase_add_test(tc, test_commute_loop);
 	suite_add_tcase(s, tc);
 	return s;
 }

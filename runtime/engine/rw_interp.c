@@ -4,15 +4,19 @@
  * the lowering (dsl_lower) on the files, resolves their externs, and fills
  * an RwRuleSet whose rule table is the one graftc would write.  Matching a
  * node takes the rules rooted at its op in the engine's order (priority,
- * then source order) and runs each rule's variants in turn, like graftc's
- * decision-tree leaves; the first that commits wins.  A variant is
- * straight-line: each step either binds a register or checks a condition,
- * and a failed condition ends the variant (with --why, after recording the
- * step's message through rw_why_fail, as rule_<name> does).  Then the
- * values computed before building, rw_begin, the result built depth first
- * in reading order, rw_replace and rw_commit.
+ * then source order) and runs each rule's program in turn, like graftc's
+ * decision-tree leaves; the first that commits wins.  A program is
+ * straight-line but for its commute steps: each step either binds a
+ * register or checks a condition, and a failed condition (with --why,
+ * after recording the step's message through rw_why_fail, as rule_<name>
+ * does) goes back to the innermost commute step that has not yet tried
+ * its operands the other way round, and on from there: the orders are
+ * tried as rule_<name>'s nested loops try them.  When no order is left the
+ * rule fails.  After the matching steps, the values computed before
+ * building, rw_begin, the result built depth first in reading order,
+ * rw_replace and rw_commit; a refused commit goes back like a failure.
  *
- * Registers live on the stack for one variant; matching allocates nothing. */
+ * Registers live on the stack for one program; matching allocates nothing. */
 #include "rw_interp.h"
 
 #include <errno.h>
@@ -105,18 +109,21 @@ static char sig_letter(DslType t)
 
 /* ---- the loaded set ----------------------------------------------------------------- */
 
-/* A test that rejects most variants before they run: input `input` of the
- * root must be output `out` of an op of kind `kind` (-1 input: none).
- * Sound because a variant's steps all run unless one fails first, and
- * one of them makes exactly this test. */
+/* A test that rejects most rules before they run: input `input` of the
+ * root must be output `out` of an op of kind `kind` (-1 input: none); with
+ * either, input 0 or input 1 must (the operand of a commutative root).
+ * Sound because every order of the operands runs the program's steps
+ * unless one fails first, and one of them makes exactly this test (of the
+ * input the order gives the operand). */
 typedef struct Quick {
 	int input, out;
 	OpKind kind;
+	bool either;
 } Quick;
 
 typedef struct RwInterp {
 	MRuleSet *prog;
-	Quick **quick;              /* per rule, per variant */
+	Quick *quick;               /* per rule */
 	RuleFile **files;
 	char **texts;
 	int nfiles;
@@ -147,8 +154,6 @@ static void interp_free(RwInterp *I)
 	}
 	free(I->files);
 	free(I->texts);
-	for (int i = 0; I->quick && i < I->prog->nrules; i++)
-		free(I->quick[i]);
 	free(I->quick);
 	free(I->rules);
 	free(I->externs);
@@ -166,9 +171,9 @@ static Quick quick_of(const MProg *p)
 			continue;
 		for (int k = 0; k < i; k++)
 			if (p->insns[k].kind == MI_INPUT && p->insns[k].reg == x->src && p->insns[k].src == 0)
-				return (Quick){p->insns[k].index, x->index, (OpKind)x->op_kind};
+				return (Quick){p->insns[k].index, x->index, (OpKind)x->op_kind, p->insns[k].swap != 0};
 	}
-	return (Quick){-1, 0, OP_UNKNOWN};
+	return (Quick){-1, 0, OP_UNKNOWN, false};
 }
 
 void rw_rules_free(RwRuleSet *s)
@@ -247,21 +252,19 @@ static bool within_limits(const MRuleSet *p, Diag *d)
 {
 	for (int i = 0; i < p->nrules; i++) {
 		const MRule *r = &p->rules[i];
-		for (int k = 0; k < r->nvariants; k++) {
-			const MProg *g = &r->variants[k];
-			int w = g->nregs > g->nnodes ? g->nregs : g->nnodes;
-			w = g->nresults > w ? g->nresults : w;
-			for (int j = 0; j < g->nresults; j++) {
-				int kw = widest_val(g->results[j]);
-				w = kw > w ? kw : w;
-			}
-			for (int j = 0; j < g->ninsns; j++)
-				w = g->insns[j].nforms > w ? g->insns[j].nforms : w;
-			if (w > RULE_LIMIT) {
-				diag_error(d, r->file->path, "rule '%s' (line %d) is too large for graft: %d operands or steps, "
-				           "the limit is %d", r->name, r->line, w, RULE_LIMIT);
-				return false;
-			}
+		const MProg *g = &r->prog;
+		int w = g->nregs > g->nnodes ? g->nregs : g->nnodes;
+		w = g->nresults > w ? g->nresults : w;
+		for (int j = 0; j < g->nresults; j++) {
+			int kw = widest_val(g->results[j]);
+			w = kw > w ? kw : w;
+		}
+		for (int j = 0; j < g->ninsns; j++)
+			w = g->insns[j].nforms > w ? g->insns[j].nforms : w;
+		if (w > RULE_LIMIT) {
+			diag_error(d, r->file->path, "rule '%s' (line %d) is too large for graft: %d operands or steps, "
+			           "the limit is %d", r->name, r->line, w, RULE_LIMIT);
+			return false;
 		}
 	}
 	return true;
@@ -415,13 +418,8 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	I->quick = calloc((size_t)p->nrules + 1, sizeof *I->quick);
 	if (!I->quick)
 		abort();
-	for (int i = 0; i < p->nrules; i++) {
-		I->quick[i] = calloc((size_t)p->rules[i].nvariants + 1, sizeof **I->quick);
-		if (!I->quick[i])
-			abort();
-		for (int v = 0; v < p->rules[i].nvariants; v++)
-			I->quick[i][v] = quick_of(&p->rules[i].variants[v]);
-	}
+	for (int i = 0; i < p->nrules; i++)
+		I->quick[i] = quick_of(&p->rules[i].prog);
 	/* rules by root op kind, in the engine's order */
 	I->by_kind = calloc(OP_COUNT + 1, sizeof *I->by_kind);
 	I->order = calloc((size_t)p->nrules + 1, sizeof *I->order);
@@ -482,6 +480,7 @@ typedef struct Run {
 	RwReg *r;
 	bool unknown;
 	bool why;
+	int *orient;                /* per swap site: 0 operands in order, 1 swapped */
 } Run;
 
 static RwReg eval(Run *x, const MExpr *e);
@@ -862,7 +861,7 @@ static ValueId build(Run *x, const MVal *v)
 	return 0;
 }
 
-/* ---- one variant ------------------------------------------------------------------------------ */
+/* ---- one program ------------------------------------------------------------------------------ */
 
 typedef enum Outcome { FAILED, COMMIT_REFUSED, FIRED } Outcome;
 
@@ -870,12 +869,22 @@ static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i,
 {
 	if (!x->why)
 		return FAILED;
+	const char *msg = in->why;
+	char swapped[512];
+	if (in->swap && x->orient[in->swap - 1] && !strncmp(msg, "input ", 6)) {
+		/* "input 0 (x) of Mul" of an operand the order has swapped: input 1 */
+		const char *after = msg + 6;
+		while (*after >= '0' && *after <= '9')
+			after++;
+		snprintf(swapped, sizeof swapped, "input %d%s", 1 - in->slot, after);
+		msg = swapped;
+	}
 	if (arg_s)
-		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, arg_s);
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, msg, arg_s);
 	else if (has_i)
-		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, arg_i);
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, msg, arg_i);
 	else
-		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, in->why, 0);
+		rw_why_fail(x->rw, in->step, (RwWhyKind)in->why_kind, msg, 0);
 	return FAILED;
 }
 
@@ -948,17 +957,28 @@ static void why_result(Run *x, const MProg *prog, const MInsn *in)
 	}
 }
 
-static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MProg *p, NodeId root, bool why)
+/* Program p from step `from` on, in the orientations x->orient gives the
+ * swap sites entered before; a commute step met enters its site in order:
+ * at[site] = the step, unknown_at[site] = the unknown flag there. */
+static Outcome run_from(Run *px, int rule, const MProg *p, NodeId root, int from, int *at, bool *unknown_at)
 {
-	RwReg regs[p->nregs + 1];
-	Run x = {rw, I, regs, false, why};
-	regs[0].n = root;
+	Run x = *px;
+	Rewriter *rw = x.rw;
+	bool why = x.why;
+	RwReg *regs = x.r;
 	NodeId nodes[p->nnodes + 1];
-	for (int i = 0; i < p->ninsns; i++) {
+	for (int i = from; i < p->ninsns; i++) {
 		const MInsn *in = &p->insns[i];
 		RwReg *dst = &regs[in->reg];
 		switch (in->kind) {
-		case MI_INPUT: dst->v = rw_input(rw, regs[in->src].n, (uint32_t)in->index); break;
+		case MI_COMMUTE:
+			x.orient[in->index] = 0;
+			at[in->index] = i;
+			unknown_at[in->index] = x.unknown;
+			break;
+		case MI_INPUT:
+			dst->v = rw_input(rw, regs[in->src].n, (uint32_t)(in->swap ? in->index ^ x.orient[in->swap - 1] : in->index));
+			break;
 		case MI_ARG:
 			if (in->nforms == 1) {
 				dst->arg = rwg_arg(rw, regs[in->src].n, (uint32_t)in->index, in->forms[0].attr, in->forms[0].first,
@@ -1061,6 +1081,36 @@ static Outcome run_variant(Rewriter *rw, const RwInterp *I, int rule, const MPro
 	return rw_commit(rw) ? FIRED : COMMIT_REFUSED;
 }
 
+/* Rule `rule`'s program p at root: the first orientation of its swap sites
+ * (site 0 the slowest to change) whose match commits.  Each failure goes
+ * back to the innermost site entered that is still in order, swaps it and
+ * runs on from its commute step; the sites after it are entered anew. */
+static Outcome run_prog(Rewriter *rw, const RwInterp *I, int rule, const MProg *p, NodeId root, bool why, int nsites)
+{
+	RwReg regs[p->nregs + 1];
+	int orient[nsites + 1], at[nsites + 1];
+	bool unknown_at[nsites + 1];
+	Run x = {rw, I, regs, false, why, orient};
+	regs[0].n = root;
+	for (int s = 0; s < nsites; s++)
+		at[s] = -1;
+	int from = 0, open; /* sites entered: 0 .. open - 1 */
+	for (;;) {
+		Outcome o = run_from(&x, rule, p, root, from, at, unknown_at);
+		if (o == FIRED)
+			return o;
+		for (open = nsites; open > 0 && (at[open - 1] < 0 || orient[open - 1]); open--)
+			at[open - 1] = -1;
+		if (!open)
+			return o;
+		orient[open - 1] = 1;
+		from = at[open - 1] + 1;
+		x.unknown = unknown_at[open - 1];
+		for (int s = open; s < nsites; s++)
+			at[s] = -1;
+	}
+}
+
 /* ---- the engine's entry points ---------------------------------------------------------------- */
 
 bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
@@ -1069,17 +1119,17 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 	if (!rw_enabled(rw, rule))
 		return why && rw_why_disabled(rw, rule);
 	const MRule *m = &I->prog->rules[rule];
-	for (int v = 0; v < m->nvariants; v++) {
-		const Quick *q = &I->quick[rule][v];
-		if (!why && q->input >= 0 &&
-		    rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) != q->kind)
-			continue;
-		/* a refused commit goes on to the next orientation, as rule_<name>
-		 * and the decision tree do; with why, the furthest step answers */
-		if (run_variant(rw, I, rule, &m->variants[v], n, why) == FIRED)
-			return true;
+	const Quick *q = &I->quick[rule];
+	if (!why && q->input >= 0) {
+		bool ok = q->either ? rwg_producer_kind(rw, rw_input(rw, n, 0), (uint32_t)q->out) == q->kind ||
+		                          rwg_producer_kind(rw, rw_input(rw, n, 1), (uint32_t)q->out) == q->kind
+		                    : rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) == q->kind;
+		if (!ok)
+			return false;
 	}
-	return false;
+	/* a refused commit goes on to the next orientation, as rule_<name>
+	 * and the decision tree do; with why, the furthest step answers */
+	return run_prog(rw, I, rule, &m->prog, n, why, m->nsites) == FIRED;
 }
 
 bool rw_interp_match(Rewriter *rw, NodeId n)
