@@ -620,6 +620,11 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	FdBuffer *b = (FdBuffer *)base;
 	TensorId id = placeholder(b->m, data, len);
+	if (id && b->m->tensors[id].data) {
+		/* a recipe's result sharing bytes that exist (a reshaped weight) */
+		data = b->m->tensors[id].data;
+		id = 0;
+	}
 	if (id) {
 		/* computed a buffer at a time, straight into the file: the
 		 * result never exists whole in memory */
@@ -680,6 +685,15 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 		if (!w->tensor) {
 			if (!copy_range(m, w, out))
 				out_pwrite(out, w->data, w->len, (off_t)w->offset);
+			continue;
+		}
+		/* a recipe's result sharing bytes that exist (a reshaped
+		 * weight): copied as they are, file to file where they lie in one */
+		if (m->tensors[w->tensor].data) {
+			ExtWrite c = *w;
+			c.data = m->tensors[w->tensor].data;
+			if (!copy_range(m, &c, out))
+				out_pwrite(out, c.data, c.len, (off_t)c.offset);
 			continue;
 		}
 		/* a deferred tensor: computed a piece at a time, straight into

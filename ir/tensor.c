@@ -373,6 +373,8 @@ void ir_tensor_let_go(IrModel *m, TensorId id)
 		IrDeferred *d = t->deferred;
 		t->deferred = NULL;
 		t->nbytes = 0;
+		if (!t->owns_data)
+			t->data = NULL; /* bytes shared with what the recipe held */
 		d->release(m, d);
 	}
 }
