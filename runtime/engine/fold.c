@@ -411,6 +411,11 @@ static void scaled_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len,
 	}
 }
 
+static void scaled_evict(IrModel *m, const IrDeferred *d)
+{
+	ir_tensor_evict(m, ((const Scaled *)d)->large);
+}
+
 static void scaled_release(IrModel *m, IrDeferred *d)
 {
 	Scaled *s = (Scaled *)d;
@@ -456,6 +461,7 @@ static TensorId defer_scaled(IrModel *m, NodeId n, const FoldOptions *o)
 	}
 	s->base.fill = scaled_fill;
 	s->base.release = scaled_release;
+	s->base.evict = scaled_evict;
 	s->op = node->kind;
 	s->dtype = L->dtype;
 	s->small_first = small_first;

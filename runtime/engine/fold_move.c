@@ -118,6 +118,11 @@ static void view_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len, u
 	}
 }
 
+static void view_evict(IrModel *m, const IrDeferred *d)
+{
+	ir_tensor_evict(m, ((const View *)d)->src);
+}
+
 static void layout_free(Layout *l)
 {
 	for (int k = 0; k < l->rank; k++) {
@@ -525,6 +530,13 @@ static void joined_release(IrModel *m, IrDeferred *d)
 	free(c);
 }
 
+static void joined_evict(IrModel *m, const IrDeferred *d)
+{
+	const Joined *c = (const Joined *)d;
+	for (uint32_t p = 0; p < c->nparts; p++)
+		ir_tensor_evict(m, c->part[p]);
+}
+
 static TensorId defer_concat(IrModel *m, NodeId n, const Shape *os, int odt)
 {
 	IrNode *node = ir_node(m, n);
@@ -566,6 +578,7 @@ static TensorId defer_concat(IrModel *m, NodeId n, const Shape *os, int odt)
 		abort();
 	c->base.fill = joined_fill;
 	c->base.release = joined_release;
+	c->base.evict = joined_evict;
 	c->nparts = node->ninputs;
 	for (uint32_t i = 0; i < node->ninputs; i++) {
 		TensorId t = ir_value(m, node->inputs[i])->tensor;
@@ -593,6 +606,11 @@ typedef struct Alias {
 	IrDeferred base;
 	TensorId src;
 } Alias;
+
+static void alias_evict(IrModel *m, const IrDeferred *d)
+{
+	ir_tensor_evict(m, ((const Alias *)d)->src);
+}
 
 static void alias_release(IrModel *m, IrDeferred *d)
 {
@@ -663,6 +681,7 @@ TensorId fold_defer_move(IrModel *m, NodeId n)
 			abort();
 		al->base.fill = alias_fill;
 		al->base.release = alias_release;
+		al->base.evict = alias_evict;
 		al->src = v.src;
 		layout_free(&v.shape);
 		ir_tensor_hold(m, v.src);
@@ -676,6 +695,7 @@ TensorId fold_defer_move(IrModel *m, NodeId n)
 	*h = v;
 	h->base.fill = view_fill;
 	h->base.release = view_release;
+	h->base.evict = view_evict;
 	ir_tensor_hold(m, v.src);
 	return ir_tensor_deferred(m, v.dtype, v.shape.dims, v.shape.rank, (size_t)numel * v.es, &h->base);
 }
