@@ -1057,10 +1057,11 @@ START_TEST(test_fold_deferred_moves)
 	            "g () => (float[16,64,64] tr, float[64,1024] rs, float[1024,64] rt, float[5,64,64] sl,\n"
 	            "         float[64,40,16] ga, float[40,64,16] gt, float[19,64,16] sg, float16[16,64,64] c16,\n"
 	            "         float[16,128,64] cc, float[16,4096] rr, float[64,64,16] tt, float[1024,64] fl,\n"
-	            "         float[32,32,64] un)\n"
+	            "         float[32,32,64] un, float[64,1,1024] us, float[64,1024] sq, float[64,1024] f2)\n"
 	            "   <%s, int64[2] s1 = {64, 1024}, int64[2] s2 = {16, 4096}, int64[1] st = {14},\n"
 	            "    int64[1] en = {-100}, int64[1] ax = {0}, int64[1] sp = {-3}, int64[40] ix = {%s},\n"
-	            "    int64[1] st2 = {2}, int64[1] en2 = {40}, int64[1] sp2 = {2}, int64[3] s3 = {32, 32, 64}> {\n"
+	            "    int64[1] st2 = {2}, int64[1] en2 = {40}, int64[1] sp2 = {2}, int64[3] s3 = {32, 32, 64},\n"
+	            "    int64[1] one = {1}> {\n"
 	            "  tr = Transpose <perm = [2, 0, 1]> (w)\n"
 	            "  rs = Reshape (w, s1)\n"
 	            "  rt = Transpose (rs)\n"
@@ -1075,10 +1076,14 @@ START_TEST(test_fold_deferred_moves)
 	            "  t2 = Transpose <perm = [2, 0, 1]> (w)\n"
 	            "  fl = Flatten <axis = 2> (t2)\n"
 	            "  un = Reshape (rt, s3)\n"
+	            "  us = Unsqueeze (rs, one)\n"
+	            "  sq = Squeeze (us)\n"
+	            "  f2 = Flatten <axis = 1> (w)\n"
 	            "}\n", w, idx);
 	fclose(fp);
 	free(w);
-	static const char *const outs[] = {"tr", "rs", "rt", "sl", "ga", "gt", "sg", "c16", "cc", "rr", "tt", "fl", "un"};
+	static const char *const outs[] = {"tr", "rs", "rt", "sl", "ga", "gt", "sg", "c16", "cc", "rr", "tt", "fl", "un",
+	                                   "us", "sq", "f2"};
 	enum { NOUT = sizeof outs / sizeof *outs };
 	Diag d;
 	diag_init(&d, stderr);
@@ -1098,7 +1103,8 @@ START_TEST(test_fold_deferred_moves)
 	ck_assert(ir_validate(m, &d));
 	for (int i = 0; i < NOUT; i++) {
 		IrTensor *t = ir_tensor(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, outs[i]))->tensor);
-		bool shares = !strcmp(outs[i], "rs") || !strcmp(outs[i], "tt");
+		bool shares = !strcmp(outs[i], "rs") || !strcmp(outs[i], "tt") || !strcmp(outs[i], "us") ||
+		              !strcmp(outs[i], "sq") || !strcmp(outs[i], "f2");
 		if (!strcmp(outs[i], "fl"))
 			continue; /* no view of a Transpose flattens it: the kernel's */
 		ck_assert_msg(t->deferred, "%s is not deferred (data %p, %zu bytes, rank %d)", outs[i], (void *)t->data, t->nbytes, t->rank);

@@ -261,6 +261,108 @@ static bool norm_axis(int64_t a, int rank, int *out)
 	return true;
 }
 
+/* The dims a Reshape, Flatten, Squeeze, Unsqueeze or Identity of an input of
+ * dims x (rank r) gives, as the kernels (shape.c) compute them; the rank, or
+ * -1 where they would fail (or take what is not a small constant). */
+static int reshaped_dims(IrModel *m, NodeId n, const int64_t *x, int r, int64_t *out)
+{
+	IrNode *node = ir_node(m, n);
+	int64_t v[R * 2];
+	int k = -1;
+	switch (node->kind) {
+	case OP_Identity:
+		memcpy(out, x, sizeof *x * (size_t)r);
+		return r;
+	case OP_Reshape: {
+		if (node->ninputs < 2 || (k = const_ints(m, node->inputs[1], v, R, NULL)) < 0)
+			return -1;
+		const IrAttr *az = ir_attr(m, n, "allowzero");
+		int infer = -1;
+		int64_t known = 1;
+		for (int i = 0; i < k; i++) {
+			if (v[i] == 0 && !(ir_opset(m, "") >= 14 && az && az->i)) {
+				if (i >= r)
+					return -1;
+				v[i] = x[i];
+			}
+			if (v[i] == -1) {
+				if (infer >= 0)
+					return -1;
+				infer = i;
+				continue;
+			}
+			if (v[i] < 0 || __builtin_mul_overflow(known, v[i], &known))
+				return -1;
+			out[i] = v[i];
+		}
+		int64_t total = ir_numel(x, r);
+		if (infer >= 0) {
+			if (known == 0 || total % known)
+				return -1;
+			out[infer] = total / known;
+		} else if (known != total) {
+			return -1;
+		}
+		return k;
+	}
+	case OP_Flatten: {
+		const IrAttr *aa = ir_attr(m, n, "axis");
+		int64_t a = aa ? aa->i : 1;
+		if (a < 0)
+			a += r;
+		if (a < 0 || a > r)
+			return -1;
+		out[0] = ir_numel(x, (int)a);
+		out[1] = ir_numel(x + a, r - (int)a);
+		return 2;
+	}
+	case OP_Squeeze: case OP_Unsqueeze: {
+		if (ir_opset(m, "") < 13) {
+			const IrAttr *aa = ir_attr(m, n, "axes");
+			if (aa && (aa->type != ATTR_INTS || aa->n > R * 2))
+				return -1;
+			k = aa ? (int)aa->n : 0;
+			if (k)
+				memcpy(v, aa->ints, sizeof *v * (size_t)k);
+			if (!aa)
+				k = -1; /* none: Squeeze drops every 1 */
+		} else if (node->ninputs > 1 && node->inputs[1]) {
+			if ((k = const_ints(m, node->inputs[1], v, R * 2, NULL)) < 0)
+				return -1;
+		}
+		bool mark[R] = {false};
+		if (node->kind == OP_Squeeze) {
+			for (int i = 0; i < r; i++)
+				mark[i] = k < 0 && x[i] == 1;
+			for (int i = 0; i < k; i++) {
+				int a;
+				if (!norm_axis(v[i], r, &a) || x[a] != 1)
+					return -1;
+				mark[a] = true;
+			}
+			int o = 0;
+			for (int i = 0; i < r; i++)
+				if (!mark[i])
+					out[o++] = x[i];
+			return o;
+		}
+		if (k < 0 || r + k > R)
+			return -1;
+		for (int i = 0; i < k; i++) {
+			int a;
+			if (!norm_axis(v[i], r + k, &a) || mark[a])
+				return -1;
+			mark[a] = true;
+		}
+		for (int i = 0, j = 0; i < r + k; i++)
+			out[i] = mark[i] ? 1 : x[j++];
+		return r + k;
+	}
+	default:
+		return -1;
+	}
+}
+
 static bool move_transpose(IrModel *m, NodeId n, View *v)
 {
 	Layout *s = &v->shape, o = *s;
@@ -659,11 +761,11 @@ TensorId fold_defer_move(IrModel *m, NodeId n)
 	case OP_Gather: ok = move_gather(m, n, &v); break;
 	case OP_Cast: ok = move_cast(m, n, &v); break;
 	default: {
-		/* the reshapes: the dims inference gave the output */
-		int64_t nd[R];
-		for (int k = 0; k < os->rank; k++)
-			nd[k] = os->dims[k].size;
-		ok = ir_numel(nd, os->rank) == ir_numel(v.shape.dims, v.shape.rank) && move_reshape(&v, os->rank, nd);
+		/* the reshapes */
+		int64_t nd[R * 2];
+		int nr = reshaped_dims(m, n, v.shape.dims, v.shape.rank, nd);
+		ok = nr >= 0 && nr <= R && ir_numel(nd, nr) == ir_numel(v.shape.dims, v.shape.rank) &&
+		     move_reshape(&v, nr, nd);
 	}
 	}
 	int64_t numel = ir_numel(v.shape.dims, v.shape.rank);
