@@ -77,6 +77,35 @@ static void gather_run(const uint8_t *src, size_t es, int64_t base, const int64_
 #undef GATHER
 }
 
+/* rows x cols elements, element (j, c) from src[base + j * rs + c * cs], to
+ * dst row-major: in tiles of TILE columns, so a tile's source lines are
+ * read by consecutive rows while they are in cache (a transposed weight is
+ * read across its rows). */
+enum { TILE = 32 };
+static void tiled_copy(const uint8_t *src, size_t es, int64_t base, int64_t rs, int64_t cs,
+                       int64_t rows, int64_t cols, uint8_t *dst)
+{
+#define TILED(T) do { \
+		for (int64_t c0 = 0; c0 < cols; c0 += TILE) { \
+			int64_t c1 = c0 + TILE < cols ? c0 + TILE : cols; \
+			for (int64_t j = 0; j < rows; j++) \
+				for (int64_t c = c0; c < c1; c++) \
+					memcpy(dst + (size_t)(j * cols + c) * sizeof(T), \
+					       src + (size_t)(base + j * rs + c * cs) * sizeof(T), sizeof(T)); \
+		} \
+	} while (0)
+	switch (es) {
+	case 1: TILED(uint8_t); break;
+	case 2: TILED(uint16_t); break;
+	case 4: TILED(uint32_t); break;
+	case 8: TILED(uint64_t); break;
+	default:
+		for (int64_t j = 0; j < rows; j++)
+			gather_run(src, es, base + j * rs, NULL, cs, 0, cols, dst + (size_t)(j * cols) * es);
+	}
+#undef TILED
+}
+
 static void view_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len, uint8_t *out)
 {
 	const View *v = (const View *)d;
@@ -95,6 +124,24 @@ static void view_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len, u
 		for (int k = 0; k < r - 1; k++)
 			base += w->table[k] ? w->table[k][idx[k]] : idx[k] * w->stride[k];
 		int64_t run = w->dims[r - 1] - idx[r - 1];
+		if (r >= 2 && idx[r - 1] == 0 && left >= 2 * run && v->dtype == v->sdtype && w->stride[r - 1] != 1 &&
+		    !w->table[r - 1] && !w->table[r - 2] && w->stride[r - 2] == 1) {
+			/* whole rows of a transposed source: tiled, up to 256 rows at once */
+			int64_t rows = w->dims[r - 2] - idx[r - 2];
+			if (rows > left / run)
+				rows = left / run;
+			if (rows > 256)
+				rows = 256;
+			tiled_copy(src, v->es, base, 1, w->stride[r - 1], rows, run, out);
+			out += (size_t)(rows * run) * v->es;
+			left -= rows * run;
+			idx[r - 2] += rows;
+			for (int k = r - 2; k > 0 && idx[k] == w->dims[k]; k--) {
+				idx[k] = 0;
+				idx[k - 1]++;
+			}
+			continue;
+		}
 		if (run > left)
 			run = left;
 		if (v->dtype == v->sdtype) {
