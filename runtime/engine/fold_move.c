@@ -421,8 +421,11 @@ static bool move_transpose(IrModel *m, NodeId n, View *v)
 	for (int i = 0; i < r; i++) {
 		int64_t a = p ? p->ints[i] : r - 1 - i;
 		if (a < 0 || a >= r || used[a])
-			return false;
+			return false; /* the view unchanged */
 		used[a] = true;
+	}
+	for (int i = 0; i < r; i++) {
+		int a = p ? (int)p->ints[i] : r - 1 - i;
 		s->dims[i] = o.dims[a];
 		s->stride[i] = o.stride[a];
 		s->table[i] = o.table[a];
