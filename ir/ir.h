@@ -373,13 +373,13 @@ void ir_tensor_read(IrModel *m, TensorId t, size_t off, size_t len, uint8_t *out
 /* A deferred tensor's recipe reads t: its bytes stay until the hold ends,
  * whatever happens to the values holding t. */
 void ir_tensor_hold(IrModel *m, TensorId t);
+void ir_tensor_unhold(IrModel *m, TensorId t);
 /* t's bytes were written out: the pages of a mapped input file (the model
  * file, an external data file) that hold them, or that its recipe read,
  * leave the process's memory.  Always safe (the mappings are private and
  * read-only: a later reader faults the same bytes back in); the saver calls
  * it after each deferred tensor, so memory holds one source at a time. */
 void ir_tensor_evict(IrModel *m, TensorId t);
-void ir_tensor_unhold(IrModel *m, TensorId t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 

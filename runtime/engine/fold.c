@@ -13,8 +13,9 @@
  * whenever it can be predicted (always for those four ops).  A large weight scaled by a small
  * broadcast constant is not computed here but deferred to the saver (see
  * "deferred results" below), and so are the folds that only move a
- * constant's bytes: Transpose, Reshape, Slice, Concat, ... (fold_move.c).  The engine calls fold_node on one node;
- * fold_model runs it to a fixpoint with a worklist. */
+ * constant's bytes: Transpose, Reshape, Slice, Concat, ... (fold_move.c).
+ * The engine calls fold_node on one node; fold_model runs it to a fixpoint
+ * with a worklist. */
 #include "fold.h"
 #include "fold_move.h"
 #include "infer.h"
