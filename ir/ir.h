@@ -200,6 +200,9 @@ typedef struct IrDeferred {
 	void (*fill)(IrModel *m, const struct IrDeferred *d, size_t off, size_t len, uint8_t *out);
 	/* let go of what the recipe holds, and free it */
 	void (*release)(IrModel *m, struct IrDeferred *d);
+	/* may be NULL: the result was written out, so what the recipe reads
+	 * from mapped files need not stay in memory (ir_tensor_evict on it) */
+	void (*evict)(IrModel *m, const struct IrDeferred *d);
 } IrDeferred;
 
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the
@@ -371,6 +374,12 @@ void ir_tensor_read(IrModel *m, TensorId t, size_t off, size_t len, uint8_t *out
  * whatever happens to the values holding t. */
 void ir_tensor_hold(IrModel *m, TensorId t);
 void ir_tensor_unhold(IrModel *m, TensorId t);
+/* t's bytes were written out: the pages of a mapped input file (the model
+ * file, an external data file) that hold them, or that its recipe read,
+ * leave the process's memory.  Always safe (the mappings are private and
+ * read-only: a later reader faults the same bytes back in); the saver calls
+ * it after each deferred tensor, so memory holds one source at a time. */
+void ir_tensor_evict(IrModel *m, TensorId t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 

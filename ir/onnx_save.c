@@ -620,6 +620,13 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	FdBuffer *b = (FdBuffer *)base;
 	TensorId id = placeholder(b->m, data, len);
+	if (id && b->m->tensors[id].data) {
+		/* a recipe's result sharing bytes that exist (a reshaped weight) */
+		fd_flush(b);
+		out_write(b->out, b->m->tensors[id].data, len);
+		ir_tensor_evict(b->m, id);
+		return;
+	}
 	if (id) {
 		/* computed a buffer at a time, straight into the file: the
 		 * result never exists whole in memory */
@@ -629,6 +636,7 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 			ir_tensor_read(b->m, id, off, b->used, b->buf);
 			fd_flush(b);
 		}
+		ir_tensor_evict(b->m, id); /* what it read leaves memory */
 		return;
 	}
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
@@ -682,6 +690,16 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 				out_pwrite(out, w->data, w->len, (off_t)w->offset);
 			continue;
 		}
+		/* a recipe's result sharing bytes that exist (a reshaped
+		 * weight): copied as they are, file to file where they lie in one */
+		if (m->tensors[w->tensor].data) {
+			ExtWrite c = *w;
+			c.data = m->tensors[w->tensor].data;
+			if (!copy_range(m, &c, out))
+				out_pwrite(out, c.data, c.len, (off_t)c.offset);
+			ir_tensor_evict(m, w->tensor);
+			continue;
+		}
 		/* a deferred tensor: computed a piece at a time, straight into
 		 * the file; the result never exists whole in memory */
 		if (!buf && !(buf = malloc(PIECE)))
@@ -691,6 +709,7 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 			ir_tensor_read(m, w->tensor, off, n, buf);
 			out_pwrite(out, buf, n, (off_t)(w->offset + (int64_t)off));
 		}
+		ir_tensor_evict(m, w->tensor); /* what it read leaves memory */
 	}
 	free(buf);
 	if (!out->failed && ftruncate(out->fd, f->end) != 0) {

@@ -353,6 +353,36 @@ static void drop_pages(const uint8_t *p, size_t n)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failing changes nothing */
 }
 
+/* Do [p, p + n) lie in a file m mapped (the model file, an external data file)? */
+static bool in_mapped_file(const IrModel *m, const uint8_t *p, size_t n)
+{
+	const uint8_t *base = m->map;
+	if (base && p >= base && p <= base + m->map_len && n <= m->map_len - (size_t)(p - base))
+		return true;
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		base = m->ext_maps[i].base;
+		if (base && p >= base && p <= base + m->ext_maps[i].len && n <= m->ext_maps[i].len - (size_t)(p - base))
+			return true;
+	}
+	return false;
+}
+
+/* The pages of [p, p + n) leave memory if they lie in a mapped file. */
+static void evict_range(const IrModel *m, const uint8_t *p, size_t n)
+{
+	if (p && in_mapped_file(m, p, n))
+		drop_pages(p, n);
+}
+
+void ir_tensor_evict(IrModel *m, TensorId id)
+{
+	IrTensor *t = &m->tensors[id];
+	if (!t->owns_data)
+		evict_range(m, t->data, t->nbytes);
+	if (t->deferred && t->deferred->evict)
+		t->deferred->evict(m, t->deferred);
+}
+
 /* Nothing reads t any more (no live value, no recipe): bytes the IR made go,
  * and so does a recipe, with its own holds; pages of a mapped external
  * tensor leave memory. */
@@ -373,6 +403,8 @@ void ir_tensor_let_go(IrModel *m, TensorId id)
 		IrDeferred *d = t->deferred;
 		t->deferred = NULL;
 		t->nbytes = 0;
+		if (!t->owns_data)
+			t->data = NULL; /* bytes shared with what the recipe held */
 		d->release(m, d);
 	}
 }

@@ -1048,6 +1048,199 @@ START_TEST(test_clip_bounds)
 }
 END_TEST
 
+/* ---- deferred data movement ------------------------------------------------------ */
+
+/* The folded value `name` of m, read whole through the recipe (or the
+ * shared bytes), as bytes. */
+static void read_init(IrModel *m, const char *name, uint8_t *out, size_t len)
+{
+	ValueId v = ir_lookup(m, IR_MAIN_GRAPH, name);
+	ck_assert_msg(v && ir_value(m, v)->tensor, "'%s' is not an initializer", name);
+	ck_assert_uint_eq(ir_tensor(m, ir_value(m, v)->tensor)->nbytes, len);
+	ir_tensor_read(m, ir_value(m, v)->tensor, 0, len, out);
+}
+
+static float mv_of(int64_t i) { return (float)((i * 7919) % 2003 - 1000) / 64.0f; }
+
+START_TEST(test_fold_deferred_moves)
+{
+	/* W [64,64,16] (256 KB) through Transposes, Reshapes, Slices, Gathers,
+	 * a Cast and a Concat, and chains of them: every result is deferred (no
+	 * bytes while folding) or shares W's bytes (a Reshape; a Transpose
+	 * back), and reads, saves and runs give the kernels' own bytes. */
+	const int64_t wd[] = {64, 64, 16};
+	char *w;
+	size_t wl;
+	float_init(&w, &wl, "w", wd, 3, mv_of);
+	char idx[1024] = "";
+	for (int i = 0; i < 40; i++)
+		snprintf(idx + strlen(idx), sizeof idx - strlen(idx), "%s%d", i ? ", " : "", i % 3 ? (i * 37) % 64 : -1 - i);
+	char *text;
+	size_t tl;
+	FILE *fp = open_memstream(&text, &tl);
+	fprintf(fp, "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	            "g () => (float[16,64,64] tr, float[64,1024] rs, float[1024,64] rt, float[5,64,64] sl,\n"
+	            "         float[64,40,16] ga, float[40,64,16] gt, float[19,64,16] sg, float16[16,64,64] c16,\n"
+	            "         float[16,128,64] cc, float[16,4096] rr, float[64,64,16] tt, float[1024,64] fl,\n"
+	            "         float[32,32,64] un, float[64,1,1024] us, float[64,1024] sq, float[64,1024] f2)\n"
+	            "   <%s, int64[2] s1 = {64, 1024}, int64[2] s2 = {16, 4096}, int64[1] st = {14},\n"
+	            "    int64[1] en = {-100}, int64[1] ax = {0}, int64[1] sp = {-3}, int64[40] ix = {%s},\n"
+	            "    int64[1] st2 = {2}, int64[1] en2 = {40}, int64[1] sp2 = {2}, int64[3] s3 = {32, 32, 64},\n"
+	            "    int64[1] one = {1}> {\n"
+	            "  tr = Transpose <perm = [2, 0, 1]> (w)\n"
+	            "  rs = Reshape (w, s1)\n"
+	            "  rt = Transpose (rs)\n"
+	            "  sl = Slice (tr, st, en, ax, sp)\n"
+	            "  ga = Gather <axis = 1> (w, ix)\n"
+	            "  gt = Transpose <perm = [1, 0, 2]> (ga)\n"
+	            "  sg = Slice (gt, st2, en2, ax, sp2)\n"
+	            "  c16 = Cast <to = 10> (tr)\n"
+	            "  cc = Concat <axis = 1> (tr, tr)\n"
+	            "  rr = Reshape (tr, s2)\n"
+	            "  tt = Transpose <perm = [1, 2, 0]> (tr)\n"
+	            "  t2 = Transpose <perm = [2, 0, 1]> (w)\n"
+	            "  fl = Flatten <axis = 2> (t2)\n"
+	            "  un = Reshape (rt, s3)\n"
+	            "  us = Unsqueeze (rs, one)\n"
+	            "  sq = Squeeze (us)\n"
+	            "  f2 = Flatten <axis = 1> (w)\n"
+	            "}\n", w, idx);
+	fclose(fp);
+	free(w);
+	static const char *const outs[] = {"tr", "rs", "rt", "sl", "ga", "gt", "sg", "c16", "cc", "rr", "tt", "fl", "un",
+	                                   "us", "sq", "f2"};
+	enum { NOUT = sizeof outs / sizeof *outs };
+	Diag d;
+	diag_init(&d, stderr);
+	/* the kernels' bytes: the model run unfolded */
+	IrModel *m0 = parse(text);
+	EvValue *want[NOUT] = {NULL};
+	ck_assert_msg(ev_run(m0, NULL, 0, want, NULL, &d), "%s", d.first);
+	IrModel *m = parse(text);
+	free(text);
+	TensorId tw = ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "w"))->tensor;
+	const uint8_t *wbytes = ir_tensor(m, tw)->data;
+	ck_assert_ptr_nonnull(wbytes);
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	ck_assert(fold_model(m, &o, &st, &d));
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 0);
+	ck_assert(ir_validate(m, &d));
+	for (int i = 0; i < NOUT; i++) {
+		IrTensor *t = ir_tensor(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, outs[i]))->tensor);
+		bool shares = !strcmp(outs[i], "rs") || !strcmp(outs[i], "tt") || !strcmp(outs[i], "us") ||
+		              !strcmp(outs[i], "sq") || !strcmp(outs[i], "f2");
+		if (!strcmp(outs[i], "fl"))
+			continue; /* no view of a Transpose flattens it: the kernel's */
+		ck_assert_msg(t->deferred, "%s is not deferred (data %p, %zu bytes, rank %d)", outs[i], (void *)t->data, t->nbytes, t->rank);
+		if (shares)
+			ck_assert_msg(t->data == wbytes, "%s does not share w's bytes", outs[i]);
+		else
+			ck_assert_msg(!t->data, "%s was computed", outs[i]);
+	}
+	/* read whole and in odd pieces, still not computed */
+	for (int i = 0; i < NOUT; i++) {
+		uint8_t *got = malloc(want[i]->nbytes);
+		read_init(m, outs[i], got, want[i]->nbytes);
+		ck_assert_msg(!memcmp(got, want[i]->data, want[i]->nbytes), "%s differs", outs[i]);
+		uint8_t odd[1001];
+		ValueId v = ir_lookup(m, IR_MAIN_GRAPH, outs[i]);
+		ir_tensor_read(m, ir_value(m, v)->tensor, 4097, 1000, odd + 1);
+		ck_assert_msg(!memcmp(odd + 1, (const uint8_t *)want[i]->data + 4097, 1000), "%s piece differs", outs[i]);
+		free(got);
+	}
+	ck_assert_ptr_null(ir_tensor(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "tr"))->tensor)->data);
+	/* saved inline and as external data, loaded back: the same bytes */
+	char *dir = temp_dir();
+	char path[4096];
+	for (int ext = 0; ext < 2; ext++) {
+		snprintf(path, sizeof path, "%s/moves%d.onnx", dir, ext);
+		ck_assert(ir_save_file(m, path, &(SaveOptions){.external = ext ? EXT_ALL : EXT_KEEP}, &d));
+		IrModel *back = ir_load_file(path, NULL, &d);
+		ck_assert_ptr_nonnull(back);
+		for (int i = 0; i < NOUT; i++) {
+			size_t n;
+			ValueId v = ir_lookup(back, IR_MAIN_GRAPH, outs[i]);
+			ck_assert(v && ir_value(back, v)->tensor);
+			const uint8_t *b = ir_tensor_raw(back, ir_value(back, v)->tensor, &n);
+			ck_assert_uint_eq(n, want[i]->nbytes);
+			ck_assert_msg(!memcmp(b, want[i]->data, n), "%s saved (%s) differs", outs[i], ext ? "external" : "inline");
+		}
+		ir_model_free(back);
+	}
+	rm_rf(dir);
+	free(dir);
+	/* the evaluator reads them whole, into values of its own */
+	EvValue *got[NOUT] = {NULL};
+	ck_assert_msg(ev_run(m, NULL, 0, got, NULL, &d), "%s", d.first);
+	for (int i = 0; i < NOUT; i++) {
+		ck_assert_uint_eq(got[i]->nbytes, want[i]->nbytes);
+		ck_assert_msg(!memcmp(got[i]->data, want[i]->data, want[i]->nbytes), "%s run differs", outs[i]);
+		ev_unref(got[i]);
+		ev_unref(want[i]);
+	}
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+	ir_model_free(m0);
+}
+END_TEST
+
+START_TEST(test_fold_deferred_moves_refused)
+{
+	/* what the views cannot express or the kernel refuses: a Cast of a
+	 * Cast is computed by the kernel (from the first, computed whole), a
+	 * Transpose with a repeated axis of a gathered view and a Gather out of
+	 * range stay as they are; nothing leaks, frees twice or changes */
+	const int64_t wd[] = {64, 64, 16};
+	char *w;
+	size_t wl;
+	float_init(&w, &wl, "w", wd, 3, mv_of);
+	char *text;
+	size_t tl;
+	FILE *fp = open_memstream(&text, &tl);
+	fprintf(fp, "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	            "g () => (float16[64,64,16] h, float[64,16,64] bad, float[64,64,16] oob)\n"
+	            "   <%s, int64[16] ix = {0, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 63},\n"
+	            "    int64[16] big = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16}> {\n"
+	            "  d = Cast <to = 11> (w)\n"
+	            "  h = Cast <to = 10> (d)\n"
+	            "  gv = Gather <axis = 1> (w, ix)\n"
+	            "  bad = Transpose <perm = [1, 1, 0]> (gv)\n"
+	            "  oob = Gather <axis = 2> (w, big)\n"
+	            "}\n", w);
+	fclose(fp);
+	free(w);
+	Diag d;
+	diag_init(&d, NULL);
+	IrModel *m = parse(text);
+	free(text);
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	ck_assert(fold_model(m, &o, &st, &d));
+	/* bad and oob are left; gv stays, read by bad, still a recipe (the
+	 * kernel's attempt at bad read it into a value of its own) */
+	ck_assert_uint_eq(ir_graph(m, IR_MAIN_GRAPH)->nnodes, 2);
+	ValueId gv = ir_lookup(m, IR_MAIN_GRAPH, "gv");
+	ck_assert(gv && ir_value(m, gv)->tensor && ir_tensor(m, ir_value(m, gv)->tensor)->deferred);
+	static const int ix[16] = {0, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 63};
+	int64_t ng;
+	const float *g = init_floats(m, "gv", &ng);
+	ck_assert_int_eq(ng, 64 * 16 * 16);
+	for (int64_t i = 0; i < ng; i++)
+		ck_assert_float_eq(g[i], mv_of(i / 256 * 1024 + ix[i / 16 % 16] * 16 + i % 16));
+	/* h: w through double to float16, as the kernels give it */
+	enum { N = 64 * 64 * 16 };
+	size_t n;
+	TensorId th = ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, "h"))->tensor;
+	const uint16_t *h = (const uint16_t *)ir_tensor_bytes(m, th, &n);
+	ck_assert_uint_eq(n, 2 * N);
+	for (int64_t i = 0; i < N; i++)
+		ck_assert_uint_eq(h[i], ev_float_to_half(mv_of(i)));
+	ck_assert(ir_validate(m, &d));
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_eval(void)
 {
 	Suite *s = suite_create("eval");
@@ -1075,6 +1268,8 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_ort_departures);
 	tcase_add_test(tc, test_ir3_initializers_are_constants);
 	tcase_add_test(tc, test_vendor_embed_layer_norm_kernel);
+	tcase_add_test(tc, test_fold_deferred_moves);
+	tcase_add_test(tc, test_fold_deferred_moves_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");
 	tcase_set_timeout(tc, 1200);

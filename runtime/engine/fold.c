@@ -12,9 +12,12 @@
  * are checked before the kernel runs, from the result's predicted size,
  * whenever it can be predicted (always for those four ops).  A large weight scaled by a small
  * broadcast constant is not computed here but deferred to the saver (see
- * "deferred results" below).  The engine calls fold_node on one node;
- * fold_model runs it to a fixpoint with a worklist. */
+ * "deferred results" below), and so are the folds that only move a
+ * constant's bytes: Transpose, Reshape, Slice, Concat, ... (fold_move.c).
+ * The engine calls fold_node on one node; fold_model runs it to a fixpoint
+ * with a worklist. */
 #include "fold.h"
+#include "fold_move.h"
 #include "infer.h"
 
 #include <stdlib.h>
@@ -454,6 +457,11 @@ static void scaled_fill(IrModel *m, const IrDeferred *d, size_t off, size_t len,
 	}
 }
 
+static void scaled_evict(IrModel *m, const IrDeferred *d)
+{
+	ir_tensor_evict(m, ((const Scaled *)d)->large);
+}
+
 static void scaled_release(IrModel *m, IrDeferred *d)
 {
 	Scaled *s = (Scaled *)d;
@@ -499,6 +507,7 @@ static TensorId defer_scaled(IrModel *m, NodeId n, const FoldOptions *o)
 	}
 	s->base.fill = scaled_fill;
 	s->base.release = scaled_release;
+	s->base.evict = scaled_evict;
 	s->op = node->kind;
 	s->dtype = L->dtype;
 	s->small_first = small_first;
@@ -576,6 +585,8 @@ bool fold_node(IrModel *m, NodeId n, const FoldOptions *o, FoldStats *st, Diag *
 		return false;
 	/* a deferred result's size is its large operand's: it was predicted */
 	TensorId deferred = predicted >= 0 ? defer_scaled(m, n, o) : 0;
+	if (!deferred && predicted >= 0)
+		deferred = fold_defer_move(m, n);
 	if (deferred) {
 		const char *name;
 		spend(m, n, o, (int64_t)ir_tensor(m, deferred)->nbytes);

@@ -110,6 +110,11 @@ void ev_broadcast_strides(int r, const int64_t *dims, int rout, const int64_t *o
  * another op or dtype; with n = 0 it only asks.  For computing a fold's result piece by piece with
  * the same arithmetic (runtime/engine/fold.c, deferred results). */
 bool ev_arith_row(int op_kind, int dtype, void *o, const void *a, const void *b, int64_t n, int64_t sa, int64_t sb);
+/* Cast's conversion of n numbers of type `from` at x to type `to` at y (the
+ * kernel's own, cast.c), for types ev_cast_numbers accepts (the number
+ * types Cast supports and bool; no strings). */
+void ev_cast_row(int from, int to, const void *x, void *y, int64_t n);
+bool ev_cast_numbers(int from, int to);
 /* Row-major strides of a shape. */
 void ev_strides(int rank, const int64_t *dims, int64_t *strides);
 

@@ -558,6 +558,17 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 				((char **)v->data)[i] = strdup("");
 		return v;
 	}
+	if (!t->data && t->deferred) {
+		/* a recipe (a deferred fold) computed into a value of its own: the
+		 * tensor stays a recipe, so a fold that reads it, or tries to and
+		 * fails, leaves no whole copy in the model */
+		EvValue *v = ev_tensor_new_uninit(t->dtype, t->rank, t->dims);
+		if (v && v->nbytes == t->nbytes) {
+			ir_tensor_read(m, id, 0, t->nbytes, v->data);
+			return v;
+		}
+		ev_unref(v); /* over the evaluator's limits: computed in the model, below */
+	}
 	size_t n;
 	const uint8_t *bytes = ir_tensor_raw(m, id, &n);
 	if (bytes && !ir_tensor_aligned(t)) {

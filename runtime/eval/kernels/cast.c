@@ -212,6 +212,44 @@ static void float_to_int(EvValue *y, int64_t i, double v)
 		ev_set_f_as_ort(y, i, v);
 }
 
+/* ---- numbers to numbers ------------------------------------------------ */
+
+void ev_cast_row(int from, int to, const void *xd, void *yd, int64_t n)
+{
+	EvValue xs = {.kind = EV_TENSOR, .dtype = from, .rank = 1, .numel = n, .data = (void *)xd};
+	EvValue ys = {.kind = EV_TENSOR, .dtype = to, .rank = 1, .numel = n, .data = yd};
+	const EvValue *x = &xs;
+	EvValue *y = &ys;
+	if (x->dtype == DT_FLOAT && to == DT_FLOAT16) {
+		const float *a = x->data;
+		uint16_t *b = y->data;
+		for (int64_t i = 0; i < n; i++)
+			b[i] = ev_float_to_half(a[i]);
+	} else if (x->dtype == DT_FLOAT16 && to == DT_FLOAT) {
+		const uint16_t *a = x->data;
+		float *b = y->data;
+		for (int64_t i = 0; i < n; i++)
+			b[i] = ev_half_to_float(a[i]);
+	} else if (ev_is_float(x->dtype) && !ev_is_float(to)) {
+		for (int64_t i = 0; i < n; i++)
+			float_to_int(y, i, ew_get_f(x, i));
+	} else if (ev_is_float(x->dtype)) {
+		for (int64_t i = 0; i < n; i++)
+			ew_set_f(y, i, ew_get_f(x, i));
+	} else if (ev_is_signed_int(x->dtype)) {
+		for (int64_t i = 0; i < n; i++)
+			ew_set_s(y, i, ew_get_s(x, i));
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			ew_set_u(y, i, ew_get_u(x, i));
+	}
+}
+
+bool ev_cast_numbers(int from, int to)
+{
+	return castable(from) && castable(to) && from != DT_STRING && to != DT_STRING;
+}
+
 /* ---- the kernels -------------------------------------------------------- */
 
 static bool cast(EvCtx *c, EvValue *x, int to, EvValue **out)
@@ -241,28 +279,8 @@ static bool cast(EvCtx *c, EvValue *x, int to, EvValue **out)
 				ev_unref(y);
 				return false;
 			}
-	} else if (x->dtype == DT_FLOAT && to == DT_FLOAT16) {
-		const float *a = x->data;
-		uint16_t *b = y->data;
-		for (int64_t i = 0; i < n; i++)
-			b[i] = ev_float_to_half(a[i]);
-	} else if (x->dtype == DT_FLOAT16 && to == DT_FLOAT) {
-		const uint16_t *a = x->data;
-		float *b = y->data;
-		for (int64_t i = 0; i < n; i++)
-			b[i] = ev_half_to_float(a[i]);
-	} else if (ev_is_float(x->dtype) && !ev_is_float(to)) {
-		for (int64_t i = 0; i < n; i++)
-			float_to_int(y, i, ew_get_f(x, i));
-	} else if (ev_is_float(x->dtype)) {
-		for (int64_t i = 0; i < n; i++)
-			ew_set_f(y, i, ew_get_f(x, i));
-	} else if (ev_is_signed_int(x->dtype)) {
-		for (int64_t i = 0; i < n; i++)
-			ew_set_s(y, i, ew_get_s(x, i));
 	} else {
-		for (int64_t i = 0; i < n; i++)
-			ew_set_u(y, i, ew_get_u(x, i));
+		ev_cast_row(x->dtype, to, x->data, y->data, n);
 	}
 	out[0] = y;
 	return true;
