@@ -84,13 +84,18 @@ uint8_t *read_file(const char *path, size_t *len)
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-	if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+	if (n < 0) {
+		fclose(f);
+		return NULL;
+	}
+	uint8_t *buf = malloc((size_t)n + 1);
+	if (!buf || (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n)) {
 		free(buf);
 		fclose(f);
 		return NULL;
 	}
 	fclose(f);
+	buf[n] = 0; /* text files read as strings */
 	*len = (size_t)n;
 	return buf;
 }

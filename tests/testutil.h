@@ -17,7 +17,8 @@ char **find_models(const char *dir, size_t *count);
 /* The same for any file name suffix (".txt"). */
 char **find_files(const char *dir, const char *suffix, size_t *count);
 void paths_free(char **paths);
-/* Whole file into memory (caller frees), or NULL. */
+/* Whole file into memory, NUL-terminated (the NUL not counted in *len; the
+ * caller frees), or NULL. */
 uint8_t *read_file(const char *path, size_t *len);
 bool write_file(const char *path, const void *data, size_t len);
 /* The graft binary the CLI tests run (env GRAFT, which make test sets), or
