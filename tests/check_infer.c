@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval.h"
 #include "infer.h"
 #include "ir.h"
 #include "testutil.h"
@@ -756,6 +757,71 @@ START_TEST(test_corpus_dyn_models_keep_batch)
 }
 END_TEST
 
+/* Sliding windows, inferred against computed: random Conv and pool
+ * configurations (auto_pad of every kind, pads, strides, dilations,
+ * ceil_mode) over small inputs; each dim inference knows must be the size
+ * the kernel makes (a pool under VALID with ceil_mode once said the floor
+ * where the kernel, as ONNX Runtime's, takes the ceiling). */
+static int rnd(uint64_t *seed, int n)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (int)(*seed >> 33) % n;
+}
+
+START_TEST(test_window_dims_match_kernels)
+{
+	static const char *const ops[] = {"MaxPool", "AveragePool", "LpPool", "Conv"};
+	static const char *const pads[] = {"NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+	uint64_t seed = 27;
+	int checked = 0;
+	for (int t = 0; t < 400; t++) {
+		const char *op = ops[rnd(&seed, 4)], *ap = pads[rnd(&seed, 5)];
+		bool conv = !strcmp(op, "Conv");
+		int h = 1 + rnd(&seed, 8), w = 1 + rnd(&seed, 8), k0 = 1 + rnd(&seed, 4), k1 = 1 + rnd(&seed, 4), s0 = 1 + rnd(&seed, 3), s1 = 1 + rnd(&seed, 3);
+		char attrs[256], text[1024];
+		int n = snprintf(attrs, sizeof attrs, "strides = [%d, %d], auto_pad = \"%s\"", s0, s1, ap);
+		if (!conv)
+			n += snprintf(attrs + n, sizeof attrs - (size_t)n, ", kernel_shape = [%d, %d]", k0, k1);
+		if (!strcmp(ap, "NOTSET")) {
+			int p0 = rnd(&seed, k0), p1 = rnd(&seed, k1), p2 = rnd(&seed, k0), p3 = rnd(&seed, k1);
+			n += snprintf(attrs + n, sizeof attrs - (size_t)n, ", pads = [%d, %d, %d, %d]", p0, p1, p2, p3);
+		}
+		if ((conv || !strcmp(op, "MaxPool")) && rnd(&seed, 3) == 0) {
+			int d0 = 1 + rnd(&seed, 2), d1 = 1 + rnd(&seed, 2);
+			n += snprintf(attrs + n, sizeof attrs - (size_t)n, ", dilations = [%d, %d]", d0, d1);
+		}
+		if (!conv && strcmp(op, "LpPool") && rnd(&seed, 2))
+			snprintf(attrs + n, sizeof attrs - (size_t)n, ", ceil_mode = 1");
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		         "g (float[1,2,%d,%d] x, float[3,2,%d,%d] k) => (y) {\n  y = %s <%s> (x%s)\n}\n",
+		         h, w, k0, k1, op, attrs, conv ? ", k" : "");
+		Fixture f = infer_text(text);
+		EvValue *out[1] = {NULL};
+		if (f.ok) {
+			int64_t xd[4] = {1, 2, h, w}, kd[4] = {3, 2, k0, k1};
+			EvValue *in[2] = {ev_tensor_new(DT_FLOAT, 4, xd), ev_tensor_new(DT_FLOAT, 4, kd)};
+			Diag d;
+			diag_init(&d, NULL);
+			if (ev_run(f.m, (const EvValue *const *)in, 2, out, NULL, &d)) {
+				const Shape *sh = &ir_value(f.m, ir_lookup(f.m, IR_MAIN_GRAPH, "y"))->shape;
+				ck_assert_msg(sh->rank == out[0]->rank, "%s", text);
+				for (int i = 0; i < sh->rank; i++)
+					ck_assert_msg(sh->dims[i].size < 0 || sh->dims[i].size == out[0]->dims[i],
+					              "dim %d: inferred %lld, computed %lld\n%s", i, (long long)sh->dims[i].size,
+					              (long long)out[0]->dims[i], text);
+				checked++;
+				ev_unref(out[0]);
+			}
+			ev_unref(in[0]);
+			ev_unref(in[1]);
+		}
+		fixture_free(&f);
+	}
+	ck_assert_int_gt(checked, 250);
+}
+END_TEST
+
 Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
@@ -792,6 +858,7 @@ Suite *suite_infer(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_corpus_static_models_fully_shaped);
 	tcase_add_test(tc, test_corpus_dyn_models_keep_batch);
+	tcase_add_test(tc, test_window_dims_match_kernels);
 	suite_add_tcase(s, tc);
 	return s;
 }
