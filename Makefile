@@ -34,6 +34,7 @@
 #   make bench-corpus  graft optimize against ONNX Runtime's session creation
 #                   and cp on every corpus torch model, interleaved (BENCH_REPS=5)
 #   make bench-llama   a LLaMA-style decoder: graft against ONNX Runtime's levels
+#   make bench-big     models of 0.1-2.7 GB: graft against cp and ONNX Runtime
 
 CC       ?= cc
 BUILD    ?= build
@@ -54,7 +55,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
+.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-big bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -351,6 +352,12 @@ bench-corpus: $(BUILD)/graft
 	  test -d $(ORT_TOOLS) || { echo "bench-corpus: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
 	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-5}
+# Models of 0.1-2.7 GB (BENCHMARKS.md, issue 29): exported once into
+# BIG_DIR by tests/bench/export_big.py (python3-torch, not installed by make
+# deps; about 6 GB of disk), then graft against cp and ORT's creation.
+BIG_DIR ?= $(BUILD)/bench-big
+bench-big: $(BUILD)/graft ort-tools
+	bash tests/bench/big_table.sh $(BUILD)/graft $(BIG_DIR) $(ORT_LOCAL) $${BENCH_REPS:-3}
 # The LLaMA-style decoder table (BENCHMARKS.md, issue 27): needs Debian's
 # python3-torch to export the models (not installed by make deps).
 bench-llama: $(BUILD)/graft ort-tools
