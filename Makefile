@@ -41,8 +41,12 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
-ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
+CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -D_GNU_SOURCE
+# -fPIC: the same objects make libgraft.a and libgraft.so (the Python module's);
+# with -fno-semantic-interposition the code is what the compiler's default
+# -fPIE makes (calls within the library stay direct and inlinable).
+PIC      := -fPIC -fno-semantic-interposition
+ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PIC) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
 GRAFT_LIBS := -ljansson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -52,7 +56,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev \
                 libjansson-dev
 
-all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+all: $(BUILD)/graft $(BUILD)/libgraft.so $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
 .PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
         install example-custom-rules
@@ -105,7 +109,8 @@ DSL_SRCS := $(wildcard dsl/*.c) \
 # conversion) <- verify/ (graft
 # verify: rules tried on generated instances) <- cli/ (the graft command, not
 # in the library).
-RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c)
+# api/ (graft_api.h: the commands' jobs as library calls, for the CLI and Python).
+RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c runtime/api/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/eval/kernels/registry.c,$(wildcard runtime/eval/kernels/*.c)))
 # The rule library: graftc compiles each level directory of rules/ into one
 # rule set (build/gen/rules_basic.c exports graft_rules_basic); the rule
@@ -120,7 +125,12 @@ LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-$(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
+# Objects are remade when the compiler or its flags change (the line in
+# $(BUILD)/flags, rewritten only when it differs).
+FLAGS_LINE := $(CC) $(CFLAGS) $(PIC) $(CPPFLAGS)
+$(shell mkdir -p $(BUILD) && echo '$(FLAGS_LINE)' | cmp -s - $(BUILD)/flags || echo '$(FLAGS_LINE)' > $(BUILD)/flags)
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 # The elementwise kernels' loops (a weight times a per-channel factor, as the
@@ -130,13 +140,17 @@ $(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 VECTORIZE := $(shell $(CC) -fvect-cost-model=dynamic -Werror -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fvect-cost-model=dynamic)
 $(call obj,runtime/eval/kernels/binary.c runtime/eval/kernels/unary.c): ALLCFLAGS += $(VECTORIZE)
 # Generated code is not ours: compile it without our extra warnings.
-$(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS)
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(CFLAGS) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
+	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
 
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+# The shared library the Python module loads (python/graft/, ctypes): the
+# same objects, its dependencies linked in by name.
+$(BUILD)/libgraft.so: $(LIB_OBJS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libgraft.so -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS),$(GEN_SRCS)))
 $(BUILD)/libgraftir.a: $(IRLIB_OBJS)
 	@rm -f $@
@@ -155,7 +169,7 @@ $(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgr
 $(RULE_SRCS): $(GEN)/rules_%.c: $(BUILD)/graftc $$(wildcard rules/$$*/*.rules)
 	@mkdir -p $(GEN)
 	$(BUILD)/graftc -n $* -o $@ $(sort $(wildcard rules/$*/*.rules))
-$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_HDRS)
+$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
@@ -178,7 +192,7 @@ TEST_RULES := $(if $(wildcard tests/rules/*.rules),$(GEN)/rules_test.c)
 $(GEN)/rules_test.c: $(BUILD)/graftc $(wildcard tests/rules/*.rules)
 	@mkdir -p $(GEN)
 	$(BUILD)/graftc -n test -o $@ $(sort $(wildcard tests/rules/*.rules))
-$(BUILD)/obj/gen/rules_test.o: $(GEN)/rules_test.c | $(GEN_HDRS)
+$(BUILD)/obj/gen/rules_test.o: $(GEN)/rules_test.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 TEST_SRCS := $(wildcard tests/check_*.c)
