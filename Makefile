@@ -1,12 +1,14 @@
 # graft: one non-recursive Makefile.  Everything generated or built goes to
 # build/ (generated C sources under build/gen/); nothing there is committed.
 #
-#   make            build graft, graftc, libgraft (with the rule library compiled
-#                   by graftc into build/gen/rules_*.c) and the tests
-#   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
+#   make            build graft, graftc, libgraft.a and libgraft.so (with the rule
+#                   library compiled by graftc into build/gen/rules_*.c) and the tests
+#   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
+#                   tests/python/ (the Python module, python/graft/)
 #   make demo       optimize the bundled example model and check it still computes the same
-#   make install    install graft, graftc, libgraft.a, its headers and graft.pc
-#                   (PREFIX=/usr/local, DESTDIR for staging)
+#   make install    install graft, graftc, libgraft.a, libgraft.so, its headers, graft.pc
+#                   and the Python module (PREFIX=/usr/local, DESTDIR for staging;
+#                   PYTHON_DIR=$(PREFIX)/lib/python3/dist-packages)
 #   make example-custom-rules  install into build/prefix, build examples/custom-rules
 #                   against it, run it and check its rules fired and the model computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
@@ -208,8 +210,17 @@ $(call obj,tests/runner.c): $(GEN)/suites.h
 $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c tests/fuzz/graph_gen.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
-test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+# tests/python/: the Python module over this build's libgraft.so, with Debian's
+# python3 (python3-onnx, python3-numpy); not in sanitized builds (a sanitized
+# library cannot be loaded into an unsanitized python3).
+PYTHON ?= /usr/bin/python3
+test: $(BUILD)/graft-tests $(BUILD)/graft $(BUILD)/libgraft.so $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
+ifneq ($(findstring -fsanitize,$(CFLAGS) $(LDFLAGS)),)
+	@echo "tests/python: skipped in a sanitized build"
+else
+	GRAFT=$(abspath $(BUILD)/graft) GRAFT_LIB=$(abspath $(BUILD)/libgraft.so) $(PYTHON) tests/python/test_graft.py
+endif
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx
@@ -222,12 +233,18 @@ demo: $(BUILD)/graft
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
 # ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
 PREFIX ?= /usr/local
-INSTALL_HDRS := runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
+INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
-install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft
+# The Python module goes where Debian's python3 looks (PYTHON_DIR), and finds
+# libgraft.so in $(PREFIX)/lib from there (python/graft/__init__.py).
+PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a $(BUILD)/libgraft.so runtime/graft.pc.in
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft \
+	  $(DESTDIR)$(PYTHON_DIR)/graft
 	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 python/graft/__init__.py $(DESTDIR)$(PYTHON_DIR)/graft/
 	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
 

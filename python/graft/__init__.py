@@ -381,23 +381,26 @@ class Verification:
         return "<graft.Verification %d rules, %s>" % (len(self.rules), "ok" if self.ok else "not ok")
 
 
-def _verdicts(log, out_dir):
-    """The per-rule lines of graft verify's report: "NAME  verified ...",
-    "NAME  WRONG ...", "NAME  not exercised ..."."""
-    rules = {}
+def _verdicts(log):
+    """The rules of graft verify's report: a line per rule ("verified  NAME
+    file:line: ...", "WRONG  NAME ...", "not exercised  NAME ..."), then,
+    indented, its details ("counterexample: A.onnx (rewritten: B.onnx)")."""
+    rules, last = {}, None
     for line in log.splitlines():
-        parts = line.split(None, 1)
-        if len(parts) != 2 or line[:1].isspace():
+        stripped = line.strip()
+        if line[:1].isspace():
+            if last is not None and stripped.startswith("counterexample: "):
+                rest = stripped[len("counterexample: "):]
+                before, _, after = rest.partition(" (rewritten: ")
+                last.counterexamples = [before, after.rstrip(")")] if after else [before]
             continue
-        name, rest = parts
         for verdict in ("verified", "WRONG", "not exercised"):
-            if rest.startswith(verdict):
-                files = []
-                if verdict == "WRONG" and out_dir is not None:
-                    files = sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
-                                   if f.startswith(name + ".") and f.endswith(".onnx"))
-                rules[name] = RuleVerdict(name, verdict, line, files)
+            if line.startswith(verdict + " ") and len(line[len(verdict):].split()) >= 1:
+                name = line[len(verdict):].split()[0]
+                last = rules[name] = RuleVerdict(name, verdict, line, [])
                 break
+        else:
+            last = None
     return rules
 
 
@@ -410,5 +413,5 @@ def verify(paths, *, instances=100, seed=0, out_dir="graft-verify", no_library=F
         log = c.text(_log)
         if c.status != _OK and c.text(_error):
             raise c.fail()
-        rules = _verdicts(log, out_dir)
+        rules = _verdicts(log)
         return Verification(rules, c.status == _OK, log)

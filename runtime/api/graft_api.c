@@ -298,7 +298,7 @@ int graft_optimize_model(GraftOptimize *job, IrModel *m, Diag *d)
 	audit_histogram(m, &job->after);
 	if (r->stop != RW_ERROR) {
 		bool saved = job->output ? graft_save(m, job->output, &job->save, log, d)
-		                         : made_nodes_fit(m, job->input, d) && ir_save_bytes(m, &job->out_data, &job->out_size, d);
+		                         : made_nodes_fit(m, job->input, d) && ir_save_bytes_inline(m, &job->out_data, &job->out_size, d);
 		if (!saved)
 			rc = GRAFT_INPUT;
 	}
@@ -723,7 +723,7 @@ GraftResult *graft_convert(const char *path, const void *data, size_t size, cons
 	else if (m && graft_convert_and_say(m, opset, res->log, d)) {
 		bool ok = out_path ? graft_save(m, out_path, &so, res->log, d)
 		                   : made_nodes_fit(m, path ? path : "<memory>", d) &&
-		                     ir_save_bytes(m, &res->model, &res->model_size, d);
+		                     ir_save_bytes_inline(m, &res->model, &res->model_size, d);
 		rc = ok ? GRAFT_OK : GRAFT_INPUT;
 	}
 	ir_model_free(m);
