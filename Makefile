@@ -6,9 +6,9 @@
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
 #   make demo       optimize the bundled example model and check it still computes the same
-#   make install    install graft, graftc, libgraft.a, libgraft.so, its headers, graft.pc
-#                   and the Python module (PREFIX=/usr/local, DESTDIR for staging;
-#                   PYTHON_DIR=$(PREFIX)/lib/python3/dist-packages)
+#   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
+#                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
+#                   PYTHON_DIR=$(PREFIX)/lib/python3.X/dist-packages)
 #   make example-custom-rules  install into build/prefix, build examples/custom-rules
 #                   against it, run it and check its rules fired and the model computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
@@ -233,18 +233,20 @@ demo: $(BUILD)/graft
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
 # ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
 PREFIX ?= /usr/local
-INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
+INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/audit.h ir/outfile.h runtime/eval/run.h runtime/verify/verify.h \
+                runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
-# The Python module goes where Debian's python3 looks (PYTHON_DIR), and finds
-# libgraft.so in $(PREFIX)/lib from there (python/graft/__init__.py).
-PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+# The Python module goes where Debian's python3 looks for PREFIX's modules
+# (/usr/local/lib/python3.11/dist-packages), libgraft.so inside it (not in
+# $(PREFIX)/lib, where -lgraft keeps meaning libgraft.a, as graft.pc says).
+PYTHON_DIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages
 install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a $(BUILD)/libgraft.so runtime/graft.pc.in
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft \
 	  $(DESTDIR)$(PYTHON_DIR)/graft
 	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 python/graft/__init__.py $(DESTDIR)$(PYTHON_DIR)/graft/
+	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PYTHON_DIR)/graft/
 	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
 

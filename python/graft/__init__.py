@@ -17,6 +17,7 @@ and parsed once on the way out (no temporary files).  See python/README.md.
 import ctypes
 import json
 import os
+import threading
 
 __all__ = ["Error", "Result", "Comparison", "OutputDiff", "Verification", "RuleVerdict",
            "optimize", "convert", "compare", "run", "verify"]
@@ -36,14 +37,13 @@ class Error(Exception):
 # ---- the library ---------------------------------------------------------------
 
 def _find_library():
-    """libgraft.so: $GRAFT_LIB, else the checkout's build/ (python/graft/ ->
-    build/), else the lib/ folder an install put it in
-    (PREFIX/lib/python3/dist-packages/graft/ -> PREFIX/lib/), else wherever
-    the dynamic loader finds it."""
+    """libgraft.so: $GRAFT_LIB, else the one `make install` put beside this
+    file, else the checkout's (python/graft/ -> build/), else wherever the
+    dynamic loader finds it."""
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [os.environ.get("GRAFT_LIB"),
-                  os.path.join(here, "..", "..", "build", "libgraft.so"),
-                  os.path.join(here, "..", "..", "..", "libgraft.so")]
+                  os.path.join(here, "libgraft.so"),
+                  os.path.join(here, "..", "..", "build", "libgraft.so")]
     for path in candidates:
         if path and os.path.exists(path):
             return os.path.normpath(path)
@@ -52,8 +52,11 @@ def _find_library():
 
 # ctypes.CDLL (not PyDLL) releases the GIL for the length of every call into
 # libgraft, so other Python threads run while graft optimizes, compares or
-# verifies; the calls keep no global state, so threads may call them at once.
+# verifies.  libgraft keeps some process-wide state (the memory planner's sort
+# order, tables built on first use, the list of outputs being written), so
+# one graft call runs at a time: _busy serializes them.
 _lib = ctypes.CDLL(_find_library())
+_busy = threading.Lock()
 
 
 class _Options(ctypes.Structure):
@@ -100,6 +103,12 @@ _free = _declare("graft_result_free", None, _P)
 
 # graft's status codes (the command's exit codes)
 _OK, _INPUT, _USAGE, _STOPPED = 0, 1, 2, 3
+
+
+def _call(f, *args):
+    """f(*args) into libgraft, one call at a time, the GIL released."""
+    with _busy:
+        return f(*args)
 
 
 class _Call:
@@ -221,7 +230,7 @@ def optimize(model, *, level=None, rules=(), no_library=False, target_opset=None
     opts = _Options(levels, nlevels, en, nen, dis, ndis, rl, nrl, int(bool(no_library)),
                     int(bool(allow_vendor_ops)), int(target_opset or 0), int(external_data is not None), threshold)
     out = os.fsencode(output) if output is not None else None
-    with _Call(_optimize(path, data, len(data or b""), out, ctypes.byref(opts))) as c:
+    with _Call(_call(_optimize, path, data, len(data or b""), out, ctypes.byref(opts))) as c:
         if c.status not in (_OK, _STOPPED):
             raise c.fail()
         summary = json.loads(c.text(_json))
@@ -237,7 +246,7 @@ def convert(model, opset, *, output=None):
     an onnx.ModelProto for one, else bytes; the path with output=."""
     path, data, kind = _model_arg(model)
     out = os.fsencode(output) if output is not None else None
-    with _Call(_convert(path, data, len(data or b""), out, int(opset))) as c:
+    with _Call(_call(_convert, path, data, len(data or b""), out, int(opset))) as c:
         if c.status != _OK:
             raise c.fail()
         return output if output is not None else _model_out(c.model_bytes(), kind)
@@ -292,7 +301,7 @@ def compare(a, b, *, runs=3, exact=False, dims=None):
     dims = dict(dims or {})
     names, n = _strings(dims.keys())
     values = (ctypes.c_int64 * max(n, 1))(*[int(v) for v in dims.values()])
-    with _Call(_compare(pa, da, len(da or b""), pb, db, len(db or b""), int(runs), int(bool(exact)),
+    with _Call(_call(_compare, pa, da, len(da or b""), pb, db, len(db or b""), int(runs), int(bool(exact)),
                         names, values, n)) as c:
         j = c.text(_json)
         if j is None:
@@ -329,7 +338,7 @@ def run(model, inputs=None):
     flat = [d for a in arrays for d in a.shape]
     dims = (ctypes.c_int64 * max(len(flat), 1))(*flat)
     ptrs = (_P * max(n, 1))(*[a.ctypes.data for a in arrays])
-    with _Call(_run(path, data, len(data or b""), n, names, dtypes, ranks, dims, ptrs)) as c:
+    with _Call(_call(_run, path, data, len(data or b""), n, names, dtypes, ranks, dims, ptrs)) as c:
         if c.status != _OK:
             raise c.fail()
         out = {}
@@ -409,7 +418,8 @@ def verify(paths, *, instances=100, seed=0, out_dir="graft-verify", no_library=F
     verify` (see docs/rule-language.md); counterexamples go to out_dir.
     Rules in error raise graft.Error."""
     files, n = _strings(_names(paths))
-    with _Call(_verify(files, n, int(instances), int(seed), os.fsencode(out_dir), int(bool(no_library)))) as c:
+    with _Call(_call(_verify, files, n, int(instances), int(seed), os.fsencode(out_dir),
+                     int(bool(no_library)))) as c:
         log = c.text(_log)
         if c.status != _OK and c.text(_error):
             raise c.fail()

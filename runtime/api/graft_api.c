@@ -559,7 +559,8 @@ typedef struct ResultTensor {
 	char *name;
 	int dtype, rank;
 	int64_t dims[EV_MAX_RANK];
-	EvValue *value;
+	void *data;                 /* malloc'd (not the evaluator's, whose accounting is per thread) */
+	size_t nbytes;
 } ResultTensor;
 
 struct GraftResult {
@@ -835,10 +836,14 @@ GraftResult *graft_run(const char *path, const void *data, size_t size, int ninp
 		t->name = strdup(ir_value(m, g->outputs[i])->name);
 		if (outputs[i]->kind != EV_TENSOR || !ev_elem_size(outputs[i]->dtype))
 			continue;
-		t->value = ev_copy(outputs[i]);   /* owned: the model's tensors go with it */
-		t->dtype = t->value->dtype;
-		t->rank = t->value->rank;
-		memcpy(t->dims, t->value->dims, sizeof t->dims);
+		const EvValue *v = outputs[i];
+		t->dtype = v->dtype;
+		t->rank = v->rank;
+		memcpy(t->dims, v->dims, sizeof t->dims);
+		t->nbytes = v->nbytes;
+		if (!(t->data = malloc(v->nbytes ? v->nbytes : 1)))
+			abort();
+		memcpy(t->data, v->data, v->nbytes);
 	}
 	rc = GRAFT_OK;
 done:
@@ -908,8 +913,8 @@ const void *graft_result_tensor(const GraftResult *r, int k, const char **name, 
 	*dtype = t->dtype;
 	*rank = t->rank;
 	*dims = t->dims;
-	*nbytes = t->value ? t->value->nbytes : 0;
-	return t->value ? t->value->data : NULL;
+	*nbytes = t->nbytes;
+	return t->data;
 }
 
 void graft_result_free(GraftResult *r)
@@ -924,7 +929,7 @@ void graft_result_free(GraftResult *r)
 	free(r->report);
 	for (int i = 0; i < r->ntensors; i++) {
 		free(r->tensors[i].name);
-		ev_unref(r->tensors[i].value);
+		free(r->tensors[i].data);
 	}
 	free(r->tensors);
 	free(r);

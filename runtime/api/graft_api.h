@@ -120,8 +120,12 @@ int graft_verify_files(const char *const *files, int nfiles, const VerifyOptions
  * A model is given as path, or as data/size (its bytes; path then names it
  * in messages and may be NULL).  Each call returns a GraftResult (never
  * NULL but when memory runs out) for graft_result_* to read and
- * graft_result_free to free.  Calls hold no global state but the
- * evaluator's memory limit: different threads may run different calls. */
+ * graft_result_free to free.  One call at a time: parts of the library
+ * keep process-wide state (the memory planner's sort order, tables built
+ * on first use, the outputs being written), so callers in several threads
+ * serialize their calls (the Python module holds a lock); reading and
+ * freeing results needs no lock.  The evaluator's memory limit is per
+ * thread (ev_set_memory_limit); unset, there is none. */
 typedef struct GraftResult GraftResult;
 
 typedef struct GraftOptions {
