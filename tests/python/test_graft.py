@@ -278,6 +278,28 @@ class TestVerify(unittest.TestCase):
             self.assertEqual(str(e.exception), "%s: cannot open: No such file or directory" % os.path.join(d, "none.rules"))
 
 
+class TestThreads(unittest.TestCase):
+    def test_threads(self):
+        """ctypes.CDLL releases the GIL; graft calls from several threads
+        take turns (a lock) and give what one thread gets."""
+        import ctypes
+        import threading
+        self.assertIs(type(graft._lib), ctypes.CDLL)
+        want = nodes(graft.optimize(squeeze_model()).model)
+        got = []
+
+        def work():
+            for _ in range(20):
+                got.append(nodes(graft.optimize(squeeze_model()).model))
+                got.append(graft.compare(unary_model("Relu"), unary_model("Relu"), runs=1).agree)
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual((len(got), got.count(want), got.count(True)), (160, 80, 80))
+
+
 class TestReadme(unittest.TestCase):
     """Every python block of python/README.md runs as written, from a folder
     that has the checkout's examples/ (what it writes stays there)."""
