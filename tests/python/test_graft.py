@@ -2,7 +2,8 @@
 libgraft.so, run by `make test` with Debian's /usr/bin/python3 (python3-onnx,
 python3-numpy).  Models are built in code with onnx.helper; GRAFT (the graft
 binary) is run for the messages the module must repeat word for word.  The
-corpus' BERT is tried when /work/shared/corpus (GRAFT_CORPUS) exists."""
+corpus' BERT is tried when the corpus (GRAFT_CORPUS, else ../shared/corpus
+beside the checkout, as the Makefile's) exists."""
 
 import os
 import subprocess
@@ -25,7 +26,7 @@ except ImportError as e:  # the only reason to skip: make deps installs python3-
 import graft
 
 GRAFT = os.environ.get("GRAFT", os.path.join(ROOT, "build", "graft"))
-CORPUS = os.environ.get("GRAFT_CORPUS", "/work/shared/corpus")
+CORPUS = os.environ.get("GRAFT_CORPUS", os.path.normpath(os.path.join(ROOT, "..", "shared", "corpus")))
 
 
 def model(nodes, inputs, outputs, initializers=(), opset=13):
@@ -207,6 +208,12 @@ class TestCompareConvertRun(unittest.TestCase):
         self.assertGreater(c.outputs["y"].max_abs, 0.1)
         self.assertEqual(c.outputs["y"].mismatches, 6)
         self.assertIn("models differ (1 run, exact)", c.log)
+        # symbolic dims: drawn per run (2 runs by default as graft compare), or pinned
+        dyn = model([helper.make_node("Relu", ["x"], ["y"], name="n")],
+                    [("x", TensorProto.FLOAT, ["N", 3])], [("y", TensorProto.FLOAT, ["N", 3])])
+        c = graft.compare(dyn, dyn, runs=2, dims={"N": 4})
+        self.assertTrue(c.agree)
+        self.assertIn("run 1: dims N=4\nrun 2: dims N=4\n", c.log)
         with self.assertRaises(graft.Error) as e:
             graft.compare(unary_model("Relu"), squeeze_model().SerializeToString()[:10])
         self.assertTrue(str(e.exception).startswith("B: "), str(e.exception))
