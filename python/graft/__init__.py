@@ -321,7 +321,8 @@ def run(model, inputs=None):
     """Run the model on graft's reference evaluator; returns {output name:
     numpy array}, in the graph's order.  inputs: {name: array} or a list in
     the order of the graph's inputs (numpy arrays of the model's element
-    types); inputs left out are generated as `graft run` does."""
+    types); inputs left out are generated as `graft run` does.  An output
+    numpy cannot hold (a sequence, strings, bfloat16) is None."""
     import numpy as np
     path, data, _ = _model_arg(model)
     if inputs is None:
