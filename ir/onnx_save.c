@@ -205,14 +205,20 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 			tp->has_raw_data = 1;
 			tp->raw_data.data = (uint8_t *)t->data;
 			tp->raw_data.len = t->nbytes;
+		} else if (t->external && !e->new_location) {
+			/* a save to memory (no data file is written): the reference
+			 * as loaded.  It once got the offset a new, aligned data file
+			 * would have given it, which no file held (fuzz-graph) */
+			if (same_name)
+				return (Onnx__TensorProto *)orig;
+			tp = arena_dup(e->a, orig, sizeof *tp);
 		} else if (t->external) {
 			/* A file save writes the bytes to the output's own data file
 			 * (never to a location taken from the input: that may be the
 			 * input's data file, or any name a crafted model chose), at
 			 * the next aligned offset (the old one if the input was laid
-			 * out as graft lays it).  A save to memory keeps the
-			 * reference as loaded. */
-			const char *loc = e->new_location ? e->new_location : t->ext_location;
+			 * out as graft lays it). */
+			const char *loc = e->new_location;
 			ExtFile *f = ext_file(e, loc);
 			int64_t off = ext_place(f, t->data, 0, t->nbytes);
 			if (off == t->ext_offset && same_name && strcmp(loc, t->ext_location) == 0)
