@@ -1121,7 +1121,8 @@ static void optimize_one(Gen *g, const uint8_t *buf, size_t len, IrModel *orig, 
 /* Shape inference against the kernels: every value of the main graph made a
  * graph output, the model inferred and run; a dim inference claims to know
  * must be the dim the kernel computed (a wrong one is a wrong fold waiting
- * to happen: the Shape of it).  Counted; with FUZZ_GRAPH_DIFF a trap. */
+ * to happen: the Shape of it).  Counted; a trap with FUZZ_GRAPH_DIMS=1 (or
+ * FUZZ_GRAPH_DIFF=1, which also traps on outputs that differ). */
 static void check_inferred_dims(Gen *g, const uint8_t *buf, size_t len, uint32_t seed)
 {
 	IrModel *m = load(g, buf, len, "fuzz.onnx");
@@ -1158,8 +1159,8 @@ static void check_inferred_dims(Gen *g, const uint8_t *buf, size_t len, uint32_t
 			stats.dims_wrong++;
 			if (verbose)
 				fprintf(verbose, "fuzz-graph: %s: inferred dims differ from the computed ones\n", v->name);
-			const char *e = getenv("FUZZ_GRAPH_DIFF");
-			if (e && *e && strcmp(e, "0") != 0) {
+			const char *e = getenv("FUZZ_GRAPH_DIMS"), *f = getenv("FUZZ_GRAPH_DIFF");
+			if ((e && *e && strcmp(e, "0") != 0) || (f && *f && strcmp(f, "0") != 0)) {
 				fprintf(stderr, "fuzz-graph: value '%s': inferred rank %d dims differ from the computed rank %d\n",
 				        v->name, v->shape.rank, x->rank);
 				__builtin_trap();
