@@ -54,7 +54,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
+.PHONY: all test test-html bench-html demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -210,8 +210,19 @@ $(call obj,tests/runner.c): $(GEN)/suites.h
 $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c tests/fuzz/graph_gen.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
-test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+test: $(BUILD)/graft-tests $(BUILD)/graft $(BUILD)/graft-html $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
+	@$(MAKE) --no-print-directory test-html
+
+# The HTML audit report in headless Chromium (skipped with a message when
+# chromium is absent); with the corpus, on its BERT too.
+HTML_TEST_MODELS := examples/tiny_cnn.onnx $(wildcard ../shared/corpus/torch/bert_h128_l2/raw/model.onnx)
+test-html: $(BUILD)/graft $(BUILD)/graft-html
+	/usr/bin/python3 tests/html/browser_test.py $(BUILD)/graft $(BUILD)/html-test $(HTML_TEST_MODELS)
+
+# Every corpus model's HTML report in headless Chromium, timed (BENCHMARKS.md).
+bench-html: $(BUILD)/graft $(BUILD)/graft-html
+	/usr/bin/python3 tests/bench/html_pages.py $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(BUILD)/bench-html $${BENCH_REPS:-5}
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx
@@ -226,9 +237,9 @@ demo: $(BUILD)/graft
 PREFIX ?= /usr/local
 INSTALL_HDRS := runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
-install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
+install: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft
-	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(BUILD)/graft-html $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
