@@ -1600,7 +1600,8 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
+	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0)) ||
+	    (html_out && !claim(html_out, 0))) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
