@@ -19,6 +19,7 @@
 #include "ir.h"
 #include "diag.h"
 #include "outfile.h"
+#include "infer.h"
 
 #include <graphviz/gvc.h>
 #include <jansson.h>
@@ -102,7 +103,7 @@ static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, con
 	json_t *seen = json_object();
 	int drawn = 0;
 	fprintf(f, "digraph n {\n graph [rankdir=TB, nodesep=0.25, ranksep=0.3, bgcolor=transparent];\n"
-	           " node [fontname=\"Helvetica\", fontsize=10];\n edge [arrowsize=0.6];\n");
+	           " node [fontname=\"Helvetica\", fontsize=12];\n edge [arrowsize=0.6];\n");
 	size_t i;
 	json_t *entry;
 	json_array_foreach(names, i, entry) {
@@ -134,7 +135,7 @@ static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, con
 					bool constant = strncmp(type, "const ", 6) == 0;
 					fprintf(f, " ");
 					dot_str(f, id);
-					fprintf(f, " [shape=ellipse, fontsize=8, %s label=",
+					fprintf(f, " [shape=ellipse, fontsize=10, %s label=",
 					        constant ? "style=dashed, color=gray50, fontcolor=gray35," : "");
 					snprintf(label, sizeof label, "%s\n%s", vn, type);
 					dot_str(f, label);
@@ -224,6 +225,11 @@ static json_t *whole_graph(const char *path, json_t *created, char **svg, char *
 		snprintf(why, whylen, "the optimized model %s cannot be read%s%s", path && *path ? path : "(none)",
 		         d.first[0] ? ": " : "", d.first);
 		return NULL;
+	}
+	InferState *inf = infer_new(m);  /* the saved model may not declare every value's type */
+	if (inf) {
+		infer_model(inf, &d);
+		infer_free(inf);
 	}
 	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
 	json_t *res = json_object(), *list = json_array(), *types = json_object();
@@ -387,7 +393,7 @@ static void op_table(FILE *out, json_t *audit)
 
 static void firing_rows(FILE *out, json_t *audit)
 {
-	fprintf(out, "<table id=\"firings\"><thead><tr><th>#</th><th>rule</th><th>level</th><th>source</th>"
+	fprintf(out, "<div id=\"firingsbox\"><table id=\"firings\"><thead><tr><th>#</th><th>rule</th><th>level</th><th>source</th>"
 	             "<th>matched</th><th>created</th></tr></thead><tbody>\n");
 	size_t i;
 	json_t *f;
@@ -416,7 +422,7 @@ static void firing_rows(FILE *out, json_t *audit)
 		}
 		fprintf(out, "</td><td>%zu</td></tr>\n", json_array_size(json_object_get(f, "created")));
 	}
-	fprintf(out, "</tbody></table>\n");
+	fprintf(out, "</tbody></table></div>\n");
 }
 
 static void why_section(FILE *out, json_t *audit)

@@ -75,7 +75,7 @@ $('firings').onclick = (e) => {
 };
 function openHash() {
   const row = /^#f\d+$/.test(location.hash) && document.querySelector(location.hash);
-  if (row) { toggle(row, true); row.scrollIntoView(); }
+  if (row) { toggle(row, true); row.scrollIntoView({ block: 'center' }); }
 }
 window.addEventListener('hashchange', openHash);
 

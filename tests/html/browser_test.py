@@ -54,6 +54,7 @@ class Dom(html.parser.HTMLParser):
         self.detail_titles = []  # <title>s inside the opened firing's details
         self.why_rows = 0
         self.scripted = None    # the page's clock at the end of its script
+        self.info = ""          # the graph's node panel's text
         self.stack = []         # open elements: (tag, attrs)
         self.cur_row = None
         self.in_title = False
@@ -87,6 +88,8 @@ class Dom(html.parser.HTMLParser):
             self.in_title = False
 
     def handle_data(self, data):
+        if any(t == "aside" and x.get("id") == "info" for t, x in self.stack):
+            self.info += data
         if self.cur_row and self.cells.get(self.cur_row):
             self.cells[self.cur_row][-1] += data
         if self.in_title:
@@ -141,6 +144,20 @@ def check(graft, outdir, model, failures):
         failures.append("%s: the optimized graph's SVG has %d nodes, the model %d" % (model, len(dom.graph_nodes), after))
     if "why" in audit and dom.why_rows != len(audit["why"]["nodes"]):
         failures.append("%s: %d --why answers on the page, the audit has %d" % (model, dom.why_rows, len(audit["why"]["nodes"])))
+    # a click on a created node of the graph shows where it came from
+    clicked = base + ".click.html"
+    with open(clicked, "w") as f:
+        f.write(text.replace("</body></html>", "<script>const k = graph.nodes.findIndex((n) => createdBy[n.name] !== undefined);"
+                             "if (k >= 0) $('g' + k).dispatchEvent(new MouseEvent('click', { bubbles: true }));"
+                             "</script></body></html>"))
+    r = chromium(["--dump-dom"], "file://" + os.path.abspath(clicked))
+    click = Dom()
+    click.feed(r.stdout)
+    start = text.index('<script type="application/json" id="graphdata">')
+    graph = json.loads(text[text.index(">", start) + 1:text.index("</script>", start)])
+    created = {c["node"] for f in firings for c in f["created"]}
+    if any(n["name"] in created for n in graph["nodes"]) and not ("Created by" in click.info and "stands for" in click.info):
+        failures.append("%s: a click on a created node does not show its provenance: %r" % (model, click.info[:200]))
     again = base + ".explain.html"
     r = subprocess.run([graft, "explain", report, "--html", again], capture_output=True, text=True)
     if r.returncode != 0 or open(again).read() != text:
