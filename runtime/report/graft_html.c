@@ -29,7 +29,9 @@
 
 #define DRAW_PER_RULE 20
 #define DRAW_MAX 600
-#define GRAPH_MAX_NODES 5000   /* the whole graph is drawn up to this many nodes */
+#define GRAPH_MAX_NODES 5000
+#define ROWS_AT_ONCE 500       /* firings listed as the page loads; the rest right after */
+#define ROWS_PER_CHUNK 1000   /* the whole graph is drawn up to this many nodes */
 
 static GVC_t *gvc;
 
@@ -391,38 +393,54 @@ static void op_table(FILE *out, json_t *audit)
 	json_decref(ops);
 }
 
+static void firing_row(FILE *out, size_t i, json_t *f)
+{
+	fprintf(out, "<tr class=\"firing\" id=\"f%zu\" data-rule=\"", i);
+	html(out, str(f, "rule"));
+	fprintf(out, "\" data-level=\"");
+	html(out, str(f, "level"));
+	fprintf(out, "\"><td>%zu</td><td>", i);
+	html(out, str(f, "rule"));
+	fprintf(out, "</td><td>");
+	html(out, str(f, "level"));
+	fprintf(out, "</td><td>");
+	html(out, str(f, "source"));
+	fprintf(out, "</td><td>");
+	json_t *matched = json_object_get(f, "matched");
+	size_t k;
+	json_t *name;
+	json_array_foreach(matched, k, name) {
+		if (k == 3) {
+			fprintf(out, " +%zu", json_array_size(matched) - 3);
+			break;
+		}
+		fprintf(out, "%s", k ? ", " : "");
+		html(out, json_string_value(name));
+	}
+	fprintf(out, "</td><td>%zu</td></tr>\n", json_array_size(json_object_get(f, "created")));
+}
+
+/* The first ROWS_AT_ONCE firings are rows of the table; the others are the
+ * same rows as text in <script type="text/plain" class="rows"> blocks of
+ * ROWS_PER_CHUNK, which the page adds once it is usable (parsing thousands
+ * of rows was most of the time the largest corpus model's page took).
+ * Names are escaped (html()), so no row text can end the block early. */
 static void firing_rows(FILE *out, json_t *audit)
 {
 	fprintf(out, "<div id=\"firingsbox\"><table id=\"firings\"><thead><tr><th>#</th><th>rule</th><th>level</th><th>source</th>"
 	             "<th>matched</th><th>created</th></tr></thead><tbody>\n");
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(audit, "firings"), i, f) {
-		fprintf(out, "<tr class=\"firing\" id=\"f%zu\" data-rule=\"", i);
-		html(out, str(f, "rule"));
-		fprintf(out, "\" data-level=\"");
-		html(out, str(f, "level"));
-		fprintf(out, "\"><td>%zu</td><td>", i);
-		html(out, str(f, "rule"));
-		fprintf(out, "</td><td>");
-		html(out, str(f, "level"));
-		fprintf(out, "</td><td>");
-		html(out, str(f, "source"));
-		fprintf(out, "</td><td>");
-		json_t *matched = json_object_get(f, "matched");
-		size_t k;
-		json_t *name;
-		json_array_foreach(matched, k, name) {
-			if (k == 3) {
-				fprintf(out, " +%zu", json_array_size(matched) - 3);
-				break;
-			}
-			fprintf(out, "%s", k ? ", " : "");
-			html(out, json_string_value(name));
-		}
-		fprintf(out, "</td><td>%zu</td></tr>\n", json_array_size(json_object_get(f, "created")));
-	}
+	json_t *firings = json_object_get(audit, "firings");
+	size_t n = json_array_size(firings);
+	for (size_t i = 0; i < n && i < ROWS_AT_ONCE; i++)
+		firing_row(out, i, json_array_get(firings, i));
 	fprintf(out, "</tbody></table></div>\n");
+	for (size_t i = ROWS_AT_ONCE; i < n; i++) {
+		if ((i - ROWS_AT_ONCE) % ROWS_PER_CHUNK == 0)
+			fprintf(out, "%s<script type=\"text/plain\" class=\"rows\">", i > ROWS_AT_ONCE ? "</script>\n" : "");
+		firing_row(out, i, json_array_get(firings, i));
+	}
+	if (n > ROWS_AT_ONCE)
+		fprintf(out, "</script>\n");
 }
 
 static void why_section(FILE *out, json_t *audit)

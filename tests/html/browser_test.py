@@ -3,7 +3,8 @@
 
 usage: browser_test.py GRAFT OUTDIR [MODEL...]
 
-For each model (default: examples/tiny_cnn.onnx), `graft optimize --report
+For each model (default: examples/tiny_cnn.onnx; and always a chain of 1200
+Identity nodes, for a page that lists its firings in chunks), `graft optimize --report
 --html --why conv_bn` writes the audit and its page; headless Chromium
 (Debian's chromium) loads the page from a file:// URL with the network off
 (--dump-dom after the page's scripts ran) and the test checks in the DOM that
@@ -39,8 +40,16 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 def chromium_real(page):
     """Chromium on a page in real time (no virtual time budget): --dump-dom
-    once the page has loaded."""
+    once the page has loaded (before any timer runs)."""
     return chromium(["--dump-dom"], "file://" + os.path.abspath(page), budget=False)
+
+
+def all_rows_at_once(page, copy):
+    """A copy of page that lists every firing before its load event: the
+    chunks the page adds on timers, added at once (what that costs, in real
+    time, is then data-complete)."""
+    with open(page) as f, open(copy, "w") as g:
+        g.write(f.read().replace("</body></html>", "<script>while (chunks.length) addRows();</script></body></html>"))
 
 
 class Dom(html.parser.HTMLParser):
@@ -54,6 +63,7 @@ class Dom(html.parser.HTMLParser):
         self.detail_titles = []  # <title>s inside the opened firing's details
         self.why_rows = 0
         self.scripted = None    # the page's clock at the end of its script
+        self.complete = None    # ... once every firing is listed
         self.info = ""          # the graph's node panel's text
         self.stack = []         # open elements: (tag, attrs)
         self.cur_row = None
@@ -63,6 +73,8 @@ class Dom(html.parser.HTMLParser):
         a = dict(attrs)
         if tag == "body" and "data-scripted" in a:
             self.scripted = int(a["data-scripted"])
+        if tag == "body" and "data-complete" in a:
+            self.complete = int(a["data-complete"])
         if tag == "tr" and "firing" in a.get("class", "").split():
             self.rows[a["id"]] = a
             self.cur_row = a["id"]
@@ -121,8 +133,9 @@ def check(graft, outdir, model, failures):
         return
     dom = Dom()
     dom.feed(r.stdout)
-    if dom.scripted is None:
-        failures.append("%s: the page's script did not finish (no data-scripted)" % model)
+    if dom.scripted is None or dom.complete is None:
+        failures.append("%s: the page's script did not finish (data-scripted %s, data-complete %s)" %
+                        (model, dom.scripted, dom.complete))
     firings = audit["firings"]
     if len(dom.rows) != len(firings):
         failures.append("%s: %d firings listed, the audit has %d" % (model, len(dom.rows), len(firings)))
@@ -166,6 +179,21 @@ def check(graft, outdir, model, failures):
           (model, len(dom.rows), len(dom.graph_nodes), opened))
 
 
+def identity_chain(outdir, n):
+    """A model of n Identity nodes in a row: n firings, more than the page
+    lists as it loads (the rest come in chunks)."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Identity", ["x" if i == 0 else "v%d" % i], ["y" if i == n - 1 else "v%d" % (i + 1)],
+                              name="id%d" % i) for i in range(n)]
+    nodes.append(helper.make_node("Relu", ["y"], ["z"], name="relu"))
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])])
+    path = os.path.join(outdir, "identity_chain.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -174,7 +202,7 @@ def main():
         return
     graft, outdir = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
-    models = sys.argv[3:] or ["examples/tiny_cnn.onnx"]
+    models = (sys.argv[3:] or ["examples/tiny_cnn.onnx"]) + [identity_chain(outdir, 1200)]
     failures = []
     for m in models:
         check(graft, outdir, m, failures)
