@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,11 @@ extern char **environ;
 
 bool html_render(const char *report_json, const char *html, Diag *d)
 {
+	struct stat a, b;
+	if (stat(report_json, &a) == 0 && stat(html, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		diag_error(d, html, "refusing to write: it is the audit the page is made from");
+		return false;
+	}
 	char prog[4096] = "graft-html";
 	const char *env = getenv("GRAFT_HTML");
 	ssize_t n = readlink("/proc/self/exe", prog, sizeof prog - 16);
