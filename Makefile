@@ -242,6 +242,8 @@ install: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graftc $(BUILD)/libgraft.a 
 	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(BUILD)/graft-html $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
+	for d in $(RULE_SETS); do install -d $(DESTDIR)$(PREFIX)/share/graft/rules/$$d && \
+	  install -m 644 rules/$$d/*.rules $(DESTDIR)$(PREFIX)/share/graft/rules/$$d/; done
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
 
 EXAMPLE_PREFIX := $(abspath $(BUILD))/prefix

@@ -204,8 +204,9 @@ static json_t *names_json(char **names, int n)
 
 /* A rule's source text: its file from the line of `rule` to the line that
  * ends it with ';'.  The file is looked for as named (relative to the
- * working directory) and then next to the graft binary's directory (a
- * checkout's build/graft finds rules/ in ..).  NULL if not found. */
+ * working directory), then from the graft binary's folder: in .. (a
+ * checkout's build/graft finds rules/ there) and in ../share/graft (make
+ * install puts rules/ there).  NULL if not found. */
 static json_t *rule_text(const RwRule *rule)
 {
 	if (!rule->file || rule->line < 1)
@@ -220,9 +221,12 @@ static json_t *rule_text(const RwRule *rule)
 			if (slash)
 				*slash = 0;
 		}
-		char path[8192];
-		snprintf(path, sizeof path, "%s/%s", exe, rule->file);
-		f = fopen(path, "r");
+		static const char *const under[] = {"", "/share/graft"};
+		for (int i = 0; i < 2 && !f; i++) {
+			char path[8192];
+			snprintf(path, sizeof path, "%s%s/%s", exe, under[i], rule->file);
+			f = fopen(path, "r");
+		}
 	}
 	if (!f)
 		return NULL;
@@ -233,7 +237,8 @@ static json_t *rule_text(const RwRule *rule)
 		if (no < rule->line)
 			continue;
 		fputs(line, out);
-		size_t k = strcspn(line, "\n");
+		char *comment = strstr(line, "//");  /* "=> x;  // a note" ends it too */
+		size_t k = comment ? (size_t)(comment - line) : strcspn(line, "\n");
 		while (k > 0 && (line[k - 1] == ' ' || line[k - 1] == '\t' || line[k - 1] == '\r'))
 			k--;
 		if ((k > 0 && line[k - 1] == ';') || no >= rule->line + 60)
