@@ -59,6 +59,7 @@ typedef struct Emit {
 	size_t threshold;
 	bool threshold_given;   /* external tensors of the input under it go inline too */
 	const char *new_location;
+	bool inline_external;   /* the input's external tensors go inline (ir_save_bytes_inline) */
 	ExtFile *files;
 	size_t nfiles;
 } Emit;
@@ -193,8 +194,9 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	Onnx__TensorProto *tp;
 	if (orig && !t->dirty) {
 		bool same_name = !name || strcmp(str(orig->name), name) == 0;
-		if (t->external && e->threshold_given && t->nbytes < e->threshold && e->new_location) {
-			/* under the threshold asked for: inline */
+		if (t->external && ((e->threshold_given && t->nbytes < e->threshold && e->new_location) ||
+		                    e->inline_external)) {
+			/* under the threshold asked for, or a whole model in memory: inline */
 			tp = arena_dup(e->a, orig, sizeof *tp);
 			tp->has_data_location = 0;
 			tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
@@ -560,12 +562,17 @@ Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d)
 	return mp;
 }
 
-bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+static bool save_bytes(IrModel *m, bool inline_external, uint8_t **out, size_t *len, Diag *d)
 {
 	Arena *a = arena_new();
-	Emit e = {.m = m, .a = a, .d = d};
+	Emit e = {.m = m, .a = a, .d = d, .inline_external = inline_external};
 	Onnx__ModelProto *mp = emit_model(&e);
 	bool ok = false;
+	if (mp && inline_external && (*len = onnx__model_proto__get_packed_size(mp)) > (size_t)IR_MAX_MODEL_FILE) {
+		diag_error(d, m->path, "the model is over 2 GB (%zu bytes) with its tensors inline: save it to a file, "
+		           "with external data", *len);
+		mp = NULL;
+	}
 	if (mp) {
 		*len = onnx__model_proto__get_packed_size(mp);
 		*out = malloc(*len ? *len : 1);
@@ -581,6 +588,16 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 	free(e.files);
 	arena_free(a);
 	return ok;
+}
+
+bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+{
+	return save_bytes(m, false, out, len, d);
+}
+
+bool ir_save_bytes_inline(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+{
+	return save_bytes(m, true, out, len, d);
 }
 
 /* ---- writing files ----------------------------------------------------- */

@@ -169,6 +169,19 @@ static bool sha256_file(const char *path, char hex[65])
 	return true;
 }
 
+/* The same for bytes in memory. */
+static bool sha256_hex(const void *data, size_t len, char hex[65])
+{
+	Sha256 ctx;
+	sha256_init(&ctx);
+	sha256_update(&ctx, data, len);
+	unsigned char md[32];
+	sha256_final(&ctx, md);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	return true;
+}
+
 /* FNV-1a over every rule's name, level, file:line and metadata: a rule-set
  * identity that changes when the rules change. */
 static unsigned long long ruleset_hash(const RwRuleSet *const *sets, int nsets)
@@ -292,8 +305,10 @@ static const char *stop_name(RwStop s)
 	}
 }
 
-bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
-                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d)
+/* The report's JSON; input_data: the input's bytes when it came from memory. */
+static json_t *report_json(const char *input, const void *input_data, size_t input_size, const char *output,
+                           const AuditHist *before, const AuditHist *after, const RwRuleSet *const *sets, int nsets,
+                           const RwResult *r)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "schema", json_string("graft-audit/" AUDIT_SCHEMA));
@@ -301,7 +316,7 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 	char hex[65] = "";
 	json_t *in = json_object();
 	json_object_set_new(in, "path", json_string(input));
-	if (sha256_file(input, hex))
+	if (input_data ? sha256_hex(input_data, input_size, hex) : sha256_file(input, hex))
 		json_object_set_new(in, "sha256", json_string(hex));
 	json_object_set_new(root, "input", in);
 	json_object_set_new(root, "output", output ? json_string(output) : json_null());
@@ -381,6 +396,23 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 		json_object_set_new(w, "nodes", nodes);
 		json_object_set_new(root, "why", w);
 	}
+	return root;
+}
+
+char *audit_report_text(const char *input, const void *input_data, size_t input_size, const char *output,
+                        const AuditHist *before, const AuditHist *after, const RwRuleSet *const *sets, int nsets,
+                        const RwResult *r)
+{
+	json_t *root = report_json(input, input_data, input_size, output, before, after, sets, nsets, r);
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return text;
+}
+
+bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
+                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d)
+{
+	json_t *root = report_json(input, NULL, 0, output, before, after, sets, nsets, r);
 	/* through outfile.c, like every other output */
 	OutFile out;
 	bool ok = out_open(&out, path, d);
