@@ -157,12 +157,15 @@ def check(graft, outdir, model, failures):
         failures.append("%s: the optimized graph's SVG has %d nodes, the model %d" % (model, len(dom.graph_nodes), after))
     if "why" in audit and dom.why_rows != len(audit["why"]["nodes"]):
         failures.append("%s: %d --why answers on the page, the audit has %d" % (model, dom.why_rows, len(audit["why"]["nodes"])))
-    # a click on a created node of the graph shows where it came from
+    # a click on a created node of the graph shows where it came from; the
+    # rule filter set to the opened firing's rule shows its firings alone
     clicked = base + ".click.html"
+    rule = firings[opened]["rule"] if firings else ""
     with open(clicked, "w") as f:
         f.write(text.replace("</body></html>", "<script>const k = graph.nodes.findIndex((n) => createdBy[n.name] !== undefined);"
                              "if (k >= 0) $('g' + k).dispatchEvent(new MouseEvent('click', { bubbles: true }));"
-                             "</script></body></html>"))
+                             "$('rule').value = %s; $('rule').dispatchEvent(new Event('change'));"
+                             "</script></body></html>" % json.dumps(rule)))
     r = chromium(["--dump-dom"], "file://" + os.path.abspath(clicked))
     click = Dom()
     click.feed(r.stdout)
@@ -171,12 +174,16 @@ def check(graft, outdir, model, failures):
     created = {c["node"] for f in firings for c in f["created"]}
     if any(n["name"] in created for n in graph["nodes"]) and not ("Created by" in click.info and "stands for" in click.info):
         failures.append("%s: a click on a created node does not show its provenance: %r" % (model, click.info[:200]))
+    shown = [i for i, a in click.rows.items() if "hidden" not in a]
+    if firings and len(shown) != sum(f["rule"] == rule for f in firings):
+        failures.append("%s: the filter on rule %s shows %d firings, the audit has %d" %
+                        (model, rule, len(shown), sum(f["rule"] == rule for f in firings)))
     again = base + ".explain.html"
     r = subprocess.run([graft, "explain", report, "--html", again], capture_output=True, text=True)
     if r.returncode != 0 or open(again).read() != text:
         failures.append("%s: graft explain --html does not write the same page: %s" % (model, r.stderr[-300:]))
-    print("html: %s: %d firings listed, %d graph nodes drawn, firing %d drawn" %
-          (model, len(dom.rows), len(dom.graph_nodes), opened))
+    print("html: %s: %d firings listed, %d graph nodes drawn, firing %d drawn, %d shown by the filter on %s" %
+          (model, len(dom.rows), len(dom.graph_nodes), opened, len(shown), rule))
 
 
 def identity_chain(outdir, n):
