@@ -27,16 +27,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAW_PER_RULE 20
-#define DRAW_MAX 600
-#define GRAPH_MAX_NODES 5000
-#define ROWS_AT_ONCE 500       /* firings listed as the page loads; the rest right after */
-#define ROWS_PER_CHUNK 1000   /* the whole graph is drawn up to this many nodes */
+#define DRAW_PER_RULE 20       /* neighbourhoods drawn per rule or pass ... */
+#define DRAW_MAX 600           /* ... and in all */
+#define GRAPH_MAX_NODES 5000   /* the whole graph is drawn up to this many nodes */
+#define ROWS_AT_ONCE 500       /* firings listed as the page loads ... */
+#define ROWS_PER_CHUNK 1000    /* ... the rest added this many at a time, right after */
 
 static GVC_t *gvc;
 
 /* ---- text escaping ------------------------------------------------------------ */
 
+/* Text for HTML content or an attribute value. */
 static void html(FILE *out, const char *s)
 {
 	for (; s && *s; s++)
@@ -49,6 +50,7 @@ static void html(FILE *out, const char *s)
 		}
 }
 
+/* A DOT string, quoted. */
 static void dot_str(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -357,11 +359,19 @@ static json_t *whole_graph(const char *path, json_t *created, char **svg, char *
 
 extern const char graft_html_css[], graft_html_js[];
 
-/* A JSON value inside <script type="application/json">: "</" escaped. */
+/* A JSON value inside <script type="application/json">, every '<' written
+ * \u003c (it occurs only inside JSON strings): no name in the audit can end
+ * the script element or open an HTML comment inside it. */
 static void script_json(FILE *out, const char *id, json_t *v)
 {
 	fprintf(out, "<script type=\"application/json\" id=\"%s\">", id);
-	json_dumpf(v, out, JSON_COMPACT | JSON_ESCAPE_SLASH);
+	char *text = json_dumps(v, JSON_COMPACT);
+	for (const char *c = text; c && *c; c++)
+		if (*c == '<')
+			fputs("\\u003c", out);
+		else
+			fputc(*c, out);
+	free(text);
 	fprintf(out, "</script>\n");
 }
 

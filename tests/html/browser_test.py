@@ -146,6 +146,10 @@ def check(graft, outdir, model, failures):
                 or cells[1:4] != [f["rule"], f["level"], f.get("source", "")]:
             failures.append("%s: firing %d (%s) is not listed as in the audit: %r" % (model, i, f["rule"], cells[:4]))
             break
+    for i, f in enumerate(firings):
+        if dom.cells.get("f%d" % i, [""] * 5)[4].split(", ")[0] != (f["matched"] or [""])[0]:
+            failures.append("%s: firing %d's matched nodes are not shown as in the audit" % (model, i))
+            break
     if firings:
         f = firings[opened]
         want = set(f["matched"]) | {c["node"] for c in f["created"]}
@@ -188,11 +192,13 @@ def check(graft, outdir, model, failures):
 
 def identity_chain(outdir, n):
     """A model of n Identity nodes in a row: n firings, more than the page
-    lists as it loads (the rest come in chunks)."""
+    lists as it loads (the rest come in chunks); the first one's name is
+    markup, which the page must show as text."""
     import onnx
     from onnx import TensorProto, helper
     nodes = [helper.make_node("Identity", ["x" if i == 0 else "v%d" % i], ["y" if i == n - 1 else "v%d" % (i + 1)],
                               name="id%d" % i) for i in range(n)]
+    nodes[0].name = 'id0 </script><!--<script> "&'  # names are data, never markup
     nodes.append(helper.make_node("Relu", ["y"], ["z"], name="relu"))
     g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                           [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])])
