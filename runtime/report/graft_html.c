@@ -96,16 +96,81 @@ static char *layout_svg(const char *dot)
 
 /* ---- one firing's neighbourhood --------------------------------------------- */
 
+/* One hop around a drawing, from a model (the input for "before", the
+ * optimized model for "after"): each value's producer and consumers. */
+typedef struct Context {
+	json_t *producer;   /* value -> node name */
+	json_t *consumers;  /* value -> [node name] */
+	json_t *ops;        /* node name -> op */
+} Context;
+
+static void context_of(IrModel *m, Context *c)
+{
+	c->producer = json_object();
+	c->consumers = json_object();
+	c->ops = json_object();
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	for (NodeId n = g->first; n; n = ir_node(m, n)->next) {
+		IrNode *x = ir_node(m, n);
+		char buf[300];
+		const char *name = ir_node_label(m, n, buf, sizeof buf);
+		json_object_set_new(c->ops, name, json_string(x->op_type));
+		for (uint32_t s = 0; s < x->noutputs; s++)
+			if (x->outputs[s])
+				json_object_set_new(c->producer, ir_value(m, x->outputs[s])->name, json_string(name));
+		for (uint32_t s = 0; s < x->ninputs; s++) {
+			if (!x->inputs[s])
+				continue;
+			const char *v = ir_value(m, x->inputs[s])->name;
+			if (!json_object_get(c->consumers, v))
+				json_object_set_new(c->consumers, v, json_array());
+			json_array_append_new(json_object_get(c->consumers, v), json_string(name));
+		}
+	}
+}
+
+static void context_free(Context *c)
+{
+	json_decref(c->producer);
+	json_decref(c->consumers);
+	json_decref(c->ops);
+}
+
+/* A grey context node (once) and its edge to or from value id. */
+static void context_node(FILE *f, const Context *ctx, json_t *drawn, const char *name, const char *value_id,
+                         bool into_value)
+{
+	if (json_object_get(drawn, name))
+		return;  /* a node of the drawing itself */
+	char id[600], label[600];
+	snprintf(id, sizeof id, "c:%s", name);
+	if (!json_object_get(drawn, id)) {
+		json_object_set_new(drawn, id, json_true());
+		fprintf(f, " ");
+		dot_str(f, id);
+		fprintf(f, " [shape=box, style=\"rounded,dashed\", color=gray60, fontcolor=gray40, fontsize=10, label=");
+		snprintf(label, sizeof label, "%s\n%s", str(ctx->ops, name), name);
+		dot_str(f, label);
+		fprintf(f, "];\n");
+	}
+	fprintf(f, " ");
+	dot_str(f, into_value ? id : value_id);
+	fprintf(f, " -> ");
+	dot_str(f, into_value ? value_id : id);
+	fprintf(f, " [style=dashed, color=gray60];\n");
+}
+
 /* The DOT of nodes (an array of names, or of {"node": name} objects): each
  * node a box "Op / name", each of its values an ellipse "name / type";
  * NULL if none of the nodes is known. */
-static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, const char *fill)
+static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, const char *fill, const Context *ctx)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	json_t *seen = json_object();
-	int drawn = 0;
+	json_t *seen = json_object();   /* value -> true once drawn */
+	json_t *made = json_object();   /* values the drawn nodes produce */
+	json_t *drawn = json_object();  /* the drawn nodes (and context nodes, "c:name") */
 	fprintf(f, "digraph n {\n graph [rankdir=TB, nodesep=0.25, ranksep=0.3, bgcolor=transparent];\n"
 	           " node [fontname=\"Helvetica\", fontsize=12];\n edge [arrowsize=0.6];\n");
 	size_t i;
@@ -115,7 +180,7 @@ static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, con
 		json_t *node = json_object_get(nodes, name);
 		if (!node)
 			continue;
-		drawn++;
+		json_object_set_new(drawn, name, json_true());
 		fprintf(f, " ");
 		dot_str(f, name);
 		fprintf(f, " [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", label=", fill);
@@ -133,6 +198,8 @@ static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, con
 					continue;
 				char id[600];
 				snprintf(id, sizeof id, "v:%s", vn);
+				if (side)
+					json_object_set_new(made, vn, json_true());
 				if (!json_object_get(seen, vn)) {
 					json_object_set_new(seen, vn, json_true());
 					const char *type = str(values, vn);
@@ -153,19 +220,41 @@ static char *neighbourhood_dot(json_t *names, json_t *nodes, json_t *values, con
 			}
 		}
 	}
+	/* one hop of context, greyed: the producer of each value read from
+	 * outside, and up to 3 consumers of each value made (not constants) */
+	size_t ndrawn = json_object_size(drawn);
+	const char *vn;
+	json_t *unused;
+	json_object_foreach(seen, vn, unused) {
+		if (!ctx || strncmp(str(values, vn), "const ", 6) == 0)
+			continue;
+		char id[600];
+		snprintf(id, sizeof id, "v:%s", vn);
+		if (!json_object_get(made, vn)) {
+			const char *p = json_string_value(json_object_get(ctx->producer, vn));
+			if (p)
+				context_node(f, ctx, drawn, p, id, true);
+			continue;
+		}
+		json_t *users = json_object_get(ctx->consumers, vn);
+		for (size_t k = 0; k < json_array_size(users) && k < 3; k++)
+			context_node(f, ctx, drawn, json_string_value(json_array_get(users, k)), id, false);
+	}
 	fprintf(f, "}\n");
 	fclose(f);
 	json_decref(seen);
-	if (!drawn) {
+	json_decref(made);
+	json_decref(drawn);
+	if (!ndrawn) {
 		free(text);
 		return NULL;
 	}
 	return text;
 }
 
-static json_t *draw(json_t *names, json_t *nodes, json_t *values, const char *fill)
+static json_t *draw(json_t *names, json_t *nodes, json_t *values, const char *fill, const Context *ctx)
 {
-	char *dot = neighbourhood_dot(names, nodes, values, fill);
+	char *dot = neighbourhood_dot(names, nodes, values, fill, ctx);
 	char *svg = dot ? layout_svg(dot) : NULL;
 	free(dot);
 	json_t *s = svg ? json_string(svg) : json_null();
@@ -174,7 +263,7 @@ static json_t *draw(json_t *names, json_t *nodes, json_t *values, const char *fi
 }
 
 /* {"i": [before, after]} for the firings drawn (see DRAW_PER_RULE). */
-static json_t *neighbourhoods(json_t *audit)
+static json_t *neighbourhoods(json_t *audit, const Context *before, const Context *after)
 {
 	json_t *out = json_object(), *per_rule = json_object();
 	json_t *nodes = json_object_get(audit, "nodes"), *values = json_object_get(audit, "values");
@@ -189,8 +278,8 @@ static json_t *neighbourhoods(json_t *audit)
 		json_object_set_new(per_rule, rule, json_integer(n + 1));
 		total++;
 		json_t *pair = json_array();
-		json_array_append_new(pair, draw(json_object_get(f, "matched"), nodes, values, "#f6d5d5"));
-		json_array_append_new(pair, draw(json_object_get(f, "created"), nodes, values, "#cfeccf"));
+		json_array_append_new(pair, draw(json_object_get(f, "matched"), nodes, values, "#f6d5d5", before));
+		json_array_append_new(pair, draw(json_object_get(f, "created"), nodes, values, "#cfeccf", after));
 		char key[32];
 		snprintf(key, sizeof key, "%zu", i);
 		json_object_set_new(out, key, pair);
@@ -219,7 +308,7 @@ static void type_text(const IrValue *v, FILE *f)
 /* The optimized model's main graph: sets *svg (drawn by dot: node k has the
  * id "g<k>") and returns {"nodes": [{name, op, inputs, outputs}], "types":
  * {value: type}}, or NULL (with *why) if the model cannot be read. */
-static json_t *whole_graph(const char *path, json_t *created, char **svg, char *why, size_t whylen)
+static json_t *whole_graph(const char *path, json_t *created, char **svg, char *why, size_t whylen, Context *ctx)
 {
 	*svg = NULL;
 	Diag d;
@@ -351,8 +440,23 @@ static json_t *whole_graph(const char *path, json_t *created, char **svg, char *
 	free(dot);
 	json_object_set_new(res, "nodes", list);
 	json_object_set_new(res, "types", types);
+	context_of(m, ctx);
 	ir_model_free(m);
 	return res;
+}
+
+/* The context of the "before" drawings: the input model, if it can be read
+ * (false if not: the drawings are made without). */
+static bool input_context(const char *path, Context *ctx)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	IrModel *m = path && *path ? ir_load_file(path, NULL, &d) : NULL;
+	if (!m)
+		return false;
+	context_of(m, ctx);
+	ir_model_free(m);
+	return true;
 }
 
 /* ---- the page ------------------------------------------------------------------ */
@@ -508,8 +612,15 @@ static bool write_page(FILE *out, json_t *audit)
 			json_object_set_new(created, str(c, "node"), json_integer((json_int_t)i));
 	}
 	char *svg = NULL, why[1200] = "";
-	json_t *graph = whole_graph(json_string_value(json_object_get(audit, "output")), created, &svg, why, sizeof why);
-	json_t *drawings = neighbourhoods(audit);
+	Context in, out_ctx;
+	json_t *graph = whole_graph(json_string_value(json_object_get(audit, "output")), created, &svg, why, sizeof why,
+	                            &out_ctx);
+	bool have_in = input_context(str(json_object_get(audit, "input"), "path"), &in);
+	json_t *drawings = neighbourhoods(audit, have_in ? &in : NULL, graph ? &out_ctx : NULL);
+	if (have_in)
+		context_free(&in);
+	if (graph)
+		context_free(&out_ctx);
 
 	const char *input = str(json_object_get(audit, "input"), "path");
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>graft audit: ");
