@@ -677,6 +677,14 @@ static bool write_page(FILE *out, json_t *audit)
 	return !ferror(out);
 }
 
+/* Under AddressSanitizer (make sanitize): no leak report at exit, where
+ * Graphviz, pango and fontconfig keep what they allocated for good. */
+__attribute__((used)) const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
