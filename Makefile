@@ -238,6 +238,8 @@ test: $(BUILD)/graft-tests $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/libgraft.
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
 	$(if $(SANITIZED),LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0) GRAFT=$(abspath $(BUILD)/graft) \
 	  GRAFT_LIB=$(abspath $(BUILD)/libgraft.so) $(PYTHON) tests/python/test_graft.py
+	$(if $(SANITIZED),LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0) GRAFT_BUILD=$(abspath $(BUILD)) \
+	  GRAFT_LIB=$(abspath $(BUILD)/libgraft.so) $(PYTHON) tests/readme_test.py
 	@$(MAKE) --no-print-directory test-html
 
 # The HTML audit report in headless Chromium (skipped with a message when
