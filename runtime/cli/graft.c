@@ -22,6 +22,7 @@
 #include "ast.h"
 #include "graft_api.h"
 #include "audit.h"
+#include "html_report.h"
 #include "convert.h"
 #include "fold.h"
 #include "rewrite.h"
@@ -1038,6 +1039,7 @@ static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const Rw
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
                          const char *report, const char *dot, bool list, int target_opset,
                          const RwRuleSet *const *rule_sets, int nrule_sets);
+static const char *html_out;  /* --html FILE.html */
 
 static int cmd_optimize(int argc, char **argv)
 {
@@ -1065,6 +1067,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-library", no_argument, NULL, 'N'},
 		{"target-opset", required_argument, NULL, 'T'},
 		{"layout", required_argument, NULL, 'A'},
+		{"html", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1086,6 +1089,7 @@ static int cmd_optimize(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'r': report = optarg; break;
 		case 'D': dot = optarg; break;
+		case 'H': html_out = optarg; break;
 		case 'V': ro.allow_vendor_ops = true; break;
 		case 't': ro.trace = true; break;
 		case 'L': list = true; break;
@@ -1175,6 +1179,7 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --trace               print each firing as it happens\n"
 			       "  --report FILE.json    the audit: every firing, its nodes and their provenance\n"
 			       "  --dot FILE            the optimized graph for Graphviz, rewritten nodes highlighted\n"
+			       "  --html FILE.html      the audit as one page that opens offline in a browser\n"
 			       "  --list-rules          list the rules and exit\n"
 			       "  --why RULE            at each node left with RULE's root op, the first\n"
 			       "                        condition of RULE that fails there (on stdout)\n"
@@ -1236,7 +1241,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	RwOptions ro = *o;
 	/* which nodes each firing touched is for the report, the graph and the
 	 * trace; the summary only counts */
-	ro.counts_only = !report && !dot && !ro.trace;
+	ro.counts_only = !report && !dot && !ro.trace && !html_out;
 	if (list) {
 		printf("%-32s %-9s %s\n", "rule", "level", "source");
 		for (int s = 0; s < nrule_sets; s++)
@@ -1278,7 +1283,8 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
+	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0)) ||
+	    (html_out && !claim(html_out, 0))) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -1290,6 +1296,8 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	RwResult r = job.r;
 	if (rc != EXIT_INPUT) {
 		if (report && !audit_write_report(report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
+			rc = EXIT_INPUT;
+		if (html_out && !html_write_report(html_out, report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
 			rc = EXIT_INPUT;
 		if (dot && !audit_write_dot(m, &r, dot, &d))
 			rc = EXIT_INPUT;
@@ -1312,16 +1320,19 @@ static int cmd_explain(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: graft explain REPORT.json NODE\n"
+		       "       graft explain REPORT.json --html OUT.html   (the audit as a page)\n"
 		       "Where a node came from and which rules touched it: every firing in the report\n"
 		       "(from graft optimize --report) that matched, created or removed NODE, with the\n"
 		       "input nodes a created node stands for.  NODE is a node name, or Op#index for an\n"
 		       "unnamed node of the input model.\n");
 		return EXIT_OK;
 	}
-	if (argc != 3)
-		return usage_error("explain: expected REPORT.json and NODE%s", "");
 	Diag d;
 	diag_init(&d, stderr);
+	if (argc == 4 && strcmp(argv[2], "--html") == 0)
+		return html_render(argv[1], argv[3], &d) ? EXIT_OK : EXIT_INPUT;
+	if (argc != 3)
+		return usage_error("explain: expected REPORT.json and NODE%s", "");
 	int hits = audit_explain(argv[1], argv[2], stdout, &d);
 	return hits < 0 ? EXIT_INPUT : EXIT_OK;
 }
