@@ -392,7 +392,10 @@ static bool k_squeeze(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	if (!axes_arg(c, in, nin, axes, &n))
 		return false;
 	bool drop[EV_MAX_RANK] = {false};
-	if (n < 0) {
+	if (n <= 0) {
+		/* axes absent or empty: every 1-dim goes, as ONNX Runtime does
+		 * (and inference, and squeeze_nothing); onnx's shape inference
+		 * keeps them on empty axes, but ORT's kernel does not */
 		for (int i = 0; i < x->rank; i++)
 			drop[i] = x->dims[i] == 1;
 	} else {
