@@ -363,7 +363,7 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame
 fuzz-load:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-load
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
 
 FUZZ_TEXT_SECONDS ?= 60
@@ -395,7 +395,7 @@ FUZZ_GRAPH_SECONDS ?= 60
 fuzz-graph:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-graph
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-graph -max_total_time=$(FUZZ_GRAPH_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-graph tests/fuzz/graph-seeds
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
