@@ -876,6 +876,23 @@ START_TEST(test_slice_dims_match_kernels)
 }
 END_TEST
 
+/* NonZero of a scalar is [1, n], as ONNX Runtime's kernel and graft's make
+ * it (onnx's inference says [0, ?]; the Shape of it folded to 0 rows where
+ * ORT computes 1). */
+START_TEST(test_nonzero_scalar)
+{
+	Fixture f = infer_text("<ir_version: 8, opset_import: [\"\" : 15]>\n"
+	                       "g (int32 x, int32[4] v) => (y, z) {\n"
+	                       "  y = NonZero (x)\n"
+	                       "  z = NonZero (v)\n"
+	                       "}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "int64[1,?]");
+	ck_type(f, "z", "int64[1,?]");
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
@@ -914,6 +931,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_corpus_dyn_models_keep_batch);
 	tcase_add_test(tc, test_window_dims_match_kernels);
 	tcase_add_test(tc, test_slice_dims_match_kernels);
+	tcase_add_test(tc, test_nonzero_scalar);
 	suite_add_tcase(s, tc);
 	return s;
 }

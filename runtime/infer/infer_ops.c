@@ -1554,9 +1554,13 @@ static bool r_eyelike(InferCtx *c)
 	return r_like(c);
 }
 
+/* [rank, count]; a scalar counts as rank 1, as ONNX Runtime's kernel (and
+ * graft's) computes it: [1, 0 or 1], where onnx's inference says [0, ?]
+ * (a Shape of it folded to 0 rows; fuzz-graph found it). */
 static bool r_nonzero(InferCtx *c)
 {
-	Dim d[2] = {inf_rank(c, 0) >= 0 ? dim_n(inf_rank(c, 0)) : dim_unknown(), dim_unknown()};
+	int r = inf_rank(c, 0);
+	Dim d[2] = {r >= 0 ? dim_n(r ? r : 1) : dim_unknown(), dim_unknown()};
 	inf_set(c, 0, DT_INT64, 2, d);
 	return true;
 }
