@@ -93,13 +93,18 @@ static void bprintf(Buf *b, const char *f, ...)
 }
 
 /* One line of code at depth tabs. */
-static void vline(Buf *out, int depth, const char *f, va_list ap)
+static void put_line(Buf *out, int depth, const char *s)
 {
 	for (int i = 0; i < depth; i++)
 		bput(out, "\t", 1);
-	char *s = vfmt(f, ap);
 	bput(out, s, strlen(s));
 	bput(out, "\n", 1);
+}
+
+static void vline(Buf *out, int depth, const char *f, va_list ap)
+{
+	char *s = vfmt(f, ap);
+	put_line(out, depth, s);
 	free(s);
 }
 
@@ -257,11 +262,39 @@ typedef struct Fn {
 	int nskipped;
 	Test *tests;                /* the tests left to the tree, in order */
 	int ntests;
+	int *uses;                  /* per register: how often the program reads it (at least) */
+	char **conds;               /* failure conditions of checks in a row, not yet printed: */
+	int nconds;                 /* one `if` with a condition per line (flush_checks) */
 } Fn;
+
+static const char *fail_stmt(const Fn *F);
+
+/* The checks in a row so far as one `if`:
+ *     if (!n_0 ||
+ *         !rw_same_value(rw, v_0_1, x))
+ *             continue;
+ * (a failed check leaves the same way whichever fails). */
+static void flush_checks(Fn *F)
+{
+	if (!F->nconds)
+		return;
+	for (int i = 0; i < F->nconds; i++) {
+		char *c = F->conds[i];
+		bool wrap = F->nconds > 1 && (strstr(c, "&&") || strchr(c, '?') || strstr(c, " = "));
+		char *t = fmt("%s%s%s%s%s", i ? "    " : "if (", wrap ? "(" : "", c, wrap ? ")" : "",
+		              i + 1 < F->nconds ? " ||" : ")");
+		put_line(F->out, F->depth, t);
+		free(t);
+		free(c);
+	}
+	F->nconds = 0;
+	put_line(F->out, F->depth + 1, fail_stmt(F));
+}
 
 static void line(Fn *F, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void line(Fn *F, const char *f, ...)
 {
+	flush_checks(F);
 	va_list ap;
 	va_start(ap, f);
 	vline(F->out, F->depth, f, ap);
@@ -551,11 +584,13 @@ static void fail(Fn *F)
 	line(F, "\t%s", fail_stmt(F));
 }
 
-/* `if (<cond>) fail` */
+/* `if (<cond>) fail`, joined with the checks right before it */
 static void fail_if(Fn *F, const char *cond)
 {
-	line(F, "if (%s)", cond);
-	fail(F);
+	F->conds = realloc(F->conds, sizeof *F->conds * (size_t)(F->nconds + 1));
+	if (!F->conds)
+		abort();
+	F->conds[F->nconds++] = fmt("%s", cond);
 }
 
 /* if (!(cond)) fail */
@@ -671,6 +706,11 @@ static void print_step(Fn *F, const MInsn *x)
 	case MI_COMMUTE: /* print_fn prints it with its reads (print_swap) */
 		break;
 	case MI_INPUT:
+		if (F->uses[x->reg] == 1 && !x->swap) { /* read where it is used */
+			free(F->names[x->reg]);
+			F->names[x->reg] = fmt("rw_input(rw, %s, %d)", node_name(F, x->src), x->index);
+			break;
+		}
 		line(F, "ValueId %s = rw_input(rw, %s, %d);", name, node_name(F, x->src), x->index);
 		break;
 	case MI_ARG: {
@@ -889,6 +929,34 @@ static char *cv(Fn *F, const MVal *v)
 
 /* ---- the function ----------------------------------------------------------------------------- */
 
+/* The reads of registers in e and v (counted generously: a register read
+ * once is printed in place, and reading it twice is only slower). */
+static void count_expr(int *uses, const MExpr *e)
+{
+	if (!e)
+		return;
+	uses[e->reg] += e->kind == ME_IS_CONST ? 2 : 1;
+	for (int k = 0; k < e->nkids; k++)
+		count_expr(uses, e->kids[k]);
+	if (e->kind == ME_IS_CONST)
+		for (int k = 0; k < e->nkids; k++)
+			count_expr(uses, e->kids[k]);
+}
+
+static void count_val(int *uses, const MVal *v)
+{
+	if (!v)
+		return;
+	uses[v->reg]++;
+	count_expr(uses, v->e);
+	for (int k = 0; k < v->nkids; k++)
+		count_val(uses, v->kids[k]);
+	for (int k = 0; v->args && k < v->nkids; k++)
+		count_expr(uses, v->args[k]);
+	for (int k = 0; k < v->nattrs; k++)
+		count_expr(uses, v->attrs[k].e);
+}
+
 /* Names and paths of the registers, and the temporaries the tree's
  * tests take away. */
 static void fn_init(Fn *F)
@@ -900,8 +968,15 @@ static void fn_init(Fn *F)
 	F->from_node = calloc((size_t)n, sizeof *F->from_node);
 	F->from_input = calloc((size_t)n, sizeof *F->from_input);
 	F->skipped = calloc((size_t)p->ninsns + 1, sizeof *F->skipped);
-	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped)
+	F->uses = calloc((size_t)n, sizeof *F->uses);
+	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped || !F->uses)
 		abort();
+	for (int i = 0; i < p->ninsns; i++) {
+		F->uses[p->insns[i].src]++;
+		count_expr(F->uses, p->insns[i].e);
+	}
+	for (int i = 0; i < p->nresults; i++)
+		count_val(F->uses, p->results[i]);
 	for (int r = 0; r < p->nregs; r++)
 		F->names[r] = fmt("%s", p->cnames[r] ? p->cnames[r] : "0");
 	F->paths[0] = fmt("%s", "");
@@ -945,6 +1020,8 @@ static void fn_free(Fn *F)
 	free(F->from_node);
 	free(F->from_input);
 	free(F->skipped);
+	free(F->conds);
+	free(F->uses);
 }
 
 /* The matched nodes, after the pattern's steps: what single use and rw_begin take. */
@@ -969,8 +1046,9 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec
 
 	if (strcmp(p->cnames[0], "n"))
 		line(&F, "NodeId %s = n;", p->cnames[0]);
-	line(&F, "if (!rw_enabled(rw, RULE_%s))", m->name);
-	line(&F, "\treturn false;");
+	char *enabled = fmt("!rw_enabled(rw, RULE_%s)", m->name);
+	fail_if(&F, enabled);
+	free(enabled);
 
 	bool uses_unknown = false, has_pre = false;
 	for (int i = 0; i < p->ninsns; i++) {
@@ -1041,6 +1119,7 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec
 	if (m->nsites)
 		line(&F, "return false;");
 
+	flush_checks(&F);
 	/* the function: what the rule says, then the body */
 	rec->rule = m->name;
 	rec->leaf = fmt("apply_%s", m->name);
@@ -1247,9 +1326,15 @@ static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_ru
 	for (int i = 0; i < t->nkids;) {
 		const TNode *k = t->kids[i];
 		if (k->leaf) {
-			tline(out, depth, "if (%s(rw, n))", k->leaf->leaf);
+			/* leaves in a row: one condition, a leaf per line */
+			int j = i;
+			while (j < t->nkids && t->kids[j]->leaf) {
+				tline(out, depth, "%s%s(rw, n)%s", j == i ? "if (" : "    ", t->kids[j]->leaf->leaf,
+				      j + 1 < t->nkids && t->kids[j + 1]->leaf ? " ||" : ")");
+				j++;
+			}
 			tline(out, depth + 1, "return true;");
-			i++;
+			i = j;
 			continue;
 		}
 		const Test *x = k->test;
