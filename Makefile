@@ -4,6 +4,8 @@
 #   make            build graft, graftc, libgraft (with the rule library compiled
 #                   by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
+#   make check-layers  no upward include between the layers, no new circle of
+#                   files calling each other (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers and graft.pc
 #                   (PREFIX=/usr/local, DESTDIR for staging)
@@ -54,7 +56,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
+.PHONY: all test check-layers demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -196,6 +198,12 @@ $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c tests/fuzz/grap
 
 test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
+
+# The layers hold (tests/check_layers.py): no upward include (ir/ <- dsl/ <-
+# compiler/, runtime/ in the order above), no new circle of files calling each
+# other (read from build/obj with nm).
+check-layers: all
+	python3 tests/check_layers.py
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx

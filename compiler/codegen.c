@@ -3,27 +3,29 @@
  * The rules are lowered first (dsl/lower.c: dsl_lower), and this file
  * prints the programs it makes (dsl/mprog.h) as C; it reads the syntax
  * tree only for the source text it quotes in comments and the externs it
- * declares.  Each rule's program becomes rule_<name>(), straight-line
- * code in the order of its steps (the pattern's root, then its operands
- * depth first, single use, deferred checks, the guard, the values
- * computed before building, then the result built through the builder
- * API); a commute step (a commutative op's swap site) becomes a loop over
- * both orders of its operands, so a failed check continues the loop
- * instead of leaving the function.  With `why` set, the function reports
- * its first failed condition (WHY) instead of failing silently, for graft
- * optimize --why.
+ * declares.  Each rule's program becomes the leaf apply_<rule>(),
+ * straight-line code in the order of its steps (the pattern's root, then
+ * its operands depth first, single use, deferred checks, the guard, the
+ * values computed before building, then the result built through the
+ * builder API), without the steps the lowering marks as tests a decision
+ * tree can share (MTest: an operand's producer op, an int attribute
+ * literal, an operand present or constant, inputs absent; only steps
+ * before the first commute step are), which it records instead.  A commute
+ * step (a commutative op's swap site) becomes a loop over both orders of
+ * its operands, so a failed check continues the loop instead of leaving
+ * the function; checks in a row are one `if`, a condition per line.
  * Registers keep the C names the lowering gives them (values and nodes
- * after the pattern's variables or their paths, v_0_1, n_0); temporaries
- * are numbered as the lowering numbers them.
+ * after the pattern's variables or their paths, v_0_1, n_0; a value read
+ * once is read where it is used); temporaries are numbered as the lowering
+ * numbers them.  The tree (tree_insert) is a trie of the recorded tests
+ * over the rules of one root op in the order they are tried; emit_kids
+ * writes it as nested ifs, with a switch where sibling tests ask for
+ * different ops of the same operand.
  *
- * Every program is also printed as a leaf apply_<rule>() without the
- * steps the lowering marks as tests a decision tree can share (MTest: an
- * operand's producer op, an int attribute literal, an operand present or
- * constant, inputs absent; only steps before the first commute step are),
- * which it records instead; its commute steps are loops as in rule_.  The
- * tree (tree_insert) is a trie of those tests over the rules of one root
- * op in the order they are tried; emit_kids writes it as nested ifs, with
- * a switch where sibling tests ask for different ops of the same operand.
+ * --why and --match-each are not compiled: the file carries the rules
+ * files verbatim and an adapter per C helper (RwSources, rw_interp.h),
+ * and the engine runs those in the interpreter, which says why a rule
+ * failed from the same programs.
  *
  * Everything the lowering cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled

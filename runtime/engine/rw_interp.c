@@ -8,10 +8,10 @@
  * decision-tree leaves; the first that commits wins.  A program is
  * straight-line but for its commute steps: each step either binds a
  * register or checks a condition, and a failed condition (with --why,
- * after recording the step's message through rw_why_fail, as rule_<name>
- * does) goes back to the innermost commute step that has not yet tried
- * its operands the other way round, and on from there: the orders are
- * tried as rule_<name>'s nested loops try them.  When no order is left the
+ * after recording the step's message through rw_why_fail) goes back to
+ * the innermost commute step that has not yet tried its operands the
+ * other way round, and on from there: the orders are tried as the
+ * generated leaves' nested loops try them.  When no order is left the
  * rule fails.  After the matching steps, the values computed before
  * building, rw_begin, the result built depth first in reading order,
  * rw_replace and rw_commit; a refused commit goes back like a failure.
@@ -950,8 +950,7 @@ static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i,
 _Static_assert((int)MN_SHAPE == RWG_NEED_SHAPE && (int)MN_DTYPE == RWG_NEED_DTYPE && (int)MN_SCALAR == RWG_NEED_SCALAR &&
                (int)MN_INTS == RWG_NEED_INTS && (int)MN_CONST == RWG_NEED_CONST, "MNeed is RwgNeed");
 
-/* rwg_why_begin and the values part p shows into b, as codegen.c's
- * print_part_values has rule_<name> add them. */
+/* rwg_why_begin and the values part p shows into b. */
 static void why_values(Run *x, RwgWhy *b, const MPart *p)
 {
 	rwg_why_begin(b, p->text);
@@ -1184,8 +1183,8 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 		if (!ok)
 			return false;
 	}
-	/* a refused commit goes on to the next orientation, as rule_<name>
-	 * and the decision tree do; with why, the furthest step answers */
+	/* a refused commit goes on to the next orientation, as the decision
+	 * tree's leaves do; with why, the furthest step answers */
 	return run_prog(rw, I, rule, &m->prog, n, why, m->nsites) == FIRED;
 }
 
