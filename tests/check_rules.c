@@ -3876,6 +3876,53 @@ START_TEST(test_commute_loop)
 }
 END_TEST
 
+static bool match_nothing(Rewriter *rw, NodeId n)
+{
+	(void)rw, (void)n;
+	return false;
+}
+
+/* issue 28: a compiled set carries its rules text; the interpreter loads it
+ * once, with the set's rules in the set's order, for --why and --match-each */
+START_TEST(test_interpreted_twin)
+{
+	Diag d;
+	diag_init(&d, NULL);
+	for (size_t k = 0; k < sizeof sets / sizeof *sets; k++) {
+		const RwRuleSet *t = rw_rules_interpreted(sets[k], &d);
+		ck_assert_msg(t && t->interp, "%s: %s", sets[k]->name, d.first);
+		ck_assert_ptr_eq(rw_rules_interpreted(sets[k], &d), t);
+		ck_assert_ptr_eq(rw_rules_interpreted(t, &d), t);
+		ck_assert_str_eq(t->name, sets[k]->name);
+		ck_assert_int_eq(t->nrules, sets[k]->nrules);
+		for (int i = 0; i < t->nrules; i++) {
+			ck_assert_str_eq(t->rules[i].name, sets[k]->rules[i].name);
+			ck_assert_int_eq(t->rules[i].line, sets[k]->rules[i].line);
+			ck_assert_int_eq(t->rules[i].priority, sets[k]->rules[i].priority);
+		}
+	}
+	/* the test set's rules call a C helper no one registered: its adapter serves */
+	ck_assert_msg(rw_rules_interpreted(&graft_rules_test, &d), "%s", d.first);
+	ck_assert_int_eq(d.nerrors, 0);
+	/* a set without text answers no --why */
+	static const RwRule one[] = {{.name = "r", .level = RW_LEVEL_BASIC, .root_op = "Relu", .root_domain = ""}};
+	const RwRuleSet bare = {"bare", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL, NULL, NULL};
+	ck_assert_ptr_null(rw_rules_interpreted(&bare, &d));
+	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
+	                          "graftc)");
+	IrModel *m = parse(HEAD(13) "g (float[2] x) => (float[2] y) {\n  y = Relu (x)\n}\n");
+	const RwRuleSet *bs[] = {&bare};
+	RwOptions o = {.why_rule = "r"};
+	RwResult r;
+	diag_init(&d, NULL);
+	ck_assert(!rw_run(m, bs, 1, &o, &r, &d));
+	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
+	                          "graftc)");
+	rw_result_free(&r);
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3947,6 +3994,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_attention_bert_heads);
 	/* issue 28: commutativity as a loop */
 	tcase_add_test(tc, test_commute_loop);
+	tcase_add_test(tc, test_interpreted_twin);
 	suite_add_tcase(s, tc);
 	return s;
 }
