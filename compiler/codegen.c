@@ -974,8 +974,11 @@ static void fn_init(Fn *F)
 	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped || !F->uses)
 		abort();
 	for (int i = 0; i < p->ninsns; i++) {
-		F->uses[p->insns[i].src]++;
-		count_expr(F->uses, p->insns[i].e);
+		const MInsn *x = &p->insns[i];
+		F->uses[x->src]++;
+		/* the tree makes these checks: the leaf does not print them */
+		if (x->test != MTEST_PRESENT && x->test != MTEST_CONST && x->test != MTEST_ABSENT_FROM)
+			count_expr(F->uses, x->e);
 	}
 	for (int i = 0; i < p->nresults; i++)
 		count_val(F->uses, p->results[i]);
