@@ -1,14 +1,16 @@
 # graft: one non-recursive Makefile.  Everything generated or built goes to
 # build/ (generated C sources under build/gen/); nothing there is committed.
 #
-#   make            build graft, graftc, libgraft (with the rule library compiled
-#                   by graftc into build/gen/rules_*.c) and the tests
-#   make test       build and run the Check suites (CK_RUN_SUITE=ir make test)
+#   make            build graft, graftc, libgraft.a and libgraft.so (with the rule
+#                   library compiled by graftc into build/gen/rules_*.c) and the tests
+#   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
+#                   tests/python/ (the Python module, python/graft/)
 #   make check-layers  no upward include between the layers, no new circle of
 #                   files calling each other (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
-#   make install    install graft, graftc, libgraft.a, its headers and graft.pc
-#                   (PREFIX=/usr/local, DESTDIR for staging)
+#   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
+#                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
+#                   PYTHON_DIR=$(PREFIX)/lib/python3.X/dist-packages)
 #   make example-custom-rules  install into build/prefix, build examples/custom-rules
 #                   against it, run it and check its rules fired and the model computes the same
 #   make deps       apt-get the Debian packages graft needs (run as root)
@@ -36,6 +38,7 @@
 #   make bench-corpus  graft optimize against ONNX Runtime's session creation
 #                   and cp on every corpus torch model, interleaved (BENCH_REPS=5)
 #   make bench-llama   a LLaMA-style decoder: graft against ONNX Runtime's levels
+#   make bench-big     models of 0.1-2.7 GB: graft against cp and ONNX Runtime
 
 CC       ?= cc
 BUILD    ?= build
@@ -43,8 +46,12 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Idsl -I$(GEN) -D_GNU_SOURCE
-ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
+CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -D_GNU_SOURCE
+# -fPIC: the same objects make libgraft.a and libgraft.so (the Python module's);
+# with -fno-semantic-interposition the code is what the compiler's default
+# -fPIE makes (calls within the library stay direct and inlinable).
+PIC      := -fPIC -fno-semantic-interposition
+ALLCFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PIC) $(CPPFLAGS) -MMD -MP
 LDLIBS   += -lprotobuf-c -lm
 GRAFT_LIBS := -ljansson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -52,11 +59,11 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 ONNX_PROTO_DIR ?= /usr/include/onnx
 DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-config \
                 libonnx-dev libonnx-testdata python3-onnx clang libclang-rt-14-dev \
-                libjansson-dev
+                libjansson-dev libgraphviz-dev chromium
 
-all: $(BUILD)/graft $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+all: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/libgraft.so $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test check-layers demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-llama clean \
+.PHONY: all test test-html bench-html check-layers demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-big bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -107,7 +114,8 @@ DSL_SRCS := $(wildcard dsl/*.c) \
 # conversion) <- verify/ (graft
 # verify: rules tried on generated instances) <- cli/ (the graft command, not
 # in the library).
-RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c)
+# api/ (graft_api.h: the commands' jobs as library calls, for the CLI and Python).
+RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c runtime/api/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/eval/kernels/registry.c,$(wildcard runtime/eval/kernels/*.c)))
 # The rule library: graftc compiles each level directory of rules/ into one
 # rule set (build/gen/rules_basic.c exports graft_rules_basic); the rule
@@ -122,7 +130,12 @@ LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-$(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
+# Objects are remade when the compiler or its flags change (the line in
+# $(BUILD)/flags, rewritten only when it differs).
+FLAGS_LINE := $(CC) $(CFLAGS) $(PIC) $(CPPFLAGS)
+$(shell mkdir -p $(BUILD) && echo '$(FLAGS_LINE)' | cmp -s - $(BUILD)/flags || echo '$(FLAGS_LINE)' > $(BUILD)/flags)
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 # The elementwise kernels' loops (a weight times a per-channel factor, as the
@@ -132,13 +145,17 @@ $(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 VECTORIZE := $(shell $(CC) -fvect-cost-model=dynamic -Werror -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fvect-cost-model=dynamic)
 $(call obj,runtime/eval/kernels/binary.c runtime/eval/kernels/unary.c): ALLCFLAGS += $(VECTORIZE)
 # Generated code is not ours: compile it without our extra warnings.
-$(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS)
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(CFLAGS) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
+	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
 
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+# The shared library the Python module loads (python/graft/, ctypes): the
+# same objects, its dependencies linked in by name.
+$(BUILD)/libgraft.so: $(LIB_OBJS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libgraft.so -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS),$(GEN_SRCS)))
 $(BUILD)/libgraftir.a: $(IRLIB_OBJS)
 	@rm -f $@
@@ -157,7 +174,7 @@ $(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgr
 $(RULE_SRCS): $(GEN)/rules_%.c: $(BUILD)/graftc $$(wildcard rules/$$*/*.rules)
 	@mkdir -p $(GEN)
 	$(BUILD)/graftc -n $* -o $@ $(sort $(wildcard rules/$*/*.rules))
-$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_HDRS)
+$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
@@ -167,8 +184,24 @@ $(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c | $(GEN_H
 # no dynamic loader, no library to map and no relocation to apply (issue 13;
 # GRAFT_LINK= links as before).
 GRAFT_LINK ?= -static
-$(BUILD)/graft: $(call obj,runtime/cli/graft.c) $(BUILD)/libgraft.a
+$(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/report/html_report.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
+$(call obj,runtime/cli/graft.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
+
+# graft-html: the HTML audit report (graft optimize --html runs it).  Linked
+# dynamically: Graphviz (libgvc, which lays the drawings out) loads its
+# plugins at run time.  The page's CSS and JS are embedded from
+# runtime/report/report.{css,js}.
+GVC_CFLAGS := $(shell pkg-config --cflags libgvc 2>/dev/null)
+GVC_LIBS   := $(shell pkg-config --libs libgvc 2>/dev/null || echo -lgvc -lcgraph -lcdt)
+$(GEN)/report_assets.c: runtime/report/report.css runtime/report/report.js
+	@mkdir -p $(GEN)
+	@{ printf '/* Generated by the Makefile from runtime/report/report.{css,js}; DO NOT EDIT. */\n'; \
+	  for a in css js; do printf 'const char graft_html_%s[] =\n' $$a; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' runtime/report/report.$$a; printf ';\n'; done; } > $@
+$(call obj,runtime/report/graft_html.c): CPPFLAGS += $(GVC_CFLAGS)
+$(BUILD)/graft-html: $(call obj,runtime/report/graft_html.c $(GEN)/report_assets.c) $(BUILD)/libgraft.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(GVC_LIBS)
 
 $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -180,7 +213,7 @@ TEST_RULES := $(if $(wildcard tests/rules/*.rules),$(GEN)/rules_test.c)
 $(GEN)/rules_test.c: $(BUILD)/graftc $(wildcard tests/rules/*.rules)
 	@mkdir -p $(GEN)
 	$(BUILD)/graftc -n test -o $@ $(sort $(wildcard tests/rules/*.rules))
-$(BUILD)/obj/gen/rules_test.o: $(GEN)/rules_test.c | $(GEN_HDRS)
+$(BUILD)/obj/gen/rules_test.o: $(GEN)/rules_test.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 TEST_SRCS := $(wildcard tests/check_*.c)
@@ -196,8 +229,30 @@ $(call obj,tests/runner.c): $(GEN)/suites.h
 $(BUILD)/graft-tests: $(call obj,tests/runner.c tests/testutil.c tests/fuzz/graph_gen.c $(TEST_SRCS) $(TEST_RULES)) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(CHECK_LIBS)
 
-test: $(BUILD)/graft-tests $(BUILD)/graft $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
+# tests/python/: the Python module over this build's libgraft.so, with Debian's
+# python3 (python3-onnx, python3-numpy).  A sanitized library loads into
+# python3 with the sanitizers' runtimes preloaded (Python's own leaks at exit
+# not reported).
+PYTHON ?= /usr/bin/python3
+SANITIZED := $(findstring -fsanitize,$(CFLAGS) $(LDFLAGS))
+SAN_PRELOAD = $(wildcard $(foreach r,asan ubsan,$(shell $(CC) -print-file-name=lib$(r).so)))
+test: $(BUILD)/graft-tests $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/libgraft.so $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 	GRAFT=$(abspath $(BUILD)/graft) GRAFTC=$(abspath $(BUILD)/graftc) $(BUILD)/graft-tests
+	$(if $(SANITIZED),LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0) GRAFT=$(abspath $(BUILD)/graft) \
+	  GRAFT_LIB=$(abspath $(BUILD)/libgraft.so) $(PYTHON) tests/python/test_graft.py
+	$(if $(SANITIZED),LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0) GRAFT_BUILD=$(abspath $(BUILD)) \
+	  GRAFT_LIB=$(abspath $(BUILD)/libgraft.so) $(PYTHON) tests/readme_test.py
+	@$(MAKE) --no-print-directory test-html
+
+# The HTML audit report in headless Chromium (skipped with a message when
+# chromium is absent); with the corpus, on its BERT too.
+HTML_TEST_MODELS := examples/tiny_cnn.onnx $(wildcard ../shared/corpus/torch/bert_h128_l2/raw/model.onnx)
+test-html: $(BUILD)/graft $(BUILD)/graft-html
+	/usr/bin/python3 tests/html/browser_test.py $(BUILD)/graft $(BUILD)/html-test $(HTML_TEST_MODELS)
+
+# Every corpus model's HTML report in headless Chromium, timed (BENCHMARKS.md).
+bench-html: $(BUILD)/graft $(BUILD)/graft-html
+	/usr/bin/python3 tests/bench/html_pages.py $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(BUILD)/bench-html $${BENCH_REPS:-5}
 
 # The layers hold (tests/check_layers.py): no upward include (ir/ <- dsl/ <-
 # compiler/, runtime/ in the order above), no new circle of files calling each
@@ -216,13 +271,23 @@ demo: $(BUILD)/graft
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
 # ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
 PREFIX ?= /usr/local
-INSTALL_HDRS := runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
+INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/audit.h ir/outfile.h runtime/eval/run.h runtime/verify/verify.h \
+                runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
                 ir/ir.h ir/diag.h ir/opschema.h ir/ops.def
-install: $(BUILD)/graft $(BUILD)/graftc $(BUILD)/libgraft.a runtime/graft.pc.in
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft
-	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(DESTDIR)$(PREFIX)/bin/
+# The Python module goes where Debian's python3 looks for PREFIX's modules
+# (/usr/local/lib/python3.11/dist-packages), libgraft.so inside it (not in
+# $(PREFIX)/lib, where -lgraft keeps meaning libgraft.a, as graft.pc says).
+PYTHON_DIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages
+install: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graftc $(BUILD)/libgraft.a $(BUILD)/libgraft.so runtime/graft.pc.in
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/graft \
+	  $(DESTDIR)$(PYTHON_DIR)/graft
+	install -m 755 $(BUILD)/graft $(BUILD)/graftc $(BUILD)/graft-html $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 python/graft/__init__.py $(DESTDIR)$(PYTHON_DIR)/graft/
+	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PYTHON_DIR)/graft/
 	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
+	for d in $(RULE_SETS); do install -d $(DESTDIR)$(PREFIX)/share/graft/rules/$$d && \
+	  install -m 644 rules/$$d/*.rules $(DESTDIR)$(PREFIX)/share/graft/rules/$$d/; done
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
 
 EXAMPLE_PREFIX := $(abspath $(BUILD))/prefix
@@ -359,6 +424,12 @@ bench-corpus: $(BUILD)/graft
 	  test -d $(ORT_TOOLS) || { echo "bench-corpus: no ONNX Runtime tools at $(ORT_TOOLS)"; exit 1; }; \
 	  rm -rf $(ORT_LOCAL) && cp -r $(ORT_TOOLS) $(ORT_LOCAL) && bash $(ORT_LOCAL)/install.sh; fi
 	bash tests/bench/corpus_speed.sh $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(ORT_LOCAL) $${BENCH_REPS:-5}
+# Models of 0.1-2.7 GB (BENCHMARKS.md, issue 29): exported once into
+# BIG_DIR by tests/bench/export_big.py (python3-torch, not installed by make
+# deps; about 6 GB of disk), then graft against cp and ORT's creation.
+BIG_DIR ?= $(BUILD)/bench-big
+bench-big: $(BUILD)/graft ort-tools
+	bash tests/bench/big_table.sh $(BUILD)/graft $(BIG_DIR) $(ORT_LOCAL) $${BENCH_REPS:-3}
 # The LLaMA-style decoder table (BENCHMARKS.md, issue 27): needs Debian's
 # python3-torch to export the models (not installed by make deps).
 bench-llama: $(BUILD)/graft ort-tools

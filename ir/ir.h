@@ -484,6 +484,9 @@ struct FileSet;
 void ir_model_files(IrModel *m, struct FileSet *s);
 /* Serialize to memory (no external data).  The caller frees *out. */
 bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d);
+/* The same with every tensor inline, those the model read from external
+ * data too: the whole model in memory (refused over 2 GB). */
+bool ir_save_bytes_inline(IrModel *m, uint8_t **out, size_t *len, Diag *d);
 /* The ModelProto the saver writes, built in arena `a` (shallow: it points
  * into the IR and the loaded proto; free it by freeing the arena). */
 Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d);

@@ -59,6 +59,7 @@ typedef struct Emit {
 	size_t threshold;
 	bool threshold_given;   /* external tensors of the input under it go inline too */
 	const char *new_location;
+	bool inline_external;   /* the input's external tensors go inline (ir_save_bytes_inline) */
 	ExtFile *files;
 	size_t nfiles;
 } Emit;
@@ -193,8 +194,9 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 	Onnx__TensorProto *tp;
 	if (orig && !t->dirty) {
 		bool same_name = !name || strcmp(str(orig->name), name) == 0;
-		if (t->external && e->threshold_given && t->nbytes < e->threshold && e->new_location) {
-			/* under the threshold asked for: inline */
+		if (t->external && ((e->threshold_given && t->nbytes < e->threshold && e->new_location) ||
+		                    e->inline_external)) {
+			/* under the threshold asked for, or a whole model in memory: inline */
 			tp = arena_dup(e->a, orig, sizeof *tp);
 			tp->has_data_location = 0;
 			tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
@@ -203,14 +205,20 @@ static Onnx__TensorProto *emit_tensor(Emit *e, TensorId id, const char *name)
 			tp->has_raw_data = 1;
 			tp->raw_data.data = (uint8_t *)t->data;
 			tp->raw_data.len = t->nbytes;
+		} else if (t->external && !e->new_location) {
+			/* a save to memory (no data file is written): the reference
+			 * as loaded.  It once got the offset a new, aligned data file
+			 * would have given it, which no file held (fuzz-graph) */
+			if (same_name)
+				return (Onnx__TensorProto *)orig;
+			tp = arena_dup(e->a, orig, sizeof *tp);
 		} else if (t->external) {
 			/* A file save writes the bytes to the output's own data file
 			 * (never to a location taken from the input: that may be the
 			 * input's data file, or any name a crafted model chose), at
 			 * the next aligned offset (the old one if the input was laid
-			 * out as graft lays it).  A save to memory keeps the
-			 * reference as loaded. */
-			const char *loc = e->new_location ? e->new_location : t->ext_location;
+			 * out as graft lays it). */
+			const char *loc = e->new_location;
 			ExtFile *f = ext_file(e, loc);
 			int64_t off = ext_place(f, t->data, 0, t->nbytes);
 			if (off == t->ext_offset && same_name && strcmp(loc, t->ext_location) == 0)
@@ -560,12 +568,17 @@ Onnx__ModelProto *ir_emit(IrModel *m, Arena *a, Diag *d)
 	return mp;
 }
 
-bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+static bool save_bytes(IrModel *m, bool inline_external, uint8_t **out, size_t *len, Diag *d)
 {
 	Arena *a = arena_new();
-	Emit e = {.m = m, .a = a, .d = d};
+	Emit e = {.m = m, .a = a, .d = d, .inline_external = inline_external};
 	Onnx__ModelProto *mp = emit_model(&e);
 	bool ok = false;
+	if (mp && inline_external && (*len = onnx__model_proto__get_packed_size(mp)) > (size_t)IR_MAX_MODEL_FILE) {
+		diag_error(d, m->path, "the model is over 2 GB (%zu bytes) with its tensors inline: save it to a file, "
+		           "with external data", *len);
+		mp = NULL;
+	}
 	if (mp) {
 		*len = onnx__model_proto__get_packed_size(mp);
 		*out = malloc(*len ? *len : 1);
@@ -583,6 +596,16 @@ bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
 	return ok;
 }
 
+bool ir_save_bytes(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+{
+	return save_bytes(m, false, out, len, d);
+}
+
+bool ir_save_bytes_inline(IrModel *m, uint8_t **out, size_t *len, Diag *d)
+{
+	return save_bytes(m, true, out, len, d);
+}
+
 /* ---- writing files ----------------------------------------------------- */
 
 /* A ProtobufCBuffer that streams the packed bytes to an output file. */
@@ -591,6 +614,7 @@ typedef struct FdBuffer {
 	IrModel *m;             /* whose deferred tensors' placeholders may come */
 	OutFile *out;
 	size_t used;
+	uint8_t *piece;         /* write_deferred's, made on first use */
 	uint8_t buf[1 << 20];
 } FdBuffer;
 
@@ -603,6 +627,28 @@ static void fd_flush(FdBuffer *b)
 /* Pieces of DIRECT_WRITE bytes or more (tensor bytes, mostly still in the
  * mapped input file) go to the file as they are, not through the buffer. */
 #define DIRECT_WRITE (64 << 10)
+
+/* A deferred tensor is computed DEFER_PIECE bytes at a time straight into
+ * the file (appended, or at offset at >= 0): the result never exists whole in
+ * memory, and what it read leaves memory after.  8 MiB, not less: a
+ * transposed weight's piece must hold enough rows (16 or more of a
+ * 50,000-column LM head) for the tiled copy to use each line of the source
+ * it reads whole; at 1 MiB GPT-2's tied head took 0.5 s. */
+#define DEFER_PIECE (8 << 20)
+static void write_deferred(IrModel *m, TensorId id, size_t len, OutFile *out, int64_t at, uint8_t **piece)
+{
+	if (!*piece && !(*piece = malloc(DEFER_PIECE)))
+		abort();
+	for (size_t off = 0; off < len && !out->failed; off += DEFER_PIECE) {
+		size_t n = len - off < DEFER_PIECE ? len - off : DEFER_PIECE;
+		ir_tensor_read(m, id, off, n, *piece);
+		if (at < 0)
+			out_write(out, *piece, n);
+		else
+			out_pwrite(out, *piece, n, (off_t)(at + (int64_t)off));
+	}
+	ir_tensor_evict(m, id);
+}
 
 /* The deferred tensor whose placeholder (its IrTensor record, see
  * emit_tensor) `data` is, or 0: no packed bytes ever point into the IR's
@@ -628,15 +674,8 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 		return;
 	}
 	if (id) {
-		/* computed a buffer at a time, straight into the file: the
-		 * result never exists whole in memory */
 		fd_flush(b);
-		for (size_t off = 0; off < len && !b->out->failed; off += sizeof b->buf) {
-			b->used = len - off < sizeof b->buf ? len - off : sizeof b->buf;
-			ir_tensor_read(b->m, id, off, b->used, b->buf);
-			fd_flush(b);
-		}
-		ir_tensor_evict(b->m, id); /* what it read leaves memory */
+		write_deferred(b->m, id, len, b->out, -1, &b->piece);
 		return;
 	}
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
@@ -681,7 +720,6 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 {
 	if (!out_open(out, final, d))
 		return false;
-	enum { PIECE = 1 << 20 };
 	uint8_t *buf = NULL;
 	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
 		const ExtWrite *w = &f->writes[i];
@@ -700,16 +738,7 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 			ir_tensor_evict(m, w->tensor);
 			continue;
 		}
-		/* a deferred tensor: computed a piece at a time, straight into
-		 * the file; the result never exists whole in memory */
-		if (!buf && !(buf = malloc(PIECE)))
-			abort();
-		for (size_t off = 0; off < w->len && !out->failed; off += PIECE) {
-			size_t n = w->len - off < PIECE ? w->len - off : PIECE;
-			ir_tensor_read(m, w->tensor, off, n, buf);
-			out_pwrite(out, buf, n, (off_t)(w->offset + (int64_t)off));
-		}
-		ir_tensor_evict(m, w->tensor); /* what it read leaves memory */
+		write_deferred(m, w->tensor, w->len, out, w->offset, &buf);
 	}
 	free(buf);
 	if (!out->failed && ftruncate(out->fd, f->end) != 0) {
@@ -878,8 +907,10 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 	fb->m = m;
 	fb->out = &model;
 	fb->used = 0;
+	fb->piece = NULL;
 	onnx__model_proto__pack_to_buffer(mp, &fb->base);
 	fd_flush(fb);
+	free(fb->piece);
 	free(fb);
 	if (!out_finish(&model, d))
 		goto done;

@@ -1241,6 +1241,66 @@ START_TEST(test_fold_deferred_moves_refused)
 }
 END_TEST
 
+/* A Loop or Scan that runs no iteration has scan outputs of the body
+ * output's shape with 0 in front (0 for a dim not known), as ONNX Runtime
+ * makes them: [0, 3] and [0, 0] here, not [0] (fuzz-graph's check of
+ * inference against the kernels found it; ORT 1.30 gives [0, 0] for the
+ * symbolic one). */
+START_TEST(test_loop_no_iteration_scan_shape)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 14]>\n"
+	                   "g (float[3] x, float[N] w) => (y, z) {\n"
+	                   "  f = Constant <value = bool {0}> ()\n"
+	                   "  y, z = Loop (, f) <body = b (int64 i, bool c) => (bool co, float[3] s, float[N] t) {\n"
+	                   "    co = Identity (c)\n"
+	                   "    s = Identity (x)\n"
+	                   "    t = Identity (w)\n"
+	                   "  }>\n"
+	                   "}\n");
+	Diag d;
+	diag_init(&d, stderr);
+	int64_t three = 3, five = 5;
+	EvValue *in[2] = {ev_tensor_new(DT_FLOAT, 1, &three), ev_tensor_new(DT_FLOAT, 1, &five)}, *out[2] = {0};
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, 2, out, NULL, &d), "%s", d.first);
+	ck_assert_int_eq(out[0]->rank, 2);
+	ck_assert_int_eq(out[0]->dims[0], 0);
+	ck_assert_int_eq(out[0]->dims[1], 3);
+	ck_assert_int_eq(out[1]->rank, 2);
+	ck_assert_int_eq(out[1]->dims[0], 0);
+	ck_assert_int_eq(out[1]->dims[1], 0);
+	for (int i = 0; i < 2; i++) {
+		ev_unref(in[i]);
+		ev_unref(out[i]);
+	}
+	ir_model_free(m);
+}
+END_TEST
+
+/* Squeeze with an empty axes input drops every 1-dim, as ONNX Runtime's
+ * kernel does (and inference and squeeze_nothing): the kernel kept them,
+ * and a fold of Squeeze(constant [1, 2, 1, 1], []) wrote a [1, 2, 1, 1]
+ * constant where ORT computes [2] (fuzz-graph's check of inference against
+ * the kernels found it). */
+START_TEST(test_squeeze_empty_axes)
+{
+	IrModel *m = parse("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+	                   "g (float[1,2,1,1] x) => (y) {\n"
+	                   "  a = Constant <value = int64[0] {}> ()\n"
+	                   "  y = Squeeze (x, a)\n"
+	                   "}\n");
+	Diag d;
+	diag_init(&d, stderr);
+	int64_t dims[4] = {1, 2, 1, 1};
+	EvValue *in[1] = {ev_tensor_new(DT_FLOAT, 4, dims)}, *out[1] = {0};
+	ck_assert_msg(ev_run(m, (const EvValue *const *)in, 1, out, NULL, &d), "%s", d.first);
+	ck_assert_int_eq(out[0]->rank, 1);
+	ck_assert_int_eq(out[0]->dims[0], 2);
+	ev_unref(in[0]);
+	ev_unref(out[0]);
+	ir_model_free(m);
+}
+END_TEST
+
 Suite *suite_eval(void)
 {
 	Suite *s = suite_create("eval");
@@ -1270,6 +1330,8 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_vendor_embed_layer_norm_kernel);
 	tcase_add_test(tc, test_fold_deferred_moves);
 	tcase_add_test(tc, test_fold_deferred_moves_refused);
+	tcase_add_test(tc, test_loop_no_iteration_scan_shape);
+	tcase_add_test(tc, test_squeeze_empty_axes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conformance");
 	tcase_set_timeout(tc, 1200);

@@ -822,6 +822,60 @@ START_TEST(test_window_dims_match_kernels)
 }
 END_TEST
 
+/* Slice's clamping in one helper (ir_slice_range): shape inference of a
+ * sliced tensor and of a sliced shape vector (Shape -> Slice ->
+ * ConstantOfShape) equals what the kernel computes, over random starts,
+ * ends and steps including the extremes.  Inference once clamped a
+ * backward start below 0 to -1 where the spec (and the kernel, and ORT)
+ * clamp it to 0, and the fold of a Shape behind it wrote a wrong constant. */
+START_TEST(test_slice_dims_match_kernels)
+{
+	static const char *const ends[] = {"-9223372036854775807", "-100", "-6", "-5", "-4", "-1", "0", "1", "3",
+	                                   "4", "5", "6", "100", "9223372036854775807"};
+	static const char *const steps[] = {"-9223372036854775807", "-3", "-2", "-1", "1", "2", "3", "9223372036854775807"};
+	uint64_t seed = 29;
+	int checked = 0;
+	for (int t = 0; t < 400; t++) {
+		const char *st = ends[rnd(&seed, 14)], *en = ends[rnd(&seed, 14)], *sp = steps[rnd(&seed, 8)];
+		char text[1024];
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		         "g (float[3,5] x, float[2,3,4,5,6] r) => (y, z) {\n"
+		         "  st = Constant <value = int64[1] {%s}> ()\n"
+		         "  en = Constant <value = int64[1] {%s}> ()\n"
+		         "  ax = Constant <value = int64[1] {-1}> ()\n"
+		         "  sp = Constant <value = int64[1] {%s}> ()\n"
+		         "  y = Slice (x, st, en, ax, sp)\n"
+		         "  s = Shape (r)\n"
+		         "  v = Slice (s, st, en, ax, sp)\n"
+		         "  z = ConstantOfShape (v)\n"
+		         "}\n", st, en, sp);
+		Fixture f = infer_text(text);
+		ck_assert_msg(f.ok, "%s", text);
+		int64_t xd[2] = {3, 5}, rd[5] = {2, 3, 4, 5, 6};
+		EvValue *in[2] = {ev_tensor_new(DT_FLOAT, 2, xd), ev_tensor_new(DT_FLOAT, 5, rd)};
+		EvValue *out[2] = {NULL, NULL};
+		Diag d;
+		diag_init(&d, NULL);
+		ck_assert_msg(ev_run(f.m, (const EvValue *const *)in, 2, out, NULL, &d), "%s: %s", text, d.first);
+		for (int k = 0; k < 2; k++) {
+			const Shape *sh = &ir_value(f.m, ir_lookup(f.m, IR_MAIN_GRAPH, k ? "z" : "y"))->shape;
+			ck_assert_msg(sh->rank == out[k]->rank, "%s: rank %d inferred, %d computed\n%s", k ? "z" : "y",
+			              sh->rank, out[k]->rank, text);
+			for (int i = 0; i < sh->rank; i++)
+				ck_assert_msg(sh->dims[i].size == out[k]->dims[i], "%s dim %d: inferred %lld, computed %lld\n%s",
+				              k ? "z" : "y", i, (long long)sh->dims[i].size, (long long)out[k]->dims[i], text);
+			ev_unref(out[k]);
+		}
+		checked++;
+		ev_unref(in[0]);
+		ev_unref(in[1]);
+		fixture_free(&f);
+	}
+	ck_assert_int_eq(checked, 400);
+}
+END_TEST
+
 Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
@@ -859,6 +913,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_corpus_static_models_fully_shaped);
 	tcase_add_test(tc, test_corpus_dyn_models_keep_batch);
 	tcase_add_test(tc, test_window_dims_match_kernels);
+	tcase_add_test(tc, test_slice_dims_match_kernels);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "arena.h"
 #include "conformance.h"
@@ -1221,6 +1222,64 @@ START_TEST(test_cli_fold_budget_recount)
 }
 END_TEST
 
+/* The audit's records for the HTML report: each named node's op and values,
+ * the values' types, the fired rules' text, --why's answers; and --html's page. */
+START_TEST(test_cli_report_html_fields)
+{
+	const char *graft = cli_graft();
+	if (!graft)
+		return;
+	char *tmp = temp_dir();
+	char cmd[2048], path[600];
+	snprintf(cmd, sizeof cmd, "%s optimize examples/tiny_cnn.onnx -o %s/o.onnx --report %s/r.json --html %s/r.html "
+	         "--why conv_bn >/dev/null 2>&1", graft, tmp, tmp, tmp);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/r.json", tmp);
+	json_t *r = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(r);
+	json_t *conv = json_object_get(json_object_get(r, "nodes"), "conv1");
+	ck_assert_str_eq(json_string_value(json_object_get(conv, "op")), "Conv");
+	char *ins = json_dumps(json_object_get(conv, "inputs"), JSON_COMPACT);
+	ck_assert_str_eq(ins, "[\"input\",\"conv1.w\",\"conv1.b\"]");
+	free(ins);
+	json_t *values = json_object_get(r, "values");
+	ck_assert_str_eq(json_string_value(json_object_get(values, "input")), "float[1,3,16,16]");
+	ck_assert_str_eq(json_string_value(json_object_get(values, "conv1.w")), "const float[8,3,3,3]");
+	json_t *rule = json_object_get(json_object_get(r, "rules"), "conv_bn");
+	ck_assert_str_eq(json_string_value(json_object_get(rule, "level")), "basic");
+	const char *text = json_string_value(json_object_get(rule, "text"));
+	ck_assert_msg(text && strncmp(text, "rule conv_bn [", 14) == 0 && strstr(text, "=> Conv[..c](x,\n") &&
+	              strcmp(text + strlen(text) - 2, ";\n") == 0, "%s", text ? text : "(no text)");
+	json_t *why = json_object_get(r, "why");
+	ck_assert_str_eq(json_string_value(json_object_get(why, "rule")), "conv_bn");
+	ck_assert_str_eq(json_string_value(json_object_get(why, "root_op")), "BatchNormalization");
+	ck_assert_int_eq(json_array_size(json_object_get(why, "nodes")), 0);
+	size_t nfirings = json_array_size(json_object_get(r, "firings"));
+	json_decref(r);
+	/* the page: a row per firing, the graph drawn, nothing from the network */
+	snprintf(path, sizeof path, "%s/r.html", tmp);
+	size_t len;
+	char *page = (char *)read_file(path, &len);
+	ck_assert_ptr_nonnull(page);
+	page = realloc(page, len + 1);
+	page[len] = 0;
+	size_t rows = 0;
+	for (char *p = page; (p = strstr(p, "<tr class=\"firing\" id=\"f")); p++)
+		rows++;
+	ck_assert_uint_eq(rows, nfirings);
+	ck_assert(strstr(page, "<tr class=\"firing\" id=\"f0\" data-rule=\"conv_bn\" data-level=\"basic\">"));
+	ck_assert(strstr(page, "<div id=\"graphsvg\"><svg"));
+	ck_assert(!strstr(page, "src=\"http") && !strstr(page, "href=\"http"));
+	free(page);
+	/* graft explain --html renders the same page from the audit */
+	snprintf(cmd, sizeof cmd, "%s explain %s/r.json --html %s/e.html && cmp -s %s/r.html %s/e.html", graft, tmp, tmp,
+	         tmp, tmp);
+	ck_assert_int_eq(system(cmd), 0);
+	rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1249,6 +1308,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_cse_graph_output);
 	tcase_add_test(tc, test_concat_empty_inputs);
 	tcase_add_test(tc, test_cli_fold_budget_recount);
+	tcase_add_test(tc, test_cli_report_html_fields);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

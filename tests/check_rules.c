@@ -1669,6 +1669,7 @@ static RwRuleSet *load_beside_library(const char *text, char **err)
 	RwRuleSet *set = rw_rules_load(paths, 1, "mine", sets, 2, &d);
 	fclose(out);
 	free(path);
+	rm_rf(dir);
 	free(dir);
 	return set;
 }
@@ -2177,6 +2178,7 @@ START_TEST(test_llama_decoder)
 		free(out);
 		free(cmd);
 	}
+	rm_rf(tmp);
 	free(tmp);
 }
 END_TEST
@@ -2832,6 +2834,7 @@ START_TEST(test_cli_rules)
 	free(model);
 	free(out);
 	free(rules);
+	rm_rf(tmp);
 	free(tmp);
 }
 END_TEST
@@ -3041,6 +3044,7 @@ START_TEST(test_cli_verify)
 	free(out);
 	free(cmd);
 	free(rules);
+	rm_rf(tmp);
 	free(tmp);
 }
 END_TEST

@@ -20,7 +20,9 @@
 
 #include "eval.h"
 #include "ast.h"
+#include "graft_api.h"
 #include "audit.h"
+#include "html_report.h"
 #include "convert.h"
 #include "fold.h"
 #include "rewrite.h"
@@ -42,11 +44,8 @@ enum {
 	EXIT_STOPPED = 3, /* optimize: stopped by fuel or a rewrite cycle (a valid model was saved) */
 };
 
-/* The compiled rule sets graft carries: graftc generates them at build time
- * from rules/basic/ and rules/extended/ (build/gen/rules_*.c). */
-/* The compiled rule library (rules.h). */
-static const RwRuleSet *const library[] = {&graft_rules_basic, &graft_rules_extended};
-static const int nlibrary = sizeof library / sizeof library[0];
+/* The commands' work is in the library (runtime/api/graft_api.h): graft
+ * optimize, convert, compare and verify run the code the Python module runs. */
 
 static const char *const usage_text =
 	"usage: graft <command> [options] MODEL\n"
@@ -116,56 +115,11 @@ static bool parse_real_arg(const char *flag, const char *s, double lo, double hi
 	return true;
 }
 
-/* Save m to path in the format its name asks for: ONNX's textual syntax
- * when it ends in ".onnxtxt" (what load() reads back), binary protobuf
- * otherwise.  Every command that writes a model saves through here. */
+/* Save m to path as every command that writes a model does (graft_save):
+ * ONNX's textual syntax when it ends in ".onnxtxt", binary protobuf otherwise. */
 static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag *d)
 {
-	/* the last line of defence: every node graft made (a rule's are checked
-	 * when the rewrite commits; the built-in passes' and the converter's
-	 * here) fits its schema, or nothing is written */
-	for (GraphId g = 1; g < m->ngraphs; g++) {
-		if (ir_graph(m, g)->dead)
-			continue;
-		for (NodeId nd = ir_first(m, g); nd; nd = ir_next(m, nd)) {
-			char why[512], label[256];
-			if (ir_node(m, nd)->orig_index != UINT32_MAX || !ir_node_schema_error(m, nd, why, sizeof why))
-				continue;
-			diag_error(d, path, "node '%s', made by graft, does not fit its schema: %s; nothing was written "
-			           "(a bug in graft: please report it)", ir_node_label(m, nd, label, sizeof label), why);
-			return false;
-		}
-	}
-	size_t n = strlen(path);
-	if (n < 8 || strcmp(path + n - 8, ".onnxtxt") != 0) {
-		/* external data nobody asked for: say where the weights went */
-		ExternalWhy why = ir_save_external_why(m, so);
-		bool wrote = false;
-		SaveOptions o = *so;
-		o.wrote_data = &wrote;
-		if (!ir_save_file(m, path, &o, d))
-			return false;
-		if (wrote && (why == EXT_WHY_INPUT || why == EXT_WHY_SIZE)) {
-			char *data = ir_save_data_path(path, so);
-			fprintf(stderr, "graft: note: tensors of %zu bytes or more written to external data '%s' (%s)\n",
-			        so->ext_threshold ? so->ext_threshold : 1024, data,
-			        why == EXT_WHY_INPUT ? "the input model has external data"
-			                             : "inline, the model would pass protobuf's 2 GB limit");
-			free(data);
-		}
-		return true;
-	}
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		abort();
-	bool ok = ir_print_model(m, f, d);
-	if (fclose(f) != 0)
-		abort();
-	ok = ok && out_write_file(path, text, len, d); /* claimed by the caller (claim_model_output) */
-	free(text);
-	return ok;
+	return graft_save(m, path, so, stderr, d);
 }
 
 /* ---- the options of every command that saves a model -------------------------
@@ -277,16 +231,9 @@ static bool claim(const char *path, unsigned allow)
  * the input's external data. */
 static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *so)
 {
-	const FileEntry *in = fileset_find(&run_files, out);
-	bool onto_input = in && in->role == FILE_INPUT_MODEL;
-	if (!claim(out, so->overwrite_input ? FILE_INPUT_MODEL : 0))
-		return false;
-	if (ir_save_external_why(m, so) == EXT_WHY_NONE)
-		return true;
-	char *data = ir_save_data_path(out, so);
-	bool ok = claim(data, so->overwrite_input && onto_input ? FILE_INPUT_DATA : 0);
-	free(data);
-	return ok;
+	Diag d;
+	diag_init(&d, stderr);
+	return graft_claim_model_output(&run_files, m, out, so, &d);
 }
 
 /* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
@@ -294,28 +241,8 @@ static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *s
  * written by hand and saved as ONNX with `graft roundtrip`. */
 static IrModel *load_with(const char *path, Diag *d)
 {
-	size_t n = strlen(path);
-	if (n < 8 || strcmp(path + n - 8, ".onnxtxt")) {
-		prepare_heap(path);
-		IrModel *m = ir_load_file(path, NULL, d);
-		if (m)
-			ir_model_files(m, &run_files);
-		return m;
-	}
-	/* the rule files' reader (dsl/ast.c): whole file, or why not */
-	uint32_t len;
-	int err;
-	char *text = dsl_read_file(path, &len, &err);
-	if (!text) {
-		char buf[256];
-		diag_error(d, path, "%s", dsl_read_strerror(err, buf, sizeof buf));
-		return NULL;
-	}
-	IrModel *m = ir_parse_model(text, len, path, d);
-	free(text);
-	if (m)
-		fileset_input(&run_files, path, FILE_INPUT_MODEL);
-	return m;
+	prepare_heap(path);
+	return graft_load(path, &run_files, d);
 }
 
 static IrModel *load(const char *path)
@@ -889,73 +816,6 @@ done:
 	return rc;
 }
 
-/* The --dim value given for name, or -1. */
-static int64_t pinned_dim(const RunArgs *a, const char *name)
-{
-	for (int k = 0; k < a->ro.ndims; k++)
-		if (strcmp(a->names[k], name) == 0)
-			return a->values[k];
-	return -1;
-}
-
-/* Sizes for the symbolic dim names[0..n-1] in the run with this seed: the
- * --dim value, else run_drawn_dim's (1 if ones); "N=2, seq=3" into line.
- * Returns whether any was drawn. */
-static bool choose_dims(const RunArgs *a, const char **names, int n, uint32_t seed, bool ones, int64_t *values,
-                        char *line, size_t size)
-{
-	bool drawn = false;
-	size_t o = 0;
-	line[0] = 0;
-	for (int k = 0; k < n; k++) {
-		values[k] = pinned_dim(a, names[k]);
-		if (values[k] < 0) {
-			values[k] = ones ? 1 : run_drawn_dim(seed, k);
-			drawn = true;
-		}
-		if (o < size)
-			o += (size_t)snprintf(line + o, size - o, "%s%s=%lld", k ? ", " : "", names[k], (long long)values[k]);
-	}
-	return drawn;
-}
-
-/* Generated inputs and A's outputs for one run of compare when A's inputs
- * have the symbolic dims names[0..n-1], and a line saying which sizes the
- * run used.  If A fails with drawn sizes (a Reshape to a constant shape
- * needs 1), the run is made with 1 for every unpinned name instead and the
- * line says so: never a verdict on a run that did not happen. */
-static bool run_a_with_dims(const RunArgs *a, IrModel *ma, RunOptions ro, const char **names, int n, int run,
-                            EvValue **ia, EvValue **oa, Diag *d)
-{
-	uint32_t nin = ir_graph(ma, IR_MAIN_GRAPH)->ninputs, nout = ir_graph(ma, IR_MAIN_GRAPH)->noutputs;
-	int64_t values[64];
-	char sizes[1024], ones[1024];
-	bool drawn = choose_dims(a, names, n, ro.seed, false, values, sizes, sizeof sizes);
-	ro.dim_names = names;
-	ro.dim_values = values;
-	ro.ndims = n;
-	if (!run_prepare_inputs(ma, &ro, ia, d))
-		return false;
-	Diag quiet;  /* A's error is the fallback's reason, not the run's end */
-	diag_init(&quiet, NULL);
-	if (ev_run(ma, (const EvValue *const *)ia, nin, oa, NULL, &quiet)) {
-		printf("run %d: dims %s\n", run + 1, sizes);
-		fflush(stdout); /* before any error of B's on stderr */
-		return true;
-	}
-	if (!drawn) {
-		fprintf(stderr, "%s\n", quiet.first);
-		return false;
-	}
-	free_values(ia, nin);
-	free_values(oa, nout);
-	memset(oa, 0, sizeof *oa * nout);
-	choose_dims(a, names, n, ro.seed, true, values, ones, sizeof ones);
-	printf("run %d: dims %s (A fails with %s: %s)\n", run + 1, ones, sizes, quiet.first);
-	fflush(stdout);
-	return run_prepare_inputs(ma, &ro, ia, d) && run_model(ma, ia, oa);
-}
-
 static int cmd_compare(int argc, char **argv)
 {
 	static const char *usage = "usage: graft compare A.onnx B.onnx [--inputs DIR] [--runs N] [options]\n"
@@ -984,96 +844,11 @@ static int cmd_compare(int argc, char **argv)
 	}
 	Diag d;
 	diag_init(&d, stderr);
-	IrGraph *ga = ir_graph(ma, IR_MAIN_GRAPH), *gb = ir_graph(mb, IR_MAIN_GRAPH);
-	/* on the heap: a graph may have any number of inputs and outputs */
-	ValueId *fa = calloc(ga->ninputs + 1, sizeof *fa), *fb = calloc(gb->ninputs + 1, sizeof *fb);
-	if (!fa || !fb)
-		abort();
-	uint32_t na = run_fed_inputs(ma, fa), nb = run_fed_inputs(mb, fb);
-	bool same = na == nb && ga->noutputs == gb->noutputs;
-	for (uint32_t i = 0; same && i < na; i++)
-		same = strcmp(ir_value(ma, fa[i])->name, ir_value(mb, fb[i])->name) == 0;
-	for (uint32_t i = 0; same && i < ga->noutputs; i++)
-		same = strcmp(ir_value(ma, ga->outputs[i])->name, ir_value(mb, gb->outputs[i])->name) == 0;
-	free(fa);
-	free(fb);
-	if (!same) {
-		fprintf(stderr, "graft: compare: %s and %s have different inputs or outputs\n", argv[optind], argv[optind + 1]);
-		ir_model_free(ma);
-		ir_model_free(mb);
-		return EXIT_INPUT;
-	}
-	rc = EXIT_OK;
-	RunDiff *worst = calloc(ga->noutputs + 1, sizeof *worst);
-	if (!worst)
-		abort();
-	for (uint32_t i = 0; i < ga->noutputs; i++)
-		worst[i].agree = true;
-	/* generated inputs: each symbolic dim its --dim value, else drawn per run */
-	const char *dim_names[64];
-	int64_t scratch[64];
-	char line[1024];
-	int ndims = a.ro.inputs_dir ? 0 : run_symbolic_dims(ma, dim_names, 64);
-	if (choose_dims(&a, dim_names, ndims, 0, false, scratch, line, sizeof line) && !a.runs_given)
-		a.runs = 2;
-	for (int run = 0; run < a.runs && rc != 2; run++) {
-		RunOptions ro = a.ro;
-		ro.seed += (uint32_t)run;
-		EvValue **ia = calloc(ga->ninputs + 1, sizeof *ia), **ib = calloc(gb->ninputs + 1, sizeof *ib);
-		EvValue **oa = calloc(ga->noutputs + 1, sizeof *oa), **ob = calloc(gb->noutputs + 1, sizeof *ob);
-		bool ok = ndims ? run_a_with_dims(&a, ma, ro, dim_names, ndims, run, ia, oa, &d)
-		                : run_prepare_inputs(ma, &ro, ia, &d) && run_model(ma, ia, oa);
-		/* B gets exactly A's inputs, by name */
-		for (uint32_t i = 0; ok && i < gb->ninputs; i++)
-			for (uint32_t k = 0; k < ga->ninputs; k++)
-				if (ia[k] && strcmp(ir_value(ma, ga->inputs[k])->name, ir_value(mb, gb->inputs[i])->name) == 0)
-					ib[i] = ev_ref(ia[k]);
-		ok = ok && run_model(mb, ib, ob);
-		for (uint32_t i = 0; ok && i < ga->noutputs; i++) {
-			RunDiff r;
-			if (a.exact)
-				run_compare_exact(oa[i], ob[i], &r);
-			else
-				run_compare(oa[i], ob[i], a.rtol, a.atol, &r);
-			if (r.max_abs > worst[i].max_abs)
-				worst[i].max_abs = r.max_abs;
-			if (r.max_rel > worst[i].max_rel)
-				worst[i].max_rel = r.max_rel;
-			worst[i].mismatches += r.mismatches;
-			worst[i].agree &= r.agree;
-			worst[i].same_shape = r.same_shape;
-			worst[i].same_type = r.same_type;
-		}
-		if (!ok)
-			rc = 2; /* marker: stop */
-		free_values(ia, ga->ninputs);
-		free_values(ib, gb->ninputs);
-		free_values(oa, ga->noutputs);
-		free_values(ob, gb->noutputs);
-		free(ia);
-		free(ib);
-		free(oa);
-		free(ob);
-	}
-	if (rc == 2) {
-		rc = EXIT_INPUT;
-	} else {
-		printf("%-24s %12s %12s  %s\n", "output", "max abs", "max rel", "result");
-		for (uint32_t i = 0; i < ga->noutputs; i++) {
-			const RunDiff *r = &worst[i];
-			printf("%-24s %12.3g %12.3g  %s\n", ir_value(ma, ga->outputs[i])->name, r->max_abs, r->max_rel,
-			       r->agree ? "agree" : !r->same_type ? "DIFFER (type)" : !r->same_shape ? "DIFFER (shape)" : "DIFFER");
-			if (!r->agree)
-				rc = EXIT_INPUT;
-		}
-		if (a.exact)
-			printf("%s (%d run%s, exact)\n", rc == EXIT_OK ? "models agree" : "models differ", a.runs,
-			       a.runs == 1 ? "" : "s");
-		else
-			printf("%s (%d run%s, rtol %g, atol %g)\n", rc == EXIT_OK ? "models agree" : "models differ",
-			       a.runs, a.runs == 1 ? "" : "s", a.rtol, a.atol);
-	}
-	free(worst);
+	GraftCompareOptions o = {.ro = a.ro, .rtol = a.rtol, .atol = a.atol, .exact = a.exact,
+	                         .runs = a.runs_given ? a.runs : 0};
+	GraftCompare c;
+	rc = graft_compare_models(ma, mb, argv[optind], argv[optind + 1], &o, stdout, &c, &d);
+	graft_compare_free(&c);
 	ir_model_free(ma);
 	ir_model_free(mb);
 	return rc;
@@ -1175,17 +950,7 @@ static int cmd_fold(int argc, char **argv)
  * converter's message and that nothing was written. */
 static bool convert_and_say(IrModel *m, int target, Diag *d)
 {
-	ConvertStats st;
-	if (!convert_opset(m, target, &st, d)) {
-		fprintf(stderr, "graft: the model cannot be converted to opset %d; nothing was written\n", target);
-		return false;
-	}
-	if (st.from != st.to)
-		fprintf(stderr, "convert: opset %d -> %d (IR version %lld -> %lld): %u node%s adapted, %u added\n", st.from,
-		        st.to, (long long)st.ir_from, (long long)st.ir_to, st.adapted, st.adapted == 1 ? "" : "s", st.added);
-	else
-		fprintf(stderr, "convert: the model is already at opset %d\n", st.to);
-	return true;
+	return graft_convert_and_say(m, target, stderr, d);
 }
 
 static int cmd_convert(int argc, char **argv)
@@ -1274,67 +1039,7 @@ static void print_why(const RwRuleSet *const *sets, const RwRule *rule, const Rw
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
                          const char *report, const char *dot, bool list, int target_opset,
                          const RwRuleSet *const *rule_sets, int nrule_sets);
-
-/* The memory plan's figures of the model saved at path, for the audit
- * (a json_t *, or NULL with a note on stderr): symbolic input dims are 1,
- * as graft run generates them, and the report says which were assumed. */
-static void *plan_figures(const char *path, int target_opset)
-{
-	Diag d;
-	diag_init(&d, NULL);
-	IrModel *m = load_with(path, &d);
-	if (!m)
-		return NULL;
-	if (target_opset) {
-		ConvertStats cs;
-		if (!convert_opset(m, target_opset, &cs, &d)) {
-			ir_model_free(m);
-			return NULL;
-		}
-	}
-	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
-	char unknown[1024];
-	bool assumed = plan_unknown_inputs(m, unknown, sizeof unknown);
-	for (uint32_t i = 0; assumed && i < g->ninputs; i++) {
-		IrValue *v = ir_value(m, g->inputs[i]);
-		if (v->tensor || v->non_tensor || v->shape.rank < 0)
-			continue;
-		Dim *dims = malloc(sizeof *dims * (size_t)(v->shape.rank + 1));  /* any rank */
-		if (!dims)
-			abort();
-		for (int k = 0; k < v->shape.rank; k++)
-			dims[k] = (Dim){v->shape.dims[k].size >= 0 ? v->shape.dims[k].size : 1, NULL};
-		Shape sh = {v->shape.rank, dims};
-		ir_value_set_type(m, g->inputs[i], v->dtype, &sh);
-		free(dims);
-	}
-	Plan p;
-	json_t *o = NULL;
-	if (plan_bind_inputs(m, NULL, NULL, NULL, 0, &d) && plan_model(m, NULL, &p, &d)) {
-		o = plan_json_summary(&p);
-		if (assumed)
-			json_object_set_new(o, "assumed_input_dims_1", json_string(unknown));
-		plan_free(&p);
-	} else {
-		fprintf(stderr, "graft: no memory plan for %s: %s\n", path, d.first);
-	}
-	ir_model_free(m);
-	return o;
-}
-
-static void print_memory(const AuditHist *before, const AuditHist *after)
-{
-	json_t *b = before->memory, *a = after->memory;
-	if (!b || !a)
-		return;
-	fprintf(stderr, "memory plan: peak %lld -> %lld bytes (lower bound %lld -> %lld, naive %lld -> %lld)\n",
-	        (long long)json_integer_value(json_object_get(b, "peak_bytes")),
-	        (long long)json_integer_value(json_object_get(a, "peak_bytes")),
-	        (long long)json_integer_value(json_object_get(b, "lower_bound_bytes")),
-	        (long long)json_integer_value(json_object_get(a, "lower_bound_bytes")),
-	        (long long)json_integer_value(json_object_get(b, "naive_bytes")),
-	        (long long)json_integer_value(json_object_get(a, "naive_bytes")));
-}
+static const char *html_out;  /* --html FILE.html */
 
 static int cmd_optimize(int argc, char **argv)
 {
@@ -1362,6 +1067,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"no-library", no_argument, NULL, 'N'},
 		{"target-opset", required_argument, NULL, 'T'},
 		{"layout", required_argument, NULL, 'A'},
+		{"html", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1383,6 +1089,7 @@ static int cmd_optimize(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'r': report = optarg; break;
 		case 'D': dot = optarg; break;
+		case 'H': html_out = optarg; break;
 		case 'V': ro.allow_vendor_ops = true; break;
 		case 't': ro.trace = true; break;
 		case 'L': list = true; break;
@@ -1408,14 +1115,9 @@ static int cmd_optimize(int argc, char **argv)
 			rule_files[nrule_files++] = optarg;
 			break;
 		case 'l':
-			if (strcmp(optarg, "basic") == 0)
-				ro.levels |= 1u << RW_LEVEL_BASIC;
-			else if (strcmp(optarg, "extended") == 0)
-				ro.levels |= 1u << RW_LEVEL_EXTENDED;
-			else if (strcmp(optarg, "layout") == 0)
-				ro.levels |= 1u << RW_LEVEL_LAYOUT;
-			else if (strcmp(optarg, "all") != 0)
-				return usage_error("--level expects basic, extended, layout or all, got '%s'", optarg);
+			if (graft_level_bit(optarg) < 0)
+				return usage_error(GRAFT_LEVEL_ERROR, optarg);
+			ro.levels |= (unsigned)graft_level_bit(optarg);
 			break;
 		case 'e': case 'x':
 			if ((c == 'e' ? ro.nenabled : ro.ndisabled) >= 128)
@@ -1477,6 +1179,7 @@ static int cmd_optimize(int argc, char **argv)
 			       "  --trace               print each firing as it happens\n"
 			       "  --report FILE.json    the audit: every firing, its nodes and their provenance\n"
 			       "  --dot FILE            the optimized graph for Graphviz, rewritten nodes highlighted\n"
+			       "  --html FILE.html      the audit as one page that opens offline in a browser\n"
 			       "  --list-rules          list the rules and exit\n"
 			       "  --why RULE            at each node left with RULE's root op, the first\n"
 			       "                        condition of RULE that fails there (on stdout)\n"
@@ -1520,24 +1223,13 @@ static int cmd_optimize(int argc, char **argv)
 	for (int i = 0; i < nrule_files; i++)
 		fileset_input(&run_files, rule_files[i], FILE_INPUT);
 	/* the rule sets: --rules files (interpreted), then the library */
-	RwRuleSet *loaded = NULL;
-	const RwRuleSet *rule_sets[4];
-	int nrule_sets = 0;
-	if (nrule_files) {
-		Diag rd;
-		diag_init(&rd, stderr);
-		loaded = rw_rules_load(rule_files, nrule_files, "rules", library, no_library ? 0 : nlibrary, &rd);
-		if (!loaded) {
-			fprintf(stderr, "graft: %d error%s in the rules; nothing was written\n", rd.nerrors,
-			        rd.nerrors == 1 ? "" : "s");
-			return EXIT_INPUT;
-		}
-		rule_sets[nrule_sets++] = loaded;
-	}
-	for (int s = 0; s < nlibrary && !no_library; s++)
-		rule_sets[nrule_sets++] = library[s];
-	int rc = optimize_with(argc, argv, &ro, &so, out, report, dot, list, target_opset, rule_sets, nrule_sets);
-	rw_rules_free(loaded);
+	GraftRules rules;
+	Diag rd;
+	diag_init(&rd, stderr);
+	if (!graft_rules_open(&rules, rule_files, nrule_files, no_library, stderr, &rd))
+		return EXIT_INPUT;
+	int rc = optimize_with(argc, argv, &ro, &so, out, report, dot, list, target_opset, rules.sets, rules.nsets);
+	graft_rules_close(&rules);
 	return rc;
 }
 
@@ -1549,7 +1241,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	RwOptions ro = *o;
 	/* which nodes each firing touched is for the report, the graph and the
 	 * trace; the summary only counts */
-	ro.counts_only = !report && !dot && !ro.trace;
+	ro.counts_only = !report && !dot && !ro.trace && !html_out;
 	if (list) {
 		printf("%-32s %-9s %s\n", "rule", "level", "source");
 		for (int s = 0; s < nrule_sets; s++)
@@ -1577,14 +1269,10 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 				why_rule = &rule_sets[s]->rules[i];
 	if (ro.why_rule && !why_rule)
 		return usage_error("--why: no rule named '%s' (graft optimize --list-rules)", ro.why_rule);
-	for (int k = 0; k < ro.nenabled + ro.ndisabled; k++) {
-		const char *name = k < ro.nenabled ? ro.enabled[k] : ro.disabled[k - ro.nenabled];
-		if (!rw_name_known(rule_sets, nrule_sets, name)) {
-			fprintf(stderr, "graft: %s: no rule, rule file or level is named '%s'\n(run 'graft --help' for usage)\n",
-			        k < ro.nenabled ? "--enable" : "--disable", name);
-			return EXIT_USAGE;
-		}
-	}
+	Diag d;
+	diag_init(&d, stderr);
+	if (!graft_check_rule_names(rule_sets, nrule_sets, &ro, stderr, &d))
+		return EXIT_USAGE;
 	if (optind != argc - 1)
 		return usage_error("optimize: expected one MODEL%s", "");
 	if (!out)
@@ -1595,62 +1283,28 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
-	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0))) {
+	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0)) ||
+	    (html_out && !claim(html_out, 0))) {
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
-	Diag d;
-	diag_init(&d, stderr);
-	if (target_opset && !convert_and_say(m, target_opset, &d)) {
-		ir_model_free(m);
-		return EXIT_INPUT;
-	}
-	AuditHist before, after;
-	audit_histogram(m, &before);
-	if (report)
-		before.memory = plan_figures(argv[optind], target_opset);
-	RwResult r;
-	if (!ro.fold.max_total_bytes)
-		ro.fold.max_total_bytes = fold_default_budget(m);
-	bool ok = rw_run(m, rule_sets, nrule_sets, &ro, &r, &d);
-	if (r.fold_over_budget)
-		fprintf(stderr, "fold: %u fold%s not done: over the fold budget of %zu bytes added to the model "
-		        "(--max-fold-bytes)\n", r.fold_over_budget, r.fold_over_budget == 1 ? "" : "s",
-		        ro.fold.max_total_bytes);
-	int rc = ok ? EXIT_OK : r.stop == RW_ERROR ? EXIT_INPUT : EXIT_STOPPED;
-	audit_histogram(m, &after);
-	if (r.stop != RW_ERROR && !save_model(m, out, so, &d))
-		rc = EXIT_INPUT;
-	if (rc != EXIT_INPUT && report) {
-		after.memory = plan_figures(out, 0);
-		print_memory(&before, &after);
-	}
+	/* convert, rewrite, save, the summary on stderr (the library's work) */
+	GraftOptimize job = {.rw = ro, .save = *so, .target_opset = target_opset, .sets = rule_sets, .nsets = nrule_sets,
+	                     .input = argv[optind], .output = out, .memory_plan = report != NULL, .log = stderr};
+	int rc = graft_optimize_model(&job, m, &d);
+	AuditHist before = job.before, after = job.after;
+	RwResult r = job.r;
 	if (rc != EXIT_INPUT) {
-		/* composed in memory and written at once: stderr is unbuffered,
-		 * and a write per line was a system call per line */
-		char *text = NULL;
-		size_t len = 0;
-		FILE *sum = open_memstream(&text, &len);
-		if (!sum)
-			sum = stderr;
-		audit_print_summary(sum, &before, &after, rule_sets, &r);
-		fprintf(sum, "%ld rewrites in %.3f s; %u -> %u nodes; %s\n", r.rewrites, r.seconds, r.nodes_before,
-		        r.nodes_after, r.stop == RW_FIXPOINT ? "fixpoint" : r.stop == RW_MAX_REWRITES ? "stopped at --max-rewrites" : "stopped early");
-		if (sum != stderr) {
-			fclose(sum);
-			fwrite(text, 1, len, stderr);
-			free(text);
-		}
 		if (report && !audit_write_report(report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
+			rc = EXIT_INPUT;
+		if (html_out && !html_write_report(html_out, report, argv[optind], out, &before, &after, rule_sets, nrule_sets, &r, &d))
 			rc = EXIT_INPUT;
 		if (dot && !audit_write_dot(m, &r, dot, &d))
 			rc = EXIT_INPUT;
 		if (why_rule)
 			print_why(rule_sets, why_rule, &r);
 	}
-	audit_hist_free(&before);
-	audit_hist_free(&after);
-	rw_result_free(&r);
+	graft_optimize_free(&job);
 #ifdef GRAFT_DEBUG
 	ir_model_free(m); /* for the leak checkers (make sanitize) */
 #else
@@ -1666,16 +1320,19 @@ static int cmd_explain(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: graft explain REPORT.json NODE\n"
+		       "       graft explain REPORT.json --html OUT.html   (the audit as a page)\n"
 		       "Where a node came from and which rules touched it: every firing in the report\n"
 		       "(from graft optimize --report) that matched, created or removed NODE, with the\n"
 		       "input nodes a created node stands for.  NODE is a node name, or Op#index for an\n"
 		       "unnamed node of the input model.\n");
 		return EXIT_OK;
 	}
-	if (argc != 3)
-		return usage_error("explain: expected REPORT.json and NODE%s", "");
 	Diag d;
 	diag_init(&d, stderr);
+	if (argc == 4 && strcmp(argv[2], "--html") == 0)
+		return html_render(argv[1], argv[3], &d) ? EXIT_OK : EXIT_INPUT;
+	if (argc != 3)
+		return usage_error("explain: expected REPORT.json and NODE%s", "");
 	int hits = audit_explain(argv[1], argv[2], stdout, &d);
 	return hits < 0 ? EXIT_INPUT : EXIT_OK;
 }
@@ -1965,25 +1622,7 @@ static int cmd_verify(int argc, char **argv)
 		return usage_error("verify: expected rules files%s", "");
 	Diag d;
 	diag_init(&d, stderr);
-	RwRuleSet *set = rw_rules_load((const char *const *)argv + optind, argc - optind, "rules", NULL, 0, &d);
-	if (!set) {
-		fprintf(stderr, "graft: %d error%s in the rules\n", d.nerrors, d.nerrors == 1 ? "" : "s");
-		return EXIT_INPUT;
-	}
-	/* each rule runs alone here, but optimize --rules would refuse a library rule's name: say so now */
-	rw_rules_name_clashes(rw_rules_programs(set), library, no_library ? 0 : nlibrary, true, &d);
-	VerifyCounts vc;
-	bool ok = verify_rules(set, &vo, &vc, &d);
-	rw_rules_free(set);
-	if (!ok)
-		return EXIT_INPUT;
-	printf("%d verified, %d wrong, %d not exercised (seed %llu)", vc.verified, vc.wrong, vc.unexercised,
-	       (unsigned long long)vo.seed);
-	if (vc.short_coverage)
-		printf("; %d verified with fewer than %d firings in some dtype, rank class or opset form", vc.short_coverage,
-		       vo.instances > 0 ? vo.instances : 100);
-	printf("\n");
-	return vc.wrong || vc.unexercised || (strict && vc.short_coverage) ? EXIT_INPUT : EXIT_OK;
+	return graft_verify_files((const char *const *)argv + optind, argc - optind, &vo, no_library, strict, &d);
 }
 
 /* Called when graft must stop at once (a mapped input shrank: SIGBUS; out

@@ -169,6 +169,19 @@ static bool sha256_file(const char *path, char hex[65])
 	return true;
 }
 
+/* The same for bytes in memory. */
+static bool sha256_hex(const void *data, size_t len, char hex[65])
+{
+	Sha256 ctx;
+	sha256_init(&ctx);
+	sha256_update(&ctx, data, len);
+	unsigned char md[32];
+	sha256_final(&ctx, md);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	return true;
+}
+
 /* FNV-1a over every rule's name, level, file:line and metadata: a rule-set
  * identity that changes when the rules change. */
 static unsigned long long ruleset_hash(const RwRuleSet *const *sets, int nsets)
@@ -202,6 +215,85 @@ static json_t *names_json(char **names, int n)
 	return a;
 }
 
+/* A rule's source text: its file from the line of `rule` to the line that
+ * ends it with ';'.  The file is looked for as named (relative to the
+ * working directory), then from the graft binary's folder: in .. (a
+ * checkout's build/graft finds rules/ there) and in ../share/graft (make
+ * install puts rules/ there).  NULL if not found. */
+static json_t *rule_text(const RwRule *rule)
+{
+	if (!rule->file || rule->line < 1)
+		return NULL;
+	FILE *f = fopen(rule->file, "r");
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (!f && rule->file[0] != '/' && n > 0) {
+		exe[n] = 0;
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = 0;
+		}
+		static const char *const under[] = {"", "/share/graft"};
+		for (int i = 0; i < 2 && !f; i++) {
+			char path[8192];
+			snprintf(path, sizeof path, "%s%s/%s", exe, under[i], rule->file);
+			f = fopen(path, "r");
+		}
+	}
+	if (!f)
+		return NULL;
+	char *text = NULL, line[1024];
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	for (int no = 1; out && fgets(line, sizeof line, f); no++) {
+		if (no < rule->line)
+			continue;
+		fputs(line, out);
+		char *comment = strstr(line, "//");  /* "=> x;  // a note" ends it too */
+		size_t k = comment ? (size_t)(comment - line) : strcspn(line, "\n");
+		while (k > 0 && (line[k - 1] == ' ' || line[k - 1] == '\t' || line[k - 1] == '\r'))
+			k--;
+		if ((k > 0 && line[k - 1] == ';') || no >= rule->line + 60)
+			break;
+	}
+	fclose(f);
+	if (!out)
+		return NULL;
+	fclose(out);
+	json_t *j = json_string(text);
+	free(text);
+	return j;
+}
+
+static const RwRule *rule_named(const RwRuleSet *const *sets, int nsets, const char *name)
+{
+	for (int s = 0; s < nsets; s++)
+		for (int i = 0; i < sets[s]->nrules; i++)
+			if (strcmp(sets[s]->rules[i].name, name) == 0)
+				return &sets[s]->rules[i];
+	return NULL;
+}
+
+static const char *level_names[] = {"", "basic", "extended", "layout"};
+
+/* The report's "rules": each rule that fired or was asked --why, with its
+ * level, source and text (the page shows them). */
+static void add_rule(json_t *rules, const RwRule *rule)
+{
+	if (json_object_get(rules, rule->name))
+		return;
+	json_t *o = json_object();
+	json_object_set_new(o, "level", json_string(level_names[rule->level]));
+	char where[512];
+	snprintf(where, sizeof where, "%s:%d", rule->file ? rule->file : "?", rule->line);
+	json_object_set_new(o, "source", json_string(where));
+	json_object_set_new(o, "doc", rule->doc ? json_string(rule->doc) : json_null());
+	json_t *text = rule_text(rule);
+	json_object_set_new(o, "text", text ? text : json_null());
+	json_object_set_new(rules, rule->name, o);
+}
+
 static const char *stop_name(RwStop s)
 {
 	switch (s) {
@@ -213,8 +305,10 @@ static const char *stop_name(RwStop s)
 	}
 }
 
-bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
-                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d)
+/* The report's JSON; input_data: the input's bytes when it came from memory. */
+static json_t *report_json(const char *input, const void *input_data, size_t input_size, const char *output,
+                           const AuditHist *before, const AuditHist *after, const RwRuleSet *const *sets, int nsets,
+                           const RwResult *r)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "schema", json_string("graft-audit/" AUDIT_SCHEMA));
@@ -222,7 +316,7 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 	char hex[65] = "";
 	json_t *in = json_object();
 	json_object_set_new(in, "path", json_string(input));
-	if (sha256_file(input, hex))
+	if (input_data ? sha256_hex(input_data, input_size, hex) : sha256_file(input, hex))
 		json_object_set_new(in, "sha256", json_string(hex));
 	json_object_set_new(root, "input", in);
 	json_object_set_new(root, "output", output ? json_string(output) : json_null());
@@ -275,6 +369,50 @@ bool audit_write_report(const char *path, const char *input, const char *output,
 		json_array_append_new(firings, o);
 	}
 	json_object_set_new(root, "firings", firings);
+	/* what the HTML report draws: the rules' text, the nodes the firings
+	 * name (op and values, as first named) and those values' types */
+	json_t *rules = json_object();
+	for (size_t i = 0; i < r->nfirings; i++)
+		if (r->firings[i].rule >= 0)
+			add_rule(rules, &sets[r->firings[i].set]->rules[r->firings[i].rule]);
+	const RwRule *why = r->why_rule ? rule_named(sets, nsets, r->why_rule) : NULL;
+	if (why)
+		add_rule(rules, why);
+	json_object_set_new(root, "rules", rules);
+	json_object_set_new(root, "nodes", r->nodes ? json_incref((json_t *)r->nodes) : json_object());
+	json_object_set_new(root, "values", r->values ? json_incref((json_t *)r->values) : json_object());
+	if (why) {
+		json_t *w = json_object(), *nodes = json_array();
+		json_object_set_new(w, "rule", json_string(why->name));
+		json_object_set_new(w, "root_op", json_string(why->root_op));
+		for (int i = 0; i < r->nwhy; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "node", json_string(r->why[i].node));
+			json_object_set_new(o, "kind", json_string(rw_why_kind_name(r->why[i].kind)));
+			json_object_set_new(o, "detail", json_string(r->why[i].detail));
+			json_object_set_new(o, "values", json_string(r->why[i].values));
+			json_array_append_new(nodes, o);
+		}
+		json_object_set_new(w, "nodes", nodes);
+		json_object_set_new(root, "why", w);
+	}
+	return root;
+}
+
+char *audit_report_text(const char *input, const void *input_data, size_t input_size, const char *output,
+                        const AuditHist *before, const AuditHist *after, const RwRuleSet *const *sets, int nsets,
+                        const RwResult *r)
+{
+	json_t *root = report_json(input, input_data, input_size, output, before, after, sets, nsets, r);
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return text;
+}
+
+bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
+                        const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d)
+{
+	json_t *root = report_json(input, NULL, 0, output, before, after, sets, nsets, r);
 	/* through outfile.c, like every other output */
 	OutFile out;
 	bool ok = out_open(&out, path, d);

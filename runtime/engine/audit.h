@@ -28,6 +28,13 @@ void audit_print_summary(FILE *out, const AuditHist *before, const AuditHist *af
 bool audit_write_report(const char *path, const char *input, const char *output, const AuditHist *before,
                         const AuditHist *after, const RwRuleSet *const *sets, int nsets, const RwResult *r, Diag *d);
 
+/* The same report as JSON text (malloc'd; NULL if out of memory), for callers
+ * that keep it in memory; input_data: the input's bytes when it came from
+ * memory (its digest; NULL: the file input's). */
+char *audit_report_text(const char *input, const void *input_data, size_t input_size, const char *output,
+                        const AuditHist *before, const AuditHist *after, const RwRuleSet *const *sets, int nsets,
+                        const RwResult *r);
+
 /* graft explain: print every firing that matched, created or removed `node`
  * (with the provenance of a created node).  Returns the number of firings,
  * or -1 if the report cannot be read. */

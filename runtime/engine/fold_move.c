@@ -19,6 +19,7 @@
  * the kernel, which computes the result whole as before.  Any reader that
  * wants the bytes whole gets them computed once (ir_tensor_raw). */
 #include "fold_move.h"
+#include "geometry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -536,22 +537,10 @@ static bool move_slice(IrModel *m, NodeId n, View *v)
 		if (!norm_axis(ax[i], r, &a) || seen[a])
 			return false;
 		seen[a] = true;
-		int64_t d = s->dims[a], b = st[i], e = en[i], k = nst >= 0 ? sp[i] : 1, cnt;
+		int64_t b, k = nst >= 0 ? sp[i] : 1, cnt;
 		if (k == 0)
 			return false;
-		if (b < 0)
-			b += d;
-		if (e < 0)
-			e += d;
-		if (k > 0) {
-			b = b < 0 ? 0 : b > d ? d : b;
-			e = e < 0 ? 0 : e > d ? d : e;
-			cnt = e > b ? (int64_t)((uint64_t)(e - b - 1) / (uint64_t)k) + 1 : 0;
-		} else {
-			b = b < 0 ? 0 : b > d - 1 ? d - 1 : b;
-			e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-			cnt = d > 0 && b > e ? (int64_t)((uint64_t)(b - e - 1) / ((uint64_t)0 - (uint64_t)k)) + 1 : 0;
-		}
+		cnt = ir_slice_range(s->dims[a], st[i], en[i], k, &b);
 		if (cnt <= 0)
 			return false;
 		if (s->table[a]) {

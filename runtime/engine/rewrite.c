@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "ort_kernels.h"
 
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -122,10 +123,71 @@ static char *label_of(IrModel *m, NodeId n)
 	return strdup(ir_node_label(m, n, buf, sizeof buf));
 }
 
-/* A node's label for a firing's record; NULL (not recorded) with counts_only. */
+/* A value's type for the audit: "float[1,N,?]", "float[*]" for an unknown rank. */
+static void type_text(const IrValue *v, char *buf, size_t size)
+{
+	FILE *f = fmemopen(buf, size, "w");
+	if (!f) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	fprintf(f, "%s", dtype_name(v->dtype));
+	if (v->shape.rank < 0)
+		fprintf(f, "[*]");
+	for (int i = 0; i < v->shape.rank; i++) {
+		const Dim *d = &v->shape.dims[i];
+		if (d->size >= 0)
+			fprintf(f, "%s%lld", i ? "," : "[", (long long)d->size);
+		else
+			fprintf(f, "%s%s", i ? "," : "[", ir_dim_label(d));
+	}
+	fprintf(f, "%s", v->shape.rank == 0 ? "[]" : v->shape.rank > 0 ? "]" : "");
+	fclose(f);
+}
+
+static json_t *value_names(Rewriter *rw, const ValueId *ids, uint32_t n)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; i < n; i++) {
+		if (!ids[i]) {
+			json_array_append_new(a, json_string(""));
+			continue;
+		}
+		const IrValue *v = ir_value(rw->m, ids[i]);
+		json_array_append_new(a, json_string(v->name));
+		if (!json_object_get(rw->res->values, v->name)) {
+			char buf[400];
+			size_t k = (size_t)snprintf(buf, sizeof buf, "%s", v->tensor ? "const " : "");
+			type_text(v, buf + k, sizeof buf - k);
+			json_object_set_new(rw->res->values, v->name, json_string(buf));
+		}
+	}
+	return a;
+}
+
+/* A node's label for a firing's record; NULL (not recorded) with counts_only.
+ * The node's op and values go to RwResult.nodes the first time it is named. */
 static char *firing_label(Rewriter *rw, NodeId n)
 {
-	return rw->o.counts_only ? NULL : label_of(rw->m, n);
+	if (rw->o.counts_only)
+		return NULL;
+	char *l = label_of(rw->m, n);
+	RwResult *r = rw->res;
+	if (!r->nodes) {
+		r->nodes = json_object();
+		r->values = json_object();
+	}
+	if (!json_object_get(r->nodes, l)) {
+		const IrNode *x = ir_node(rw->m, n);
+		json_t *o = json_object();
+		char op[300];
+		snprintf(op, sizeof op, "%s%s%s", x->domain, *x->domain ? "." : "", x->op_type);
+		json_object_set_new(o, "op", json_string(op));
+		json_object_set_new(o, "inputs", value_names(rw, x->inputs, x->ninputs));
+		json_object_set_new(o, "outputs", value_names(rw, x->outputs, x->noutputs));
+		json_object_set_new(r->nodes, l, o);
+	}
+	return l;
 }
 
 static void grow_node_tables(Rewriter *rw)
@@ -377,6 +439,10 @@ static uint64_t tensor_hash(Rewriter *rw, TensorId t)
 			ir_tensor_read(m, t, (n - 64) / 64 * i, 64, w);
 			h = mix(h, hash_bytes(w, 64));
 		}
+		/* a sample maps a whole folio of a mapped file (up to megabytes):
+		 * the pages leave memory again, or hashing every weight of a
+		 * model with external data held half of it resident */
+		ir_tensor_evict(m, t);
 	}
 	h = mix(mix(h, (uint64_t)x->dtype), hash_bytes(x->dims, sizeof *x->dims * (size_t)x->rank));
 	return rw->thash[t] = h ? h : 1;
@@ -1264,7 +1330,7 @@ bool rw_commit(Rewriter *rw)
 			ir_node(m, n)->name = arena_printf(m->arena, "%s/%s_%u", rule->name, ir_node(m, n)->op_type, n);
 		if (rw->o.counts_only)
 			continue;
-		add_name(&f->created, &f->ncreated, strdup(ir_node(m, n)->name));
+		add_name(&f->created, &f->ncreated, firing_label(rw, n));  /* its name */
 		f->provenance[i] = xrealloc(NULL, sizeof **f->provenance * (size_t)(nprov + 1));
 		f->nprovenance[i] = nprov;
 		NodeId p = n - rw->prov_base;
@@ -2052,6 +2118,7 @@ static void settle_outputs(IrModel *m)
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o, RwResult *r, Diag *d)
 {
 	memset(r, 0, sizeof *r);
+	r->why_rule = o->why_rule;
 	for (int s = 0; s < nsets; s++)
 		if (sets[s]->api_version != GRAFT_BUILDER_API_VERSION) {
 			diag_error(d, NULL, "rule set '%s' was generated for builder API %d, libgraft has %d",
@@ -2286,6 +2353,8 @@ void rw_result_free(RwResult *r)
 		free(r->why[i].values);
 	}
 	free(r->why);
+	json_decref(r->nodes);
+	json_decref(r->values);
 	memset(r, 0, sizeof *r);
 }
 

@@ -154,6 +154,10 @@ typedef struct RwResult {
 	RwWhy *why;                 /* why_rule: one entry per node with the rule's root op */
 	int nwhy;
 	unsigned fold_over_budget;  /* times fold left a node alone: over the fold budget (fold.h) */
+	const char *why_rule;       /* RwOptions.why_rule, for the audit */
+	void *nodes;                /* json_t *, unless counts_only: each node a firing names, as it was
+	                               when first named: label -> {"op", "inputs", "outputs"} */
+	void *values;               /* json_t *: the values of those nodes, name -> "float[1,3]" */
 } RwResult;
 
 bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions *o,

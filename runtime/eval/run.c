@@ -417,3 +417,36 @@ void run_format_dims(const EvValue *t, char *buf, size_t size)
 	if (o < size)
 		snprintf(buf + o, size - o, "]");
 }
+
+/* ---- inputs handed over by a caller (the Python module's graft.run) --------------- */
+
+bool run_prepare_given(IrModel *m, const RunOptions *o, EvValue *const *given, EvValue **inputs, Diag *d)
+{
+	IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+	ValueId *fed = calloc(g->ninputs + 1, sizeof *fed);
+	if (!fed)
+		abort();
+	uint32_t nfed = run_fed_inputs(m, fed);
+	const char *bound[EV_MAX_RANK * 16], *bound_from[EV_MAX_RANK * 16];
+	int64_t bound_size[EV_MAX_RANK * 16];
+	int nbound = 0;
+	bool ok = true;
+	memset(inputs, 0, sizeof *inputs * g->ninputs);
+	for (uint32_t i = 0, f = 0; ok && i < g->ninputs; i++) {
+		if (f >= nfed || g->inputs[i] != fed[f])
+			continue;
+		if (given[f]) {
+			ok = given_fits(m, fed[f], given[f], m->path, o, bound, bound_size, bound_from, &nbound, d);
+			inputs[i] = ok ? ev_ref(given[f]) : NULL;
+		} else {
+			ok = (inputs[i] = run_generate_input(m, fed[f], f, o, d)) != NULL;
+		}
+		f++;
+	}
+	for (uint32_t i = 0; !ok && i < g->ninputs; i++) {
+		ev_unref(inputs[i]);
+		inputs[i] = NULL;
+	}
+	free(fed);
+	return ok;
+}

@@ -42,4 +42,9 @@ void run_compare(const EvValue *a, const EvValue *b, double rtol, double atol, R
  * from 0; NaNs agree with each other), as graft verify checks exact rules. */
 void run_compare_exact(const EvValue *a, const EvValue *b, RunDiff *r);
 
+/* inputs[i] per main-graph input, as run_prepare_inputs: given[f] for the
+ * f-th fed input (run_fed_inputs), checked against its declared dtype and
+ * dims (the message names m->path), or generated when NULL. */
+bool run_prepare_given(IrModel *m, const RunOptions *o, EvValue *const *given, EvValue **inputs, Diag *d);
+
 #endif

@@ -11,6 +11,7 @@
  * still says [N, ...].  The vector ops are done here rather than with
  * kernels because kernels cannot carry symbols. */
 #include "infer_internal.h"
+#include "geometry.h"
 
 #include "arena.h"
 
@@ -880,23 +881,10 @@ static IVec *propagate_vec(InferCtx *c)
 		}
 		if ((ax != 0 && ax != -1) || step == 0)
 			return NULL;
-		int64_t d = a->n;
-		if (st < 0) st += d;
-		if (en < 0) en += d;
-		if (step > 0) {
-			st = st < 0 ? 0 : st > d ? d : st;
-			en = en < 0 ? 0 : en > d ? d : en;
-		} else {
-			st = st < 0 ? -1 : st > d - 1 ? d - 1 : st;
-			en = en < -1 ? -1 : en > d - 1 ? d - 1 : en;
-		}
-		int n = 0;
-		for (int64_t i = st; step > 0 ? i < en : i > en; i += step)
-			n++;
-		r = vec_new(1, n);
-		n = 0;
-		for (int64_t i = st; step > 0 ? i < en : i > en; i += step)
-			r->e[n++] = a->e[i];
+		int64_t first, n = ir_slice_range(a->n, st, en, step, &first);
+		r = vec_new(1, (int)n);
+		for (int64_t i = 0; i < n; i++)
+			r->e[i] = a->e[first + i * step];
 		return r;
 	}
 	case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Mod: case OP_Equal:

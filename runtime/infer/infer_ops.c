@@ -8,6 +8,7 @@
  * leaves unknown.  Opset differences (axes as an attribute or an input,
  * ...) are decided with c->opset, the model's default-domain opset. */
 #include "infer_internal.h"
+#include "geometry.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1141,21 +1142,6 @@ static bool r_split(InferCtx *c)
 	return true;
 }
 
-/* One slice dim: the length for known start/end/step on a dim of size d. */
-static int64_t slice_len(int64_t d, int64_t st, int64_t en, int64_t step)
-{
-	if (st < 0) st += d;
-	if (en < 0) en += d;
-	if (step > 0) {
-		st = st < 0 ? 0 : st > d ? d : st;
-		en = en < 0 ? 0 : en > d ? d : en;
-		return en > st ? (en - st - 1) / step + 1 : 0;   /* no overflow for any step */
-	}
-	st = st < 0 ? -1 : st > d - 1 ? d - 1 : st;
-	en = en < -1 ? -1 : en > d - 1 ? d - 1 : en;
-	return st > en ? (int64_t)((uint64_t)(st - en - 1) / (0 - (uint64_t)step)) + 1 : 0;
-}
-
 static bool r_slice(InferCtx *c)
 {
 	int rank = inf_rank(c, 0);
@@ -1237,8 +1223,9 @@ static bool r_slice(InferCtx *c)
 				out[ax] = dim_unknown();
 			continue;
 		}
+		int64_t first;
 		if (dim_known(d))
-			out[ax] = dim_n(slice_len(d.size, st[i].v, en[i].v, steps[i]));
+			out[ax] = dim_n(ir_slice_range(d.size, st[i].v, en[i].v, steps[i], &first));
 		else if (st[i].v == 0 && steps[i] == 1 && en[i].v >= INT32_MAX)
 			out[ax] = d;   /* the whole dim, whatever it is */
 		else if (steps[i] == -1 && st[i].v == -1 && en[i].v <= INT32_MIN)

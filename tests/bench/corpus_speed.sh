@@ -16,6 +16,10 @@
 #
 # With BASE_GRAFT=another/graft in the environment, that binary runs in the
 # same rounds too and a "before" column compares it (a change's effect).
+# With MODELS="a/model.onnx b/model.onnx ..." those models run instead of the
+# corpus (`make bench-big`; named by their folder).  A model with external
+# data (MODEL.data beside it) is copied with it, and its size counts the data.
+# GRAFT_FLAGS are added to every graft optimize (e.g. --report r.json).
 #
 # Usage: tests/bench/corpus_speed.sh [GRAFT] [CORPUS] [ORT_TOOLS] [REPS]
 set -euo pipefail
@@ -36,7 +40,11 @@ us() {
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 base=${BASE_GRAFT:-}
-models=$(find -L "$corpus/torch" -name model.onnx | sort)
+models=${MODELS:-$(find -L "$corpus/torch" -name model.onnx | sort)}
+flags=${GRAFT_FLAGS:-}
+# a model's bytes: the file, and its external data file if it has one
+files() { echo "$1"; [ -f "$1.data" ] && echo "$1.data"; return 0; }
+size() { [ -f "$1" ] || { echo 0; return; }; stat -L -c %s $(files "$1") | awk '{s += $1} END {print s}'; }
 : > "$tmp/true"; : > "$tmp/rows"
 # rounds outside, models inside: a burst of load on the machine lands on
 # different models in different rounds, and each model's median drops it
@@ -45,23 +53,24 @@ for ((r = 0; r < reps; r++)); do
 	for model in $models; do
 		i=$((i + 1))
 		us /bin/true >> "$tmp/true"
-		us cp "$model" "$tmp/copy.onnx" >> "$tmp/cp.$i"
-		us "$graft" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/graft.$i"
-		rm -f "$tmp/out.onnx"
-		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" >> "$tmp/base.$i"; rm -f "$tmp/out.onnx"; fi
+		mkdir -p "$tmp/copy"
+		us cp $(files "$model") "$tmp/copy/" >> "$tmp/cp.$i"
+		rm -rf "$tmp/copy"
+		us "$graft" optimize "$model" -o "$tmp/out.onnx" $flags >> "$tmp/graft.$i"
+		rm -f "$tmp/out.onnx" "$tmp/out.onnx.data"
+		if [ -n "$base" ]; then us "$base" optimize "$model" -o "$tmp/out.onnx" $flags >> "$tmp/base.$i"; rm -f "$tmp/out.onnx" "$tmp/out.onnx.data"; fi
 		node "$ort/ort-bench.mjs" "$model" --opt basic --iters 0 |
 			sed 's/.*"create_ms":\([0-9.]*\).*/\1/' >> "$tmp/ort.$i"
-		rm -f "$tmp/copy.onnx"
 	done
 done
 i=0
 for model in $models; do
 	i=$((i + 1))
-	name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||')
-	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
-	outbytes=$(stat -c %s "$tmp/out.onnx" 2> /dev/null || echo 0)
-	rm -f "$tmp/out.onnx"
-	echo "$name $(stat -L -c %s "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -) $outbytes" >> "$tmp/rows"
+	if [ -n "${MODELS:-}" ]; then name=$(basename "$(dirname "$model")"); else name=$(echo "$model" | sed 's|.*/torch/||; s|/model.onnx||'); fi
+	rss=$( { /usr/bin/time -f '%M' "$graft" optimize "$model" -o "$tmp/out.onnx" $flags > /dev/null 2> "$tmp/err" && tail -1 "$tmp/err"; } || echo '?')
+	outbytes=$(size "$tmp/out.onnx")
+	rm -f "$tmp/out.onnx" "$tmp/out.onnx.data"
+	echo "$name $(size "$model") $(median < "$tmp/cp.$i") $(median < "$tmp/graft.$i") $(median < "$tmp/ort.$i") $rss $( [ -n "$base" ] && median < "$tmp/base.$i" || echo -) $outbytes" >> "$tmp/rows"
 done
 
 # /bin/true's median over every round of the run: the cost of any process

@@ -70,6 +70,33 @@ def bcast(a, b):
     return tuple(reversed(r))
 
 
+def onnx_slice_len(d, s, e, k):
+    """How many elements Slice takes along an axis of size d, clamped as the
+    ONNX spec says (a backward start below 0 is clamped to 0, not Python's -1)."""
+    s = s + d if s < 0 else s
+    e = e + d if e < 0 else e
+    if k > 0:
+        s, e = min(max(s, 0), d), min(max(e, 0), d)
+        return max(0, -(-(e - s) // k))
+    if d == 0:
+        return 0
+    s, e = min(max(s, 0), d - 1), min(max(e, -1), d - 1)
+    return max(0, -(-(s - e) // -k))
+
+
+def pool_out(d, k, s, dil, pb, pe, ceil_mode):
+    """A pooling window count along one axis with explicit pads, as ONNX
+    Runtime computes it: with ceil_mode a last window that would start in
+    the end padding is dropped."""
+    span = d + pb + pe - dil * (k - 1) - 1
+    if span < 0:
+        return 0
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= d + pb:
+        out -= 1
+    return out
+
+
 class Val:
     __slots__ = ('name', 'dtype', 'shape')
 
@@ -421,8 +448,10 @@ class Graph:
             e = int(r.integers(-d - 1, d + 2))
             if r.random() < 0.15:
                 e = 2**63 - 1 if step > 0 else -2**63
+            if r.random() < 0.1:   # starts beyond either end: clamped by the spec's rule, not Python's
+                s = int(r.choice([-d - 3, d + 3, -2**63, 2**63 - 1]))
             starts.append(s); ends.append(e); steps.append(step)
-            shape[a] = len(range(d)[slice(s, e if abs(e) < 2**62 else None, step)])
+            shape[a] = onnx_slice_len(d, s, e, step)
         if 0 in shape and r.random() < 0.8:
             raise Reject('empty slice')
         ins = [x, self.i64(starts), self.i64(ends)]
@@ -651,10 +680,22 @@ class Graph:
         if op.startswith('Global'):
             return self.emit1(op, [x], x.dtype, x.shape[:2] + (1, 1))
         ks = [int(r.integers(1, min(3, d) + 1)) for d in x.shape[2:]]
-        st = [int(r.choice([1, 2])) for _ in ks]
-        pads = [int(r.integers(0, k)) for k in ks] * 2
-        out = [(x.shape[2 + i] + 2 * pads[i] - ks[i]) // st[i] + 1 for i in range(2)]
-        attrs = {'kernel_shape': ks, 'strides': st, 'pads': pads if any(pads) else None}
+        st = [int(r.choice([1, 2, 3])) for _ in ks]
+        # dilations: MaxPool from opset 10, AveragePool from 19
+        dil = [1 if r.random() < 0.8 or (op == 'AveragePool' and self.opset < 19) else 2 for _ in ks]
+        pads = [int(r.integers(0, k)) for k in ks] + [int(r.integers(0, k)) for k in ks]
+        ceil_mode = int(r.random() < 0.3)
+        out = [pool_out(x.shape[2 + i], ks[i], st[i], dil[i], pads[i], pads[i + 2], ceil_mode) for i in range(2)]
+        if min(out) < 1:
+            raise Reject('pool')
+        attrs = {'kernel_shape': ks, 'strides': st, 'pads': pads if any(pads) else None,
+                 'dilations': dil if dil != [1, 1] else None, 'ceil_mode': ceil_mode or None}
+        if r.random() < 0.2 and not any(pads) and dil == [1, 1] and all(
+                (-(-x.shape[2 + i] // st[i]) - 1) * st[i] + ks[i] >= x.shape[2 + i] for i in range(2)):
+            # (ORT refuses SAME padding that would be negative)
+            # SAME padding: out = ceil(d / s) whatever the kernel (ceil_mode does not change it)
+            attrs['auto_pad'] = str(r.choice(['SAME_UPPER', 'SAME_LOWER']))
+            out = [-(-x.shape[2 + i] // st[i]) for i in range(2)]
         if op == 'AveragePool' and any(pads) and r.random() < 0.5:
             attrs['count_include_pad'] = 1
         return self.emit1(op, [x], x.dtype, x.shape[:2] + tuple(out), **attrs)
@@ -663,6 +704,10 @@ class Graph:
         r = self.rng
         x = x or self.fval(min_rank=2, max_rank=4)
         k = x.shape[-1]
+        if k == 0:
+            # ONNX Runtime's broadcast MatMul over an empty contraction left its output
+            # uninitialized (seed 4943 before this check: 4.94e-324 for an empty sum)
+            raise Reject('empty contraction')
         n = int(r.choice([1, 2, 3, 4, 8]))
         y = self.pick(lambda v: v.dtype == x.dtype and v.rank >= 2 and v.shape[-2] == k
                       and bcast(v.shape[:-2], x.shape[:-2]) is not None) if r.random() < 0.3 else None
@@ -676,6 +721,8 @@ class Graph:
         a = self.fval(min_rank=2, max_rank=2)
         ta, tb = int(r.random() < 0.3), int(r.random() < 0.4)
         m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+        if k == 0:
+            raise Reject('empty contraction')   # as in op_matmul
         n = int(r.choice([1, 2, 3, 4, 8]))
         b = self.cval((n, k) if tb else (k, n), a.dtype)
         ins = [a, b]

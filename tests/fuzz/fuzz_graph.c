@@ -6,7 +6,8 @@
  * once fixed, and check_fuzzcases.c replays them in `make test`.
  * FUZZ_GRAPH_DUMP=FILE: write the model of each input run to FILE (to look
  * at a crasher with graft print), FUZZ_GRAPH_DIFF=1: trap on outputs that
- * differ, FUZZ_GRAPH_VERBOSE=1: print every stage's errors. */
+ * differ, FUZZ_GRAPH_DIMS=1: trap on an inferred dim the kernels contradict,
+ * FUZZ_GRAPH_VERBOSE=1: print every stage's errors. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

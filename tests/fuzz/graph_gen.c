@@ -955,15 +955,15 @@ static FILE *verbose;
 
 /* FUZZ_GRAPH_STATS=1: how far the inputs got, printed at exit. */
 static struct {
-	long inputs, loaded, inferred, optimized, saved, ran, ran_both, compared, differed;
+	long inputs, loaded, inferred, optimized, saved, ran, ran_both, compared, differed, dims_checked, dims_wrong;
 } stats;
 
 static void print_stats(void)
 {
 	fprintf(stderr, "fuzz-graph: %ld inputs, %ld loaded, %ld inferred; %ld optimizations ran, %ld saved and "
-	        "reloaded; %ld runs of the original, %ld of both; %ld outputs compared, %ld differ\n", stats.inputs,
-	        stats.loaded, stats.inferred, stats.optimized, stats.saved, stats.ran, stats.ran_both, stats.compared,
-	        stats.differed);
+	        "reloaded; %ld runs of the original, %ld of both; %ld outputs compared, %ld differ; %ld inferred "
+	        "dims checked, %ld wrong\n", stats.inputs, stats.loaded, stats.inferred, stats.optimized, stats.saved,
+	        stats.ran, stats.ran_both, stats.compared, stats.differed, stats.dims_checked, stats.dims_wrong);
 }
 
 static IrModel *load(Gen *g, const uint8_t *buf, size_t len, const char *stage)
@@ -1118,6 +1118,64 @@ static void optimize_one(Gen *g, const uint8_t *buf, size_t len, IrModel *orig, 
 	free(out);
 }
 
+/* Shape inference against the kernels: every value of the main graph made a
+ * graph output, the model inferred and run; a dim inference claims to know
+ * must be the dim the kernel computed (a wrong one is a wrong fold waiting
+ * to happen: the Shape of it).  Counted; a trap with FUZZ_GRAPH_DIMS=1 (or
+ * FUZZ_GRAPH_DIFF=1, which also traps on outputs that differ). */
+static void check_inferred_dims(Gen *g, const uint8_t *buf, size_t len, uint32_t seed)
+{
+	IrModel *m = load(g, buf, len, "fuzz.onnx");
+	if (!m)
+		abort();   /* loaded once, refused the second time */
+	IrGraph *gr = ir_graph(m, IR_MAIN_GRAPH);
+	for (NodeId n = gr->first; n; n = ir_node(m, n)->next) {
+		IrNode *node = ir_node(m, n);
+		for (uint32_t k = 0; k < node->noutputs; k++)
+			if (node->outputs[k] && !ir_value(m, node->outputs[k])->is_output)
+				ir_add_output(m, IR_MAIN_GRAPH, node->outputs[k]);
+	}
+	Diag d;
+	diag_init(&d, verbose);
+	InferState *s = infer_new(m);
+	bool inferred = infer_model(s, &d);
+	infer_free(s);
+	gr = ir_graph(m, IR_MAIN_GRAPH);
+	RunOptions ro = {.seed = seed, .int_lo = -1, .int_hi = 4};
+	EvValue **in = calloc(gr->ninputs + 1, sizeof *in), **out = calloc(gr->noutputs + 1, sizeof *out);
+	if (inferred && run_prepare_inputs(m, &ro, in, &d) &&
+	    ev_run(m, (const EvValue *const *)in, gr->ninputs, out, NULL, &d)) {
+		for (uint32_t i = 0; i < gr->noutputs; i++) {
+			const IrValue *v = ir_value(m, gr->outputs[i]);
+			const EvValue *x = out[i];
+			if (!x || x->kind != EV_TENSOR || v->shape.rank < 0)
+				continue;
+			bool wrong = v->shape.rank != x->rank;
+			for (int k = 0; !wrong && k < v->shape.rank; k++)
+				wrong = v->shape.dims[k].size >= 0 && v->shape.dims[k].size != x->dims[k];
+			stats.dims_checked++;
+			if (!wrong)
+				continue;
+			stats.dims_wrong++;
+			if (verbose)
+				fprintf(verbose, "fuzz-graph: %s: inferred dims differ from the computed ones\n", v->name);
+			const char *e = getenv("FUZZ_GRAPH_DIMS"), *f = getenv("FUZZ_GRAPH_DIFF");
+			if ((e && *e && strcmp(e, "0") != 0) || (f && *f && strcmp(f, "0") != 0)) {
+				fprintf(stderr, "fuzz-graph: value '%s': inferred rank %d dims differ from the computed rank %d\n",
+				        v->name, v->shape.rank, x->rank);
+				__builtin_trap();
+			}
+		}
+	}
+	for (uint32_t i = 0; i < gr->ninputs; i++)
+		ev_unref(in[i]);
+	for (uint32_t i = 0; i < gr->noutputs; i++)
+		ev_unref(out[i]);
+	free(in);
+	free(out);
+	ir_model_free(m);
+}
+
 int fuzz_graph_one(const uint8_t *data, size_t size)
 {
 	if (!verbose && getenv("FUZZ_GRAPH_VERBOSE"))
@@ -1150,6 +1208,7 @@ int fuzz_graph_one(const uint8_t *data, size_t size)
 		stats.loaded++;
 		stats.inferred += infer_model(s, &d);
 		infer_free(s);
+		check_inferred_dims(&g, buf, len, seed);
 		RwOptions def = {.fuel = 2000, .fold = {.max_bytes = NUMEL_LIMIT}};
 		optimize_one(&g, buf, len, orig, &def, seed);
 		RwOptions ext = {.fuel = 2000, .fold = {.max_bytes = NUMEL_LIMIT}, .allow_vendor_ops = true,

@@ -186,11 +186,14 @@ class Decoder(nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
-def finish_model(path, half):
+def finish_model(path, half, out=None):
     """The markers become Casts to the model's type; with half, the float32
     trace is typed as the float16 model: graph inputs/outputs and float
     initializers and constants in float16, except where a constant meets a
-    float32 value (the statistics between the model's Casts)."""
+    float32 value (the statistics between the model's Casts).  With out
+    (float32 only), the model goes to out with every weight in one external
+    data file, out + ".data" (torch writes a model over 2 GB as a file per
+    tensor beside path)."""
     import numpy as np
     import onnx
     from onnx import helper, numpy_helper, TensorProto as T
@@ -206,6 +209,11 @@ def finish_model(path, half):
     keep = [o for o in m.opset_import if o.domain != "graft_export"]
     del m.opset_import[:]
     m.opset_import.extend(keep)
+    if out:
+        onnx.save(m, out, save_as_external_data=True, all_tensors_to_one_file=True,
+                  location=os.path.basename(out) + ".data", size_threshold=1024)
+        onnx.checker.check_model(out)
+        return
     if not half:
         onnx.checker.check_model(m)
         onnx.save(m, path)

@@ -29,12 +29,30 @@ static bool k_if(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	return ev_run_body(c, g, NULL, 0, out, (uint32_t)nout);
 }
 
-/* Stack n same-shaped tensors along a new axis (reversed if asked). */
-static EvValue *stack(EvCtx *c, EvValue **items, int n, int axis, bool reverse, int dtype)
+/* Stack n same-shaped tensors along a new axis (reversed if asked).  With
+ * no iteration (n == 0) nothing computed says the per-iteration shape but
+ * the body output's own (body_out, its declared or inferred shape): the
+ * result is that shape with 0 inserted at the axis, 0 for a dim not known,
+ * as ONNX Runtime makes it; [0] when its rank is not known either (it was
+ * [0] always, and inference, which knows the body's rank, disagreed). */
+static EvValue *stack(EvCtx *c, EvValue **items, int n, int axis, bool reverse, int dtype, ValueId body_out)
 {
 	if (n == 0) {
-		int64_t zero = 0;
-		return ev_tensor_new(dtype ? dtype : DT_FLOAT, 1, &zero);
+		int64_t dims[EV_MAX_RANK] = {0};
+		int r = 1;
+		const Shape *sh = body_out ? &ir_value(c->m, body_out)->shape : NULL;
+		if (sh && sh->rank >= 0 && sh->rank < EV_MAX_RANK) {
+			r = sh->rank + 1;
+			int at = axis < 0 ? axis + r : axis;
+			if (at < 0 || at >= r)
+				at = 0;
+			for (int i = 0, k = 0; i < r; i++)
+				if (i != at) {
+					dims[i] = sh->dims[k].size >= 0 ? sh->dims[k].size : 0;
+					k++;
+				}
+		}
+		return ev_tensor_new(dtype ? dtype : DT_FLOAT, r, dims);
 	}
 	const EvValue *f = items[0];
 	if (f->kind != EV_TENSOR || f->rank + 1 > EV_MAX_RANK) {
@@ -142,7 +160,8 @@ static bool k_loop(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	for (int s = 0; s < nscan; s++) {
 		if (ok) {
 			ValueId v = ir_node(c->m, c->node)->outputs[ncarried + s];
-			out[ncarried + s] = stack(c, scans[s], nits, 0, false, v ? ir_value(c->m, v)->dtype : 0);
+			out[ncarried + s] = stack(c, scans[s], nits, 0, false, v ? ir_value(c->m, v)->dtype : 0,
+			                          body->outputs[1 + ncarried + s]);
 			ok = out[ncarried + s] != NULL;
 		}
 		for (int i = 0; i < nits; i++)
@@ -229,7 +248,7 @@ static bool scan8(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	free(res);
 	for (int o = 0; o < nout; o++) {
 		if (ok) {
-			out[o] = stack(c, per[o], (int)batch, 0, false, 0);
+			out[o] = stack(c, per[o], (int)batch, 0, false, 0, 0);
 			ok = out[o] != NULL;
 		}
 		for (int64_t b = 0; b < batch; b++)
@@ -320,7 +339,7 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	for (int s = 0; s < k; s++) {
 		if (ok) {
 			int axis = noa > s ? (int)out_axes[s] : 0;
-			out[n + s] = stack(c, scans[s], (int)len, axis, nod > s && out_dirs[s], 0);
+			out[n + s] = stack(c, scans[s], (int)len, axis, nod > s && out_dirs[s], 0, body->outputs[n + s]);
 			ok = out[n + s] != NULL;
 		}
 		for (int64_t i = 0; i < len; i++)

@@ -10,6 +10,7 @@
  * by c->opset, as the op's schema history says. */
 #include "eval.h"
 #include "sh_util.h"
+#include "geometry.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -341,26 +342,10 @@ static bool k_slice(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		if (seen[a])
 			return ev_fail(c, "axis %d is sliced twice", a);
 		seen[a] = true;
-		int64_t d = x->dims[a], s = st[i], e = en[i], k = nst >= 0 ? sp[i] : 1;
+		int64_t k = nst >= 0 ? sp[i] : 1;
 		if (k == 0)
 			return ev_fail(c, "slice step is 0");
-		if (s < 0)
-			s += d;
-		if (e < 0)
-			e += d;
-		int64_t n;
-		if (k > 0) {
-			s = s < 0 ? 0 : s > d ? d : s;
-			e = e < 0 ? 0 : e > d ? d : e;
-			n = e > s ? (int64_t)((uint64_t)(e - s - 1) / (uint64_t)k) + 1 : 0;
-		} else {
-			/* an empty axis has nothing to take backwards either (the clamp
-			 * of the start to [0, d - 1] would give 0 on it) */
-			s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
-			e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-			n = d > 0 && s > e ? (int64_t)((uint64_t)(s - e - 1) / ((uint64_t)0 - (uint64_t)k)) + 1 : 0;
-		}
-		first[a] = n > 0 ? s : 0;
+		int64_t n = ir_slice_range(x->dims[a], st[i], en[i], k, &first[a]);
 		count[a] = n;
 		step[a] = n > 1 ? k : 1; /* a huge step that takes one element must not overflow strides */
 	}
@@ -407,7 +392,10 @@ static bool k_squeeze(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	if (!axes_arg(c, in, nin, axes, &n))
 		return false;
 	bool drop[EV_MAX_RANK] = {false};
-	if (n < 0) {
+	if (n <= 0) {
+		/* axes absent or empty: every 1-dim goes, as ONNX Runtime does
+		 * (and inference, and squeeze_nothing); onnx's shape inference
+		 * keeps them on empty axes, but ORT's kernel does not */
 		for (int i = 0; i < x->rank; i++)
 			drop[i] = x->dims[i] == 1;
 	} else {

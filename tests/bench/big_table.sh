@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# big_table.sh - `make bench-big` (issue 29): graft optimize on models of
+# 0.1-2.7 GB against `cp` and ONNX Runtime's first basic session creation,
+# with peak RSS, and a check of every output in ONNX Runtime.
+#
+# The models are exported by tests/bench/export_big.py into DIR (random
+# weights, fixed seeds; about 6 GB of disk, made once and reused).  Timing is
+# corpus_speed.sh's (rounds outside, models inside, medians; graft and cp whole
+# processes less /bin/true; ORT's own in-process creation time), then:
+#  - the Llama-style decoder again with --report (the audit costs memory),
+#  - bert_base_ext optimized with --external-data into another folder: the
+#    data file holds only the tensors the output references,
+#  - ONNX Runtime runs every input and output and compares them (one run each:
+#    the big ones take a while).
+#
+# usage: tests/bench/big_table.sh [GRAFT] [DIR] [ORT_TOOLS] [ROUNDS]
+set -euo pipefail
+graft=${1:-build/graft}
+dir=${2:-build/bench-big}
+ort=${3:-build/ort-tools}
+rounds=${4:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+/usr/bin/python3 tests/bench/export_big.py "$dir"
+models=$(ls "$dir"/*/model.onnx)
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+MODELS="$models" tests/bench/corpus_speed.sh "$graft" - "$ort" "$rounds"
+echo
+echo "with --report (peak RSS, wall s):"
+for m in "$dir"/llama_ext/model.onnx "$dir"/transposes_ext/model.onnx; do
+	/usr/bin/time -f "%M %e" -o "$tmp/t" "$graft" optimize "$m" -o "$tmp/out.onnx" --report "$tmp/r.json" > /dev/null 2>&1
+	echo "  $(basename "$(dirname "$m")"): $(awk '{printf "%.0f MB, %.2f s", $1 / 1024, $2}' "$tmp/t")"
+	rm -f "$tmp/out.onnx" "$tmp/out.onnx.data" "$tmp/r.json"
+done
+echo
+echo "bert_base_ext with --external-data into another folder:"
+mkdir "$tmp/other"
+"$graft" optimize "$dir/bert_base_ext/model.onnx" -o "$tmp/other/opt.onnx" --external-data 2>&1 | tail -1
+ls -l "$dir/bert_base_ext" "$tmp/other" | grep -v '^total'
+node "$ort/ort-compare.mjs" "$dir/bert_base_ext/model.onnx" "$tmp/other/opt.onnx" --runs 1 | tail -1
+rm -rf "$tmp/other"
+echo
+echo "ONNX Runtime on every output (one run each):"
+for m in $models; do
+	"$graft" optimize "$m" -o "$tmp/out.onnx" > /dev/null 2>&1
+	echo "  $(basename "$(dirname "$m")"): $(node "$ort/ort-compare.mjs" "$m" "$tmp/out.onnx" --runs 1 2>&1 | tail -1)"
+	rm -f "$tmp/out.onnx" "$tmp/out.onnx.data"
+done
