@@ -7,8 +7,9 @@ sources and build/obj/):
 1. No upward include.  Each folder may include its own headers and those
    of the folders LAYERS lists for it: ir/ <- dsl/ <- compiler/, and
    dsl/ <- runtime/, whose parts stack eval/ <- infer/ <- plan/ <- engine/,
-   convert/ <- verify/ <- cli/ (the Makefile's order; a subfolder is its
-   folder's layer).  A header is found
+   convert/ <- verify/ <- api/ <- cli/, with report/ (the HTML report,
+   over engine/'s audit) below cli/ (the Makefile's order; a subfolder is
+   its folder's layer).  A header is found
    as the compiler finds it: next to the file, then in the -I folders.
 
 2. No circle of files calling each other.  From the object files (nm):
@@ -39,12 +40,15 @@ LAYERS = {
     "runtime/convert": ["ir", "runtime/eval", "runtime/infer", "runtime/plan"],
     "runtime/verify": ["ir", "dsl", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine",
                        "runtime/convert"],
-    "runtime/cli": ["ir", "dsl", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine",
+    "runtime/api": ["ir", "dsl", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine",
                     "runtime/convert", "runtime/verify"],
+    "runtime/report": ["ir", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine"],
+    "runtime/cli": ["ir", "dsl", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine",
+                    "runtime/convert", "runtime/verify", "runtime/api", "runtime/report"],
 }
 # the -I folders, in the Makefile's order (build/gen last)
 INCLUDE_DIRS = [".", "ir", "runtime/eval", "runtime/infer", "runtime/plan", "runtime/engine", "runtime/convert",
-                "runtime/verify", "dsl", "build/gen"]
+                "runtime/verify", "runtime/api", "runtime/report", "dsl", "build/gen"]
 # generated headers: the layer of what they were generated from
 GENERATED = {"onnx.pb-c.h": "ir", "text_grammar.h": "ir", "dsl_grammar.h": "dsl",
              "kernel_families.h": "runtime/eval"}
