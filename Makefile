@@ -5,6 +5,8 @@
 #                   library compiled by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
+#   make check-layers  no upward include between the layers, no new circle of
+#                   files calling each other (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
 #                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
@@ -61,7 +63,7 @@ DEB_PACKAGES := re2c lemon protobuf-c-compiler libprotobuf-c-dev check pkg-confi
 
 all: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/libgraft.so $(BUILD)/graft-tests $(BUILD)/graft-conformance $(if $(wildcard compiler/graftc.c),$(BUILD)/graftc)
 .SECONDEXPANSION:
-.PHONY: all test test-html bench-html demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-big bench-llama clean \
+.PHONY: all test test-html bench-html check-layers demo deps ort-gate ort-tools difftest sanitize debug valgrind fuzz-load fuzz-text fuzz-dsl fuzz-rules fuzz-graph bench bench-corpus bench-big bench-llama clean \
         install example-custom-rules
 
 # --- generated sources -------------------------------------------------------
@@ -251,6 +253,12 @@ test-html: $(BUILD)/graft $(BUILD)/graft-html
 # Every corpus model's HTML report in headless Chromium, timed (BENCHMARKS.md).
 bench-html: $(BUILD)/graft $(BUILD)/graft-html
 	/usr/bin/python3 tests/bench/html_pages.py $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(BUILD)/bench-html $${BENCH_REPS:-5}
+
+# The layers hold (tests/check_layers.py): no upward include (ir/ <- dsl/ <-
+# compiler/, runtime/ in the order above), no new circle of files calling each
+# other (read from build/obj with nm).
+check-layers: all
+	python3 tests/check_layers.py
 
 demo: $(BUILD)/graft
 	$(BUILD)/graft info examples/tiny_cnn.onnx

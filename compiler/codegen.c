@@ -3,27 +3,29 @@
  * The rules are lowered first (dsl/lower.c: dsl_lower), and this file
  * prints the programs it makes (dsl/mprog.h) as C; it reads the syntax
  * tree only for the source text it quotes in comments and the externs it
- * declares.  Each rule's program becomes rule_<name>(), straight-line
- * code in the order of its steps (the pattern's root, then its operands
- * depth first, single use, deferred checks, the guard, the values
- * computed before building, then the result built through the builder
- * API); a commute step (a commutative op's swap site) becomes a loop over
- * both orders of its operands, so a failed check continues the loop
- * instead of leaving the function.  With `why` set, the function reports
- * its first failed condition (WHY) instead of failing silently, for graft
- * optimize --why.
+ * declares.  Each rule's program becomes the leaf apply_<rule>(),
+ * straight-line code in the order of its steps (the pattern's root, then
+ * its operands depth first, single use, deferred checks, the guard, the
+ * values computed before building, then the result built through the
+ * builder API), without the steps the lowering marks as tests a decision
+ * tree can share (MTest: an operand's producer op, an int attribute
+ * literal, an operand present or constant, inputs absent; only steps
+ * before the first commute step are), which it records instead.  A commute
+ * step (a commutative op's swap site) becomes a loop over both orders of
+ * its operands, so a failed check continues the loop instead of leaving
+ * the function; checks in a row are one `if`, a condition per line.
  * Registers keep the C names the lowering gives them (values and nodes
- * after the pattern's variables or their paths, v_0_1, n_0); temporaries
- * are numbered as the lowering numbers them.
+ * after the pattern's variables or their paths, v_0_1, n_0; a value read
+ * once is read where it is used); temporaries are numbered as the lowering
+ * numbers them.  The tree (tree_insert) is a trie of the recorded tests
+ * over the rules of one root op in the order they are tried; emit_kids
+ * writes it as nested ifs, with a switch where sibling tests ask for
+ * different ops of the same operand.
  *
- * Every program is also printed as a leaf apply_<rule>() without the
- * steps the lowering marks as tests a decision tree can share (MTest: an
- * operand's producer op, an int attribute literal, an operand present or
- * constant, inputs absent; only steps before the first commute step are),
- * which it records instead; its commute steps are loops as in rule_.  The
- * tree (tree_insert) is a trie of those tests over the rules of one root
- * op in the order they are tried; emit_kids writes it as nested ifs, with
- * a switch where sibling tests ask for different ops of the same operand.
+ * --why and --match-each are not compiled: the file carries the rules
+ * files verbatim and an adapter per C helper (RwSources, rw_interp.h),
+ * and the engine runs those in the interpreter, which says why a rule
+ * failed from the same programs.
  *
  * Everything the lowering cannot compile yet is an error at its position
  * ("not supported by the code generator yet: ..."): a rule is compiled
@@ -93,13 +95,18 @@ static void bprintf(Buf *b, const char *f, ...)
 }
 
 /* One line of code at depth tabs. */
-static void vline(Buf *out, int depth, const char *f, va_list ap)
+static void put_line(Buf *out, int depth, const char *s)
 {
 	for (int i = 0; i < depth; i++)
 		bput(out, "\t", 1);
-	char *s = vfmt(f, ap);
 	bput(out, s, strlen(s));
 	bput(out, "\n", 1);
+}
+
+static void vline(Buf *out, int depth, const char *f, va_list ap)
+{
+	char *s = vfmt(f, ap);
+	put_line(out, depth, s);
 	free(s);
 }
 
@@ -240,30 +247,56 @@ typedef struct Variant {
 	int ntests;
 } Variant;
 
-/* Printing one program: as rule_<name>(rw, n, why) or as the leaf
- * apply_<name>(rw, n), which leaves the steps marked as tests to the
- * decision tree and records them in `tests`; either way its commute steps
- * become loops over both orders. */
+/* Printing one program as the leaf apply_<name>(rw, n), which leaves the
+ * steps marked as tests to the decision tree and records them in `tests`;
+ * its commute steps become loops over both orders. */
 typedef struct Fn {
 	const MRuleSet *set;
 	const MRule *m;
 	const MProg *p;
-	bool leaf;
 	Buf *out;
 	int depth;                  /* indentation */
 	int loops;                  /* open swap loops: failing continues the innermost */
 	char **names;               /* per register: its C name (or, for an MI_ARG read in place, the read) */
 	int *from_node, *from_input; /* per register read by MI_INPUT: from which node and input */
 	char **paths;               /* per register: the path of its value or node ("_0_1") */
-	int *skipped;               /* leaf: temporaries of MTEST_ATTR_INT steps, which the tree makes */
+	int *skipped;               /* temporaries of MTEST_ATTR_INT steps, which the tree makes */
 	int nskipped;
-	Test *tests;                /* leaf: the tests left to the tree, in order */
+	Test *tests;                /* the tests left to the tree, in order */
 	int ntests;
+	int *uses;                  /* per register: how often the program reads it (at least) */
+	char **conds;               /* failure conditions of checks in a row, not yet printed: */
+	int nconds;                 /* one `if` with a condition per line (flush_checks) */
 } Fn;
+
+static const char *fail_stmt(const Fn *F);
+
+/* The checks in a row so far as one `if`:
+ *     if (!n_0 ||
+ *         !rw_same_value(rw, v_0_1, x))
+ *             continue;
+ * (a failed check leaves the same way whichever fails). */
+static void flush_checks(Fn *F)
+{
+	if (!F->nconds)
+		return;
+	for (int i = 0; i < F->nconds; i++) {
+		char *c = F->conds[i];
+		bool wrap = F->nconds > 1 && (strstr(c, "&&") || strchr(c, '?') || strstr(c, " = "));
+		char *t = fmt("%s%s%s%s%s", i ? "    " : "if (", wrap ? "(" : "", c, wrap ? ")" : "",
+		              i + 1 < F->nconds ? " ||" : ")");
+		put_line(F->out, F->depth, t);
+		free(t);
+		free(c);
+	}
+	F->nconds = 0;
+	put_line(F->out, F->depth + 1, fail_stmt(F));
+}
 
 static void line(Fn *F, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void line(Fn *F, const char *f, ...)
 {
+	flush_checks(F);
 	va_list ap;
 	va_start(ap, f);
 	vline(F->out, F->depth, f, ap);
@@ -546,63 +579,27 @@ static const char *fail_stmt(const Fn *F)
 	return F->loops ? "continue;" : "return false;";
 }
 
-/* What step x says when it fails, in a --why run: the C arguments of
- * rw_why_fail after the step, `RW_WHY_KIND, "message", args...`; NULL in a
- * leaf.  Inside a swap loop a message about one of the site's operands
- * names the input the loop's order gives it. */
-static char *why_of(const Fn *F, const MInsn *x, const char *more)
+/* The statement after a failed condition: on to the next operand order,
+ * or out. */
+static void fail(Fn *F)
 {
-	static const char *const kinds[] = {"FIRES", "DISABLED", "OPSET", "PRODUCER", "ATTR", "NOT_CONST", "VALUE",
-	                                    "OPERANDS", "SAME", "EXTRA_CONSUMER", "GRAPH_OUTPUT", "GUARD", "UNKNOWN"};
-	if (F->leaf)
-		return NULL;
-	const char *msg = x->why, *after = NULL;
-	char *args;
-	if (x->swap && F->loops && !strncmp(msg, "input ", 6)) {
-		after = msg + 6;
-		while (*after >= '0' && *after <= '9')
-			after++;
-		args = fmt(x->slot ? ", (int)(1 - i_%d)" : ", (int)(i_%d)", x->swap - 1);
-	} else {
-		args = fmt("%s", "");
-	}
-	char *text = c_escaped(after ? after : msg, false);
-	char *r = fmt("RW_WHY_%s, \"%s%s\"%s%s", kinds[x->why_kind], after ? "input %d" : "", text, args, more ? more : "");
-	free(text);
-	free(args);
-	return r;
+	line(F, "\t%s", fail_stmt(F));
 }
 
-/* The statement after a failed condition of step `step`; w (owned) says
- * why, for --why.  In a leaf there is no --why: just fail. */
-static void fail(Fn *F, int step, char *w)
+/* `if (<cond>) fail`, joined with the checks right before it */
+static void fail_if(Fn *F, const char *cond)
 {
-	if (!w) {
-		line(F, "\t%s", fail_stmt(F));
-	} else if (!F->loops) {
-		line(F, "\treturn WHY(%d, %s);", step, w);
-	} else {
-		line(F, "\t(void)WHY(%d, %s);", step, w);
-		line(F, "\tcontinue;");
-	}
-	free(w);
-}
-
-/* `if (<cond>) fail`: braces when the failure takes two statements */
-static void fail_if(Fn *F, const char *cond, int step, char *w)
-{
-	bool braces = w && F->loops;
-	line(F, "if (%s)%s", cond, braces ? " {" : "");
-	fail(F, step, w);
-	if (braces)
-		line(F, "}");
+	F->conds = realloc(F->conds, sizeof *F->conds * (size_t)(F->nconds + 1));
+	if (!F->conds)
+		abort();
+	F->conds[F->nconds++] = fmt("%s", cond);
 }
 
 /* if (!(cond)) fail */
-static void check(Fn *F, const char *cond, int step, char *w)
+static void check(Fn *F, const char *cond)
 {
 	char *s = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
-	fail_if(F, s, step, w);
+	fail_if(F, s);
 	free(s);
 }
 
@@ -626,108 +623,6 @@ static char *fail_cond(const Fn *F, const MInsn *x)
 	char *r = is_call(c) ? fmt("!%s", c) : fmt("!(%s)", c);
 	free(c);
 	return r;
-}
-
-/* ---- --why of guards and result values ------------------------------------------------------- */
-
-/* The failure statement after a why message in `w` (a call returning false). */
-static void why_return(Fn *F, const char *w)
-{
-	if (F->loops) {
-		line(F, "(void)%s;", w);
-		line(F, "continue;");
-	} else {
-		line(F, "return %s;", w);
-	}
-}
-
-/* rwg_why_begin and the values part p shows into RwgWhy why_0 (a name no
- * rule variable gets: dsl_c_name); flag is the unknown flag the values'
- * facts set (a fresh one when none can be unknown). */
-static void print_part_values(Fn *F, const MPart *p, const char *flag)
-{
-	static const char *const types[] = {[MT_INT] = "int", [MT_FLOAT] = "float", [MT_BOOL] = "bool",
-	                                    [MT_DTYPE] = "dtype", [MT_STR] = "str", [MT_INTS] = "ints",
-	                                    [MT_FLOATS] = "floats"};
-	static const char *const needs[] = {"RWG_NEED_NONE", "RWG_NEED_SHAPE", "RWG_NEED_DTYPE", "RWG_NEED_SCALAR",
-	                                    "RWG_NEED_INTS", "RWG_NEED_CONST"};
-	char *text = c_escaped(p->text, false);
-	line(F, "rwg_why_begin(&why_0, \"%s\");", text);
-	free(text);
-	for (int i = 0; i < p->nshown; i++) {
-		const MShown *sh = &p->shown[i];
-		char *v = cx(F, sh->e), *t = c_escaped(sh->text, false);
-		line(F, "rwg_why_%s(&why_0, \"%s\", %s, %s);", types[sh->e->type], t, v, flag);
-		free(v);
-		free(t);
-		if (sh->need == MN_NONE)
-			continue;
-		char *of = cx(F, sh->of), *ot = c_escaped(sh->of_text, false);
-		line(F, "rwg_why_need(rw, &why_0, %s, %s%s, \"%s\");", needs[sh->need], of, sh->of->type == MT_ARG ? ".v" : "", ot);
-		free(of);
-		free(ot);
-	}
-}
-
-/* In rule_<name>, after guard x failed: which part failed,
- * and the values it saw, as rw_interp.c's why_guard says it. */
-static void print_guard_why(Fn *F, const MInsn *x)
-{
-	bool may_unknown = x->index;
-	line(F, "if (why) {");
-	F->depth++;
-	if (may_unknown)
-		line(F, "bool unknown = false;");
-	line(F, "RwgWhy why_0;");
-	for (int k = 0; k < x->nparts; k++) {
-		const MPart *p = &x->parts[k];
-		char *c = strip_parens(cx(F, p->e));
-		line(F, "if (%s%s%s%s) {", is_call(c) ? "!" : "!(", c, is_call(c) ? "" : ")", may_unknown ? " || unknown" : "");
-		F->depth++;
-		if (may_unknown) {
-			line(F, "bool why_1 = unknown;");
-			line(F, "unknown = false;");
-		}
-		print_part_values(F, p, may_unknown ? "&unknown" : "(bool[]){false}");
-		char *w = fmt("rwg_why_guard(rw, %d, &why_0, %s)", x->step, may_unknown ? "why_1" : "false");
-		why_return(F, w);
-		free(w);
-		F->depth--;
-		line(F, "}");
-		free(c);
-	}
-	F->depth--;
-	line(F, "}");
-}
-
-/* In rule_<name>, after a value of the result came out unknown (step
- * MI_PRE_KNOWN's): which one, as rw_interp.c's why_result says it (each
- * MI_PRE that may be unknown computed again, in order). */
-static void print_result_why(Fn *F, int step)
-{
-	line(F, "if (why) {");
-	F->depth++;
-	line(F, "bool unknown = false;");
-	line(F, "RwgWhy why_0;");
-	for (int i = 0; i < F->p->ninsns; i++) {
-		const MInsn *x = &F->p->insns[i];
-		if (x->kind != MI_PRE || !x->nparts)
-			continue;
-		char *v = cx(F, x->parts[0].e);
-		line(F, "(void)(%s);", v);
-		free(v);
-		line(F, "if (unknown) {");
-		F->depth++;
-		line(F, "unknown = false;");
-		print_part_values(F, &x->parts[0], "&unknown");
-		char *w = fmt("rwg_why_result(rw, %d, &why_0)", step);
-		why_return(F, w);
-		free(w);
-		F->depth--;
-		line(F, "}");
-	}
-	F->depth--;
-	line(F, "}");
 }
 
 /* ---- the tests a leaf leaves to the tree ------------------------------------------------------ */
@@ -813,6 +708,11 @@ static void print_step(Fn *F, const MInsn *x)
 	case MI_COMMUTE: /* print_fn prints it with its reads (print_swap) */
 		break;
 	case MI_INPUT:
+		if (F->uses[x->reg] == 1 && !x->swap) { /* read where it is used */
+			free(F->names[x->reg]);
+			F->names[x->reg] = fmt("rw_input(rw, %s, %d)", node_name(F, x->src), x->index);
+			break;
+		}
 		line(F, "ValueId %s = rw_input(rw, %s, %d);", name, node_name(F, x->src), x->index);
 		break;
 	case MI_ARG: {
@@ -842,9 +742,7 @@ static void print_step(Fn *F, const MInsn *x)
 			     x->index);
 		else
 			line(F, "NodeId %s = rwg_producer_op(rw, %s, OP_%s, %d);", node, val, x->op, x->index);
-		char *what = fmt(", rwg_what(rw, %s)", val);
-		check(F, node, x->step, why_of(F, x, what));
-		free(what);
+		check(F, node);
 		free(val);
 		break;
 	}
@@ -852,9 +750,7 @@ static void print_step(Fn *F, const MInsn *x)
 		const char *ctype, *getter = attr_getter(x->attr_type, &ctype);
 		line(F, "%s %s;", ctype, name);
 		char *c = fmt("rwg_attr_%s(rw, %s, \"%s\", &%s)", getter, node_name(F, x->src), x->name, name);
-		char *label = fmt(", rw_node_label(rw, %s)", node_name(F, x->src));
-		check(F, c, x->step, why_of(F, x, label));
-		free(label);
+		check(F, c);
 		free(c);
 		break;
 	}
@@ -862,38 +758,14 @@ static void print_step(Fn *F, const MInsn *x)
 		line(F, "RwgRest %s = {%s, %d};", name, node_name(F, x->src), x->index);
 		break;
 	case MI_CHECK: {
-		char *more = NULL;
-		if (x->why_arg) {
-			char *a = cx(F, x->why_arg);
-			more = fmt(", (long long)%s", a);
-			free(a);
-		}
 		char *c = fail_cond(F, x);
-		fail_if(F, c, x->step, why_of(F, x, more));
+		fail_if(F, c);
 		free(c);
-		free(more);
 		break;
 	}
 	case MI_SINGLE_USE: {
-		const MProg *p = F->p;
-		const char *node = node_name(F, x->src);
-		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d, %d)", node, p->nnodes, x->index);
-		if (F->leaf) {
-			fail_if(F, c, x->step, NULL);
-		} else {
-			/* --why tells a graph output from a consumer outside the match */
-			char *w = fmt("why && rwg_why_use(rw, %d, %s, nodes, %d, %d, \"%s\")", x->step, node, p->nnodes,
-			              x->index, x->desc);
-			line(F, "if (%s)%s", c, F->loops ? " {" : "");
-			if (F->loops) {
-				line(F, "\t(void)(%s);", w);
-				line(F, "\tcontinue;");
-				line(F, "}");
-			} else {
-				line(F, "\treturn %s;", w);
-			}
-			free(w);
-		}
+		char *c = fmt("!rwg_single_use_node(rw, %s, nodes, %d, %d)", node_name(F, x->src), F->p->nnodes, x->index);
+		fail_if(F, c);
 		free(c);
 		break;
 	}
@@ -901,25 +773,13 @@ static void print_step(Fn *F, const MInsn *x)
 		char *cond = strip_parens(cx(F, x->e));
 		if (x->index && F->loops)
 			line(F, "unknown = false;");
-		char *w = x->index ? why_of(F, x, ", unknown ? \"undecided, something it needs is unknown: \" : \"\"")
-		                   : why_of(F, x, NULL);
 		char *c;
 		if (x->index)
 			c = is_call(cond) || (cond[0] == '!' && is_call(cond + 1)) ? fmt("!%s || unknown", cond)
 			                                                            : fmt("!(%s) || unknown", cond);
 		else
 			c = is_call(cond) ? fmt("!%s", cond) : fmt("!(%s)", cond);
-		if (w && x->nparts) {
-			/* --why names the part that failed; the whole guard's text if none does */
-			line(F, "if (%s) {", c);
-			F->depth++;
-			print_guard_why(F, x);
-			F->depth--;
-			fail(F, x->step, w);
-			line(F, "}");
-		} else {
-			fail_if(F, c, x->step, w);
-		}
+		fail_if(F, c);
 		free(c);
 		free(cond);
 		break;
@@ -930,27 +790,12 @@ static void print_step(Fn *F, const MInsn *x)
 		free(v);
 		break;
 	}
-	case MI_PRE_KNOWN: {
-		char *w = why_of(F, x, NULL);
-		bool named = false;
-		for (int i = 0; i < F->p->ninsns; i++)
-			named |= F->p->insns[i].kind == MI_PRE && F->p->insns[i].nparts;
-		if (w && named) {
-			/* --why names the value that is unknown */
-			line(F, "if (unknown) {");
-			F->depth++;
-			print_result_why(F, x->step);
-			F->depth--;
-			fail(F, x->step, w);
-			line(F, "}");
-		} else {
-			fail_if(F, "unknown", x->step, w);
-		}
+	case MI_PRE_KNOWN:
+		fail_if(F, "unknown");
 		break;
-	}
 	case MI_LIKE: {
 		char *v = cx(F, x->e), *c = fmt("rwg_dtype(rw, %s)", v);
-		check(F, c, x->step, why_of(F, x, NULL));
+		check(F, c);
 		free(v);
 		free(c);
 		break;
@@ -1086,7 +931,35 @@ static char *cv(Fn *F, const MVal *v)
 
 /* ---- the function ----------------------------------------------------------------------------- */
 
-/* Names and paths of the registers, and (leaf) the temporaries the tree's
+/* The reads of registers in e and v (counted generously: a register read
+ * once is printed in place, and reading it twice is only slower). */
+static void count_expr(int *uses, const MExpr *e)
+{
+	if (!e)
+		return;
+	uses[e->reg] += e->kind == ME_IS_CONST ? 2 : 1;
+	for (int k = 0; k < e->nkids; k++)
+		count_expr(uses, e->kids[k]);
+	if (e->kind == ME_IS_CONST)
+		for (int k = 0; k < e->nkids; k++)
+			count_expr(uses, e->kids[k]);
+}
+
+static void count_val(int *uses, const MVal *v)
+{
+	if (!v)
+		return;
+	uses[v->reg]++;
+	count_expr(uses, v->e);
+	for (int k = 0; k < v->nkids; k++)
+		count_val(uses, v->kids[k]);
+	for (int k = 0; v->args && k < v->nkids; k++)
+		count_expr(uses, v->args[k]);
+	for (int k = 0; k < v->nattrs; k++)
+		count_expr(uses, v->attrs[k].e);
+}
+
+/* Names and paths of the registers, and the temporaries the tree's
  * tests take away. */
 static void fn_init(Fn *F)
 {
@@ -1097,14 +970,24 @@ static void fn_init(Fn *F)
 	F->from_node = calloc((size_t)n, sizeof *F->from_node);
 	F->from_input = calloc((size_t)n, sizeof *F->from_input);
 	F->skipped = calloc((size_t)p->ninsns + 1, sizeof *F->skipped);
-	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped)
+	F->uses = calloc((size_t)n, sizeof *F->uses);
+	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped || !F->uses)
 		abort();
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		F->uses[x->src]++;
+		/* the tree makes these checks: the leaf does not print them */
+		if (x->test != MTEST_PRESENT && x->test != MTEST_CONST && x->test != MTEST_ABSENT_FROM)
+			count_expr(F->uses, x->e);
+	}
+	for (int i = 0; i < p->nresults; i++)
+		count_val(F->uses, p->results[i]);
 	for (int r = 0; r < p->nregs; r++)
 		F->names[r] = fmt("%s", p->cnames[r] ? p->cnames[r] : "0");
 	F->paths[0] = fmt("%s", "");
 	for (int i = 0; i < p->ninsns; i++) {
 		const MInsn *x = &p->insns[i];
-		if (F->leaf && x->kind == MI_ATTR && x->test == MTEST_ATTR_INT)
+		if (x->kind == MI_ATTR && x->test == MTEST_ATTR_INT)
 			F->skipped[F->nskipped++] = x->tmp;
 	}
 	for (int i = 0; i < p->ninsns; i++) {
@@ -1142,6 +1025,8 @@ static void fn_free(Fn *F)
 	free(F->from_node);
 	free(F->from_input);
 	free(F->skipped);
+	free(F->conds);
+	free(F->uses);
 }
 
 /* The matched nodes, after the pattern's steps: what single use and rw_begin take. */
@@ -1154,12 +1039,11 @@ static void print_nodes(Fn *F)
 	free(list.s);
 }
 
-/* The program of rule m into out: rule_<name>(), or the leaf
- * apply_<name>(), which records in *rec the tests it leaves to the
- * decision tree. */
-static void print_fn(const MRuleSet *set, const MRule *m, bool leaf, Buf *out, Variant *rec)
+/* The program of rule m into out as the leaf apply_<name>(), which
+ * records in *rec the tests it leaves to the decision tree. */
+static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec)
 {
-	Fn F = {.set = set, .m = m, .p = &m->prog, .leaf = leaf, .depth = 1};
+	Fn F = {.set = set, .m = m, .p = &m->prog, .depth = 1};
 	const MProg *p = F.p;
 	Buf body = {0};
 	F.out = &body;
@@ -1167,18 +1051,16 @@ static void print_fn(const MRuleSet *set, const MRule *m, bool leaf, Buf *out, V
 
 	if (strcmp(p->cnames[0], "n"))
 		line(&F, "NodeId %s = n;", p->cnames[0]);
-	line(&F, "if (!rw_enabled(rw, RULE_%s))", m->name);
-	if (leaf)
-		line(&F, "\treturn false;");
-	else
-		line(&F, "\treturn why && rw_why_disabled(rw, RULE_%s);", m->name);
+	char *enabled = fmt("!rw_enabled(rw, RULE_%s)", m->name);
+	fail_if(&F, enabled);
+	free(enabled);
 
 	bool uses_unknown = false, has_pre = false;
 	for (int i = 0; i < p->ninsns; i++) {
 		const MInsn *x = &p->insns[i];
 		if (i == p->nmatch)
 			print_nodes(&F);
-		if (leaf && x->test) {
+		if (x->test) {
 			i += leave_test(&F, i) - 1;
 			continue;
 		}
@@ -1223,10 +1105,7 @@ static void print_fn(const MRuleSet *set, const MRule *m, bool leaf, Buf *out, V
 		uses_unknown = true;
 		line(&F, "if (unknown) {");
 		line(&F, "\trw_abort(rw);");
-		fail(&F, p->build_step,
-		     leaf ? NULL
-		          : fmt("RW_WHY_UNKNOWN, \"building the result failed: a helper declined, or a shape, dtype or "
-		                "constant it needs is unknown\""));
+		fail(&F);
 		line(&F, "}");
 	}
 	/* a refused commit (the interface, the result's type) leaves the other
@@ -1245,27 +1124,23 @@ static void print_fn(const MRuleSet *set, const MRule *m, bool leaf, Buf *out, V
 	if (m->nsites)
 		line(&F, "return false;");
 
-	/* the function: comments from the source, then the body */
-	if (leaf) {
-		rec->rule = m->name;
-		rec->leaf = fmt("apply_%s", m->name);
-		rec->tests = F.tests;
-		rec->ntests = F.ntests;
-		bprintf(out, "// %s without the tests its decision tree made\n", m->name);
-		bprintf(out, "static bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
-	} else {
-		char *pat, *guard, *result;
-		dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
-		bprintf(out, "// match:  %s\n", pat);
-		if (guard)
-			bprintf(out, "// cond:   %s\n", guard);
-		bprintf(out, "// result: %s\n", result);
-		bprintf(out, "// %s:%d\n", m->file->path, m->line);
-		bprintf(out, "static bool rule_%s(Rewriter *rw, NodeId n, bool why)\n{\n", m->name);
-		free(pat);
-		free(guard);
-		free(result);
-	}
+	flush_checks(&F);
+	/* the function: what the rule says, then the body */
+	rec->rule = m->name;
+	rec->leaf = fmt("apply_%s", m->name);
+	rec->tests = F.tests;
+	rec->ntests = F.ntests;
+	char *pat, *guard, *result;
+	dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
+	bprintf(out, "// match:  %s\n", pat);
+	if (guard)
+		bprintf(out, "// cond:   %s\n", guard);
+	bprintf(out, "// result: %s\n", result);
+	bprintf(out, "// %s:%d, without the tests its decision tree made\n", m->file->path, m->line);
+	bprintf(out, "static bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
+	free(pat);
+	free(guard);
+	free(result);
 	if (uses_unknown || strstr(body.s, "&unknown"))
 		bprintf(out, "\tbool unknown = false;\n");
 	bput(out, body.s, body.n);
@@ -1456,9 +1331,15 @@ static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_ru
 	for (int i = 0; i < t->nkids;) {
 		const TNode *k = t->kids[i];
 		if (k->leaf) {
-			tline(out, depth, "if (%s(rw, n))", k->leaf->leaf);
+			/* leaves in a row: one condition, a leaf per line */
+			int j = i;
+			while (j < t->nkids && t->kids[j]->leaf) {
+				tline(out, depth, "%s%s(rw, n)%s", j == i ? "if (" : "    ", t->kids[j]->leaf->leaf,
+				      j + 1 < t->nkids && t->kids[j + 1]->leaf ? " ||" : ")");
+				j++;
+			}
 			tline(out, depth + 1, "return true;");
-			i++;
+			i = j;
 			continue;
 		}
 		const Test *x = k->test;
@@ -1619,6 +1500,75 @@ static int by_root_then_priority(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The field of RwReg (rw_interp.h) that holds a value of the type of
+ * signature letter c, with the C conversion to the helper's type. */
+static const char *reg_field(char c, const char **cast)
+{
+	*cast = c == 'd' ? "(int)" : "";
+	switch (c) {
+	case 'f': return "f";
+	case 's': return "s";
+	case 'I': return "ints";
+	case 'F': return "floats";
+	case 'v': case 't': return "v";
+	default: return "i"; /* b, i, d */
+	}
+}
+
+/* Each C helper the rules call, once, as the interpreter calls it
+ * (RwExternFn), and the table of them: `externs`. */
+static void print_adapters(Buf *out, RuleFile **files, int nfiles)
+{
+	Buf table = {0};
+	for (int i = 0; i < nfiles; i++)
+		for (int k = 0; k < files[i]->nexterns; k++) {
+			const Extern *x = files[i]->externs[k];
+			const char *c_name = x->c_name ? x->c_name : x->name;
+			char *key = fmt("{\"%s\",", c_name);
+			bool seen = table.s && strstr(table.s, key);
+			free(key);
+			if (seen)
+				continue;
+			Buf sig = {0}, args = {0};
+			bprintf(&sig, "%c(", dsl_type_letter(x->ret));
+			for (int j = 0; j < x->nparams; j++) {
+				const char *cast, *field = reg_field(dsl_type_letter(x->params[j]), &cast);
+				bprintf(&sig, "%c", dsl_type_letter(x->params[j]));
+				bprintf(&args, ", %sa[%d].%s", cast, j, field);
+			}
+			bprintf(&sig, ")");
+			const char *cast, *ret = reg_field(dsl_type_letter(x->ret), &cast);
+			bprintf(out, "static void x_%s(Rewriter *rw, const RwReg *a, RwReg *ret) { %sret->%s = %s(rw%s); }\n",
+			        c_name, x->nparams ? "" : "(void)a; ", ret, c_name, args.s ? args.s : "");
+			bprintf(&table, "\t{\"%s\", \"%s\", x_%s},\n", c_name, sig.s, c_name);
+			free(sig.s);
+			free(args.s);
+		}
+	bprintf(out, "%sstatic const RwExternDef externs[] = {\n%s\t{NULL, NULL, NULL},\n};\n\n", table.s ? "\n" : "",
+	        table.s ? table.s : "");
+	free(table.s);
+}
+
+/* A file's text as C string literals, one per line of it, each on a line
+ * of its own ("\t \"text\\n\"") */
+static void print_text(Buf *out, const char *src, uint32_t len)
+{
+	for (uint32_t i = 0; i < len;) {
+		uint32_t end = i;
+		while (end < len && src[end] != '\n')
+			end++;
+		char *text = fmt("%.*s", (int)(end - i), src + i);
+		char *lit = c_escaped(text, false);
+		bprintf(out, "\t \"%s%s\"", lit, end < len ? "\\n" : "");
+		bput(out, end + 1 < len ? "\n" : "", end + 1 < len ? 1 : 0);
+		free(text);
+		free(lit);
+		i = end + 1;
+	}
+	if (!len)
+		bprintf(out, "\t \"\"");
+}
+
 char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
 {
 	int errors = d->nerrors;
@@ -1648,31 +1598,28 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	              " * Rule set '%s': %d rule%s.  How the matcher is organised:\n"
 	              " *   - rules[] describes each rule (level, source line, doc, opsets, root\n"
 	              " *     op) for the engine and the audit; RULE_<name> indexes it;\n"
-	              " *   - rule_<name>(rw, n, why) matches one rule at a node, straight-line\n"
-	              " *     code in the order of its pattern (root, then operands depth\n"
-	              " *     first), trying a commutative op's operands both ways; then single\n"
-	              " *     use, the guard, and the result built between rw_begin and\n"
-	              " *     rw_commit.  With why set (graft optimize --why) each failed\n"
-	              " *     condition says what failed, and nothing changes;\n"
-	              " *   - the decision tree: each rule is split into the tests a tree can\n"
-	              " *     share (the op producing an operand, an int attribute's literal\n"
-	              " *     value, an operand present, constant, or inputs absent) and the\n"
-	              " *     rest, apply_<name>() (which tries a commutative op's operands\n"
-	              " *     both ways).  match_<Op>() is a trie of those tests over the\n"
-	              " *     rules rooted at <Op> in the order they are tried (priority, then\n"
-	              " *     source order): a rule shares the tests of the rule before it as\n"
-	              " *     far as they are the same, and tests of the op of one operand that\n"
-	              " *     exclude each other become one switch.  Each test runs once for\n"
-	              " *     all the rules below it, and the first rule that fires ends the\n"
-	              " *     match, as if the rules were tried in turn;\n"
-	              " *   - match_each_<Op>() tries the same rules in turn (--match-each);\n"
-	              " *   - match() and match_each() switch on the node's op (vendor ops by\n"
-	              " *     name). */\n",
+	              " *   - each rule is split into the tests a decision tree can share (the\n"
+	              " *     op producing an operand, an int attribute's literal value, an\n"
+	              " *     operand present, constant, or inputs absent) and the rest,\n"
+	              " *     apply_<name>(): straight-line code in the order of its pattern\n"
+	              " *     (root, then operands depth first), a commutative op's operands\n"
+	              " *     as a loop over both orders; then single use, the guard, and the\n"
+	              " *     result built between rw_begin and rw_commit;\n"
+	              " *   - match_<Op>() is a trie of those tests over the rules rooted at\n"
+	              " *     <Op> in the order they are tried (priority, then source order):\n"
+	              " *     a rule shares the tests of the rule before it as far as they are\n"
+	              " *     the same, and tests of the op of one operand that exclude each\n"
+	              " *     other become one switch.  Each test runs once for all the rules\n"
+	              " *     below it, and the first rule that fires ends the match, as if the\n"
+	              " *     rules were tried in turn;\n"
+	              " *   - match() switches on the node's op (vendor ops by name);\n"
+	              " *   - sources[] holds the rules files verbatim: graft optimize --why\n"
+	              " *     and --match-each run them in the interpreter (rw_interp.h). */\n",
 	        set, n, n == 1 ? "" : "s");
 	bprintf(&out, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-	              "#include \"rewrite.h\"\n#include \"rw_gen.h\"\n\n");
-	bprintf(&out, "_Static_assert(GRAFT_BUILDER_API_VERSION == 1,\n"
-	              "               \"generated for builder API 1: regenerate with this libgraft's graftc\");\n\n");
+	              "#include \"rewrite.h\"\n#include \"rw_gen.h\"\n#include \"rw_interp.h\"\n\n");
+	bprintf(&out, "_Static_assert(GRAFT_BUILDER_API_VERSION == 2,\n"
+	              "               \"generated for builder API 2: regenerate with this libgraft's graftc\");\n\n");
 
 	/* externs */
 	int nx = 0;
@@ -1723,29 +1670,14 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	}
 	bprintf(&out, "};\n\n");
 
-	bprintf(&out, "/* A failed condition, in a --why run: say which (graft optimize --why). */\n"
-	              "#define WHY(step, ...) (why && rw_why_fail(rw, step, __VA_ARGS__))\n\n");
-
-	/* one straight-line function per rule */
-	for (int i = 0; i < rs->nrules; i++) {
-		const MRule *m = &rs->rules[i];
-		line_mark(&out, m->file->path, m->line, line_path);
-		print_fn(rs, m, false, &out, NULL);
-		line_mark(&out, NULL, 0, line_path);
-	}
-	bprintf(&out, "static const RwRuleFn rule_fns[RULE_COUNT + 1] = {\n");
-	for (int i = 0; i < rs->nrules; i++)
-		bprintf(&out, "\t[RULE_%s] = rule_%s,\n", rs->rules[i].name, rs->rules[i].name);
-	bprintf(&out, "};\n\n");
-
-	/* per root op: its leaves, its decision tree, and its rules in turn */
+	/* per root op: its leaves and its decision tree */
 	const MRule **refs = calloc((size_t)rs->nrules + 1, sizeof *refs);
 	if (!refs)
 		abort();
 	for (int i = 0; i < rs->nrules; i++)
 		refs[i] = &rs->rules[i];
 	qsort(refs, (size_t)rs->nrules, sizeof *refs, by_root_then_priority);
-	Buf dispatch = {0}, vendor = {0}, each = {0}, each_vendor = {0};
+	Buf dispatch = {0}, vendor = {0};
 	for (int i = 0; i < rs->nrules;) {
 		char *key = root_key(refs[i]);
 		char *fn = c_ident(key);
@@ -1767,7 +1699,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 			if (!vs)
 				abort();
 			line_mark(&out, refs[k]->file->path, refs[k]->line, line_path);
-			print_fn(rs, refs[k], true, &out, &vs[nv++]);
+			print_fn(rs, refs[k], &out, &vs[nv++]);
 			line_mark(&out, NULL, 0, line_path);
 		}
 		emit_tree(fn, vs, nv, &out);
@@ -1780,20 +1712,11 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 			free(vs[k].tests);
 		}
 		free(vs);
-		bprintf(&out, "/* the same rules tried one after another (graft optimize --match-each) */\n");
-		bprintf(&out, "static bool match_each_%s(Rewriter *rw, NodeId n)\n{\n", fn);
-		for (int k = i; k < j; k++)
-			bprintf(&out, "\t%s rule_%s(rw, n, false)%s\n", k == i ? "return" : "      ", refs[k]->name,
-			        k + 1 < j ? " ||" : ";");
-		bprintf(&out, "}\n\n");
 		if (*r0->root_domain) {
 			bprintf(&vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_%s(rw, n);\n",
 			        r0->root_domain, r0->root_op, fn);
-			bprintf(&each_vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_each_%s(rw, n);\n",
-			        r0->root_domain, r0->root_op, fn);
 		} else {
 			bprintf(&dispatch, "\tcase OP_%s: return match_%s(rw, n);\n", r0->root_op, fn);
-			bprintf(&each, "\tcase OP_%s: return match_each_%s(rw, n);\n", r0->root_op, fn);
 		}
 		free(key);
 		free(fn);
@@ -1806,14 +1729,25 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	                          "\treturn false;\n}\n\n";
 	bprintf(&out, "/* ---- the set: dispatch on the node's op (vendor ops by name) ---- */\n\n");
 	bprintf(&out, dispatch_fn, "match", dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
-	bprintf(&out, dispatch_fn, "match_each", each.s ? each.s : "", each_vendor.s ? each_vendor.s : "\t(void)node;\n");
+
+	/* the rules files and their C helpers, for --why and --match-each */
+	bprintf(&out, "/* ---- for the interpreter (graft optimize --why, --match-each): the C helpers, the rules text ---- */\n\n");
+	print_adapters(&out, files, nfiles);
+	bprintf(&out, "static const RwSource files[] = {\n");
+	for (int i = 0; i < nfiles; i++) {
+		char *path = c_string(files[i]->path);
+		bprintf(&out, "\t{%s,\n", path);
+		free(path);
+		print_text(&out, files[i]->src, files[i]->srclen);
+		bprintf(&out, "},\n");
+	}
+	bprintf(&out, "\t{NULL, NULL},\n};\n\n");
+	bprintf(&out, "static const RwSources sources = {files, externs};\n\n");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
-	              "                                 match, match_each, rule_fns, NULL};\n",
+	              "                                 match, NULL, &sources, NULL};\n",
 	        set, set);
 	free(dispatch.s);
 	free(vendor.s);
-	free(each.s);
-	free(each_vendor.s);
 	free(refs);
 	dsl_lower_free(rs);
 	return out.s;

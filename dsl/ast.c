@@ -72,6 +72,22 @@ const char *dsl_type_name(DslType t)
 	return "?";
 }
 
+char dsl_type_letter(DslType t)
+{
+	switch (t) {
+	case TY_BOOL: return 'b';
+	case TY_INT: return 'i';
+	case TY_FLOAT: return 'f';
+	case TY_DTYPE: return 'd';
+	case TY_STRING: return 's';
+	case TY_INTS: return 'I';
+	case TY_FLOATS: return 'F';
+	case TY_VALUE: return 'v';
+	case TY_TENSOR: return 't';
+	default: return '?';
+	}
+}
+
 const char *dsl_level_name(Level l)
 {
 	switch (l) {

@@ -232,6 +232,10 @@ void dsl_error(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __a
 void dsl_warning(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void dsl_note(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The letter a C helper's signature spells type t with (rw_register_extern's
+ * sig: b bool, i int, f float, d dtype, s string, I ints, F floats,
+ * v value, t tensor); '?' for a type a helper cannot take. */
+char dsl_type_letter(DslType t);
 const char *dsl_type_name(DslType t);
 /* Does the result expression build an op of another domain than ONNX's
  * (com.microsoft), in its operands or attribute values? */

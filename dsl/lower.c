@@ -12,8 +12,8 @@
  * the other way round, backtracking into the second order when a later
  * step fails.
  *
- * Step numbers and --why messages are those of graftc's rule_<name>
- * functions, so that both back ends explain a failure the same way.  For
+ * Step numbers and --why messages are carried by the steps, for the
+ * interpreter, which answers --why for compiled rule sets too.  For
  * graftc's C printer (compiler/codegen.c) the walk also names registers
  * and temporaries as the C it prints names them (v_0_1: input 1 of input 0
  * of the root, by the inputs that lead to it; t_3: the third temporary),

@@ -15,18 +15,18 @@
  * (rewrite.h, rw_gen.h) that graftc's generated C calls, so the language's
  * semantics (opset forms, commutativity, single use, literals with
  * tolerance, rest lists, externs) are decided once, here, and only run
- * there.  Steps and --why messages are numbered and worded as graftc's
- * rule_<name> functions number and word them.
+ * there.  Steps carry their --why step numbers and messages: the
+ * interpreter answers --why for every rule set, compiled ones included.
  *
  * Registers hold what matching binds (nodes, values, operands that older
  * opsets spell as attributes, rest lists, attribute values) and the
  * values computed before building.  Everything lives in the MRuleSet's
  * arena.
  *
- * graftc's C printer (compiler/codegen.c) prints these programs twice, a
- * commute step as a loop over both orders: as rule_<name>() and as the
- * decision-tree leaf apply_<name>() without the steps marked as tests the
- * tree shares (only steps before the first commute step are).  For it the programs
+ * graftc's C printer (compiler/codegen.c) prints each program once, a
+ * commute step as a loop over both orders: as the decision-tree leaf
+ * apply_<name>() without the steps marked as tests the tree shares (only
+ * steps before the first commute step are).  For it the programs
  * also keep the C names of registers and temporaries (MProg.cnames,
  * MInsn.tmp, MVal.tmp), which the interpreter ignores. */
 #ifndef GRAFT_DSL_MPROG_H

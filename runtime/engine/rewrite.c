@@ -889,8 +889,8 @@ bool rw_why_disabled(Rewriter *rw, int rule)
 	return rw_why_fail(rw, 1, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
 }
 
-/* Run the asked rule's straight-line matcher in why mode at every live node
- * with its root op, in graph order. */
+/* Run the asked rule's program in why mode at every live node with its root
+ * op, in graph order. */
 static bool why_pass(Rewriter *rw)
 {
 	IrModel *m = rw->m;
@@ -905,12 +905,22 @@ static bool why_pass(Rewriter *rw)
 		diag_error(rw->d, NULL, "--why: no rule named '%s' (graft optimize --list-rules)", rw->o.why_rule);
 		return false;
 	}
-	const RwRuleSet *rs = rw->sets[set];
-	const RwRule *r = &rs->rules[rule];
-	if ((!rs->rule_fns && !rs->interp) || !r->root_op) {
-		diag_error(rw->d, NULL, "--why: rule set '%s' has no per-rule matchers (regenerate it with graftc)", rs->name);
+	const RwRule *r = &rw->sets[set]->rules[rule];
+	if (!r->root_op) {
+		diag_error(rw->d, NULL, "--why: rule set '%s' has no root ops (regenerate it with graftc)", rw->sets[set]->name);
 		return false;
 	}
+	/* a compiled set answers through the interpreter, from its rules text:
+	 * the same rules in the same order, so the engine's state for the set
+	 * (enabled rules, overrides) holds for it */
+	const RwRuleSet *rs = rw_rules_interpreted(rw->sets[set], rw->d);
+	if (!rs)
+		return false;
+	const RwRuleSet *const *run_sets = rw->sets;
+	const RwRuleSet *sets[rw->nsets];
+	memcpy(sets, run_sets, sizeof sets);
+	sets[set] = rs;
+	rw->sets = sets;
 	rw->cur = set;
 	rw->why_active = true;
 	for (GraphId g = 1; g < m->ngraphs; g++) {
@@ -926,10 +936,7 @@ static bool why_pass(Rewriter *rw)
 			rw->why_kind = RW_WHY_FIRES;
 			rw->why_detail[0] = 0;
 			rw->why_values[0] = 0;
-			if (rs->interp)
-				rw_interp_rule(rw, rule, order[i], true);
-			else
-				rs->rule_fns[rule](rw, order[i], true);
+			rw_interp_rule(rw, rule, order[i], true);
 			RwResult *res = rw->res;
 			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
 			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail),
@@ -938,6 +945,7 @@ static bool why_pass(Rewriter *rw)
 		free(order);
 	}
 	rw->why_active = false;
+	rw->sets = run_sets;
 	return true;
 }
 
@@ -2124,6 +2132,19 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 		           : "the layout level's push-transpose pass, which is off");
 		r->stop = RW_ERROR;
 		return false;
+	}
+	/* --match-each: a compiled set without rules in turn of its own runs
+	 * interpreted from its rules text (tried in turn, as the interpreter does) */
+	const RwRuleSet *each[nsets + 1];
+	if (o->match_each) {
+		for (int s = 0; s < nsets; s++) {
+			each[s] = sets[s]->match_each || !sets[s]->sources ? sets[s] : rw_rules_interpreted(sets[s], d);
+			if (!each[s]) {
+				r->stop = RW_ERROR;
+				return false;
+			}
+		}
+		sets = each;
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

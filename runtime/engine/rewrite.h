@@ -20,7 +20,7 @@
 
 /* Generated matchers check this at build time against the version they were
  * generated for (graftc writes a static assertion). */
-#define GRAFT_BUILDER_API_VERSION 1
+#define GRAFT_BUILDER_API_VERSION 2
 
 typedef enum RwLevel {
 	RW_LEVEL_BASIC = 1,
@@ -47,19 +47,18 @@ typedef struct Rewriter Rewriter;
  * changed.  A failed match must change nothing. */
 typedef bool (*RwMatchFn)(Rewriter *rw, NodeId n);
 
-/* One rule's straight-line matcher, the way the rule reads.  With why set it
- * changes nothing: it records through rw_why_fail the first condition that
- * failed at n (or RW_WHY_FIRES) and returns false. */
-typedef bool (*RwRuleFn)(Rewriter *rw, NodeId n, bool why);
-
 typedef struct RwRuleSet {
 	const char *name;           /* "graft-basic" */
 	int api_version;            /* GRAFT_BUILDER_API_VERSION it was generated for */
 	const RwRule *rules;
 	int nrules;
 	RwMatchFn match;            /* the decision tree graftc builds over each root op's rules */
-	RwMatchFn match_each;       /* the same rules tried one after another (NULL: match) */
-	const RwRuleFn *rule_fns;   /* per rule, for --why (NULL: not available) */
+	RwMatchFn match_each;       /* the same rules tried one after another (NULL: the interpreter
+	                               over sources, or match without them) */
+	const struct RwSources *sources;  /* a compiled set's rules text and C helpers: --why and
+	                               --match-each run it in the interpreter (rw_interp.h), so
+	                               the compiled code is only the decision trees; NULL: none
+	                               (no --why) */
 	const struct RwInterp *interp;  /* rules loaded at run time (rw_interp.h), run by the
 	                               interpreter; NULL (graftc leaves it out) for compiled sets */
 } RwRuleSet;
@@ -114,7 +113,8 @@ typedef struct RwOptions {
 	int nenabled;
 	bool no_fold, no_cse, no_dce;   /* switch the built-in passes off */
 	bool no_inline_if;              /* keep If nodes with a constant condition (inlined as part of fold) */
-	bool match_each;            /* try each rule in turn instead of the decision tree */
+	bool match_each;            /* try each rule in turn instead of the decision tree (compiled
+	                               sets: interpreted from their sources) */
 	bool layout_nhwc;           /* --layout nhwc: at the fixpoint, Convs to com.microsoft NhwcConv
 	                               between Transposes, then on to a new fixpoint (nhwc.c); vendor
 	                               rules wait until then.  Needs allow_vendor_ops and push-transpose */

@@ -123,8 +123,8 @@ const char *rwg_what(Rewriter *rw, ValueId v);
  * output is a graph output or has a consumer outside the match.  False. */
 bool rwg_why_use(Rewriter *rw, int step, NodeId n, const NodeId *within, int nwithin, int refs, const char *desc);
 
-/* Why a guard is false, or a value of the result unknown, in the same words
- * from graftc's rule_<name> and from the interpreter: the lowering
+/* Why a guard is false, or a value of the result unknown (the interpreter
+ * answers --why, for compiled sets too): the lowering
  * (dsl/lower.c) splits a guard at its top-level &&s and lists, per part,
  * the values of the rule's expressions it reads (their source text); both
  * back ends evaluate the first part that fails and its values into an

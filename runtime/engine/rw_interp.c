@@ -8,10 +8,10 @@
  * decision-tree leaves; the first that commits wins.  A program is
  * straight-line but for its commute steps: each step either binds a
  * register or checks a condition, and a failed condition (with --why,
- * after recording the step's message through rw_why_fail, as rule_<name>
- * does) goes back to the innermost commute step that has not yet tried
- * its operands the other way round, and on from there: the orders are
- * tried as rule_<name>'s nested loops try them.  When no order is left the
+ * after recording the step's message through rw_why_fail) goes back to
+ * the innermost commute step that has not yet tried its operands the
+ * other way round, and on from there: the orders are tried as the
+ * generated leaves' nested loops try them.  When no order is left the
  * rule fails.  After the matching steps, the values computed before
  * building, rw_begin, the result built depth first in reading order,
  * rw_replace and rw_commit; a refused commit goes back like a failure.
@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +32,6 @@
 #include "mprog.h"
 
 /* ---- externs --------------------------------------------------------------------- */
-
-typedef struct ExternDef {
-	const char *c_name;
-	const char *sig;
-	RwExternFn fn;
-} ExternDef;
 
 static void x_reciprocal_exact(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_reciprocal_exact(rw, a[0].v); }
 static void x_all_greater(Rewriter *rw, const RwReg *a, RwReg *ret) { ret->i = graft_all_greater(rw, a[0].v, a[1].f); }
@@ -52,7 +47,7 @@ static void x_cast_lossless(Rewriter *rw, const RwReg *a, RwReg *ret)
 	ret->i = graft_cast_lossless(rw, (int)a[0].i, a[1].i);
 }
 
-static ExternDef builtin_externs[] = {
+static RwExternDef builtin_externs[] = {
 	{"graft_reciprocal_exact", "b(t)", x_reciprocal_exact},
 	{"graft_all_greater", "b(tf)", x_all_greater},
 	{"graft_all_nonzero", "b(t)", x_all_nonzero},
@@ -64,24 +59,29 @@ static ExternDef builtin_externs[] = {
 	{"graft_no_zeros", "b(I)", x_no_zeros},
 	{"graft_cast_lossless", "b(di)", x_cast_lossless},
 };
-static ExternDef *registered;
+static RwExternDef *registered;
 static int nregistered;
 
 void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn)
 {
 	for (int i = 0; i < nregistered; i++)
 		if (!strcmp(registered[i].c_name, c_name)) {
-			registered[i] = (ExternDef){c_name, sig, fn};
+			registered[i] = (RwExternDef){c_name, sig, fn};
 			return;
 		}
 	registered = realloc(registered, sizeof *registered * (size_t)(nregistered + 1));
 	if (!registered)
 		abort();
-	registered[nregistered++] = (ExternDef){c_name, sig, fn};
+	registered[nregistered++] = (RwExternDef){c_name, sig, fn};
 }
 
-static const ExternDef *find_extern(const char *c_name)
+/* c_name among a compiled set's own helpers (own: NULL or up to one with
+ * c_name NULL), those registered, and those libgraft ships */
+static const RwExternDef *find_extern(const RwExternDef *own, const char *c_name)
 {
+	for (int i = 0; own && own[i].c_name; i++)
+		if (!strcmp(own[i].c_name, c_name))
+			return &own[i];
 	for (int i = 0; i < nregistered; i++)
 		if (!strcmp(registered[i].c_name, c_name))
 			return &registered[i];
@@ -89,22 +89,6 @@ static const ExternDef *find_extern(const char *c_name)
 		if (!strcmp(builtin_externs[i].c_name, c_name))
 			return &builtin_externs[i];
 	return NULL;
-}
-
-static char sig_letter(DslType t)
-{
-	switch (t) {
-	case TY_BOOL: return 'b';
-	case TY_INT: return 'i';
-	case TY_FLOAT: return 'f';
-	case TY_DTYPE: return 'd';
-	case TY_STRING: return 's';
-	case TY_INTS: return 'I';
-	case TY_FLOATS: return 'F';
-	case TY_VALUE: return 'v';
-	case TY_TENSOR: return 't';
-	default: return '?';
-	}
 }
 
 /* ---- the loaded set ----------------------------------------------------------------- */
@@ -128,7 +112,7 @@ typedef struct RwInterp {
 	char **texts;
 	int nfiles;
 	RwRule *rules;
-	const ExternDef **externs;  /* per MRuleSet.externs */
+	const RwExternDef **externs;  /* per MRuleSet.externs */
 	int *by_kind;               /* rules rooted at OpKind k: order[by_kind[k] .. by_kind[k + 1]) */
 	int *order;                 /* default-domain rules by root kind, then vendor ones */
 	int nvendor_from;           /* where the vendor rules start in order */
@@ -192,7 +176,7 @@ const MRuleSet *rw_rules_programs(const RwRuleSet *s)
 
 /* Every extern the programs call must be one libgraft can call, with the
  * declared types. */
-static bool resolve_externs(RwInterp *I, Diag *d)
+static bool resolve_externs(RwInterp *I, const RwExternDef *own, Diag *d)
 {
 	MRuleSet *p = I->prog;
 	I->externs = calloc((size_t)p->nexterns + 1, sizeof *I->externs);
@@ -203,13 +187,13 @@ static bool resolve_externs(RwInterp *I, Diag *d)
 		const MExtern *x = &p->externs[i];
 		char sig[40];
 		int k = 0;
-		sig[k++] = sig_letter(x->decl->ret);
+		sig[k++] = dsl_type_letter(x->decl->ret);
 		sig[k++] = '(';
 		for (int j = 0; j < x->decl->nparams && k < (int)sizeof sig - 2; j++)
-			sig[k++] = sig_letter(x->decl->params[j]);
+			sig[k++] = dsl_type_letter(x->decl->params[j]);
 		sig[k++] = ')';
 		sig[k] = 0;
-		const ExternDef *def = find_extern(x->c_name);
+		const RwExternDef *def = find_extern(own, x->c_name);
 		if (x->decl->nparams > 8) {
 			dsl_error(d, x->file, x->pos, "'%s' takes %d parameters; rules loaded at run time may call helpers of "
 			          "at most 8", x->decl->name, x->decl->nparams);
@@ -366,9 +350,10 @@ const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s,
 	return NULL;
 }
 
-/* Load the files' texts (texts[i] NULL: read paths[i]; taken over). */
+/* Load the files' texts (texts[i] NULL: read paths[i]; taken over); own:
+ * the C helpers of the compiled set they come from (NULL: none). */
 static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *lens, int npaths, const char *name,
-                       const RwRuleSet *const *others, int nothers, Diag *d)
+                       const RwRuleSet *const *others, int nothers, const RwExternDef *own, Diag *d)
 {
 	int errors = d->nerrors;
 	RwInterp *I = calloc(1, sizeof *I);
@@ -397,7 +382,7 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	}
 	if (d->nerrors == errors)
 		I->prog = dsl_lower(I->files, I->nfiles, d);
-	if (d->nerrors != errors || !I->prog || !resolve_externs(I, d) || !rw_rules_name_clashes(I->prog, others, nothers, false, d) ||
+	if (d->nerrors != errors || !I->prog || !resolve_externs(I, own, d) || !rw_rules_name_clashes(I->prog, others, nothers, false, d) ||
 	    !within_limits(I->prog, d)) {
 		interp_free(I);
 		return NULL;
@@ -451,7 +436,6 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	s->nrules = p->nrules;
 	s->match = rw_interp_match;
 	s->match_each = rw_interp_match;
-	s->rule_fns = NULL;
 	s->interp = I;
 	return s;
 }
@@ -459,7 +443,7 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name, const RwRuleSet *const *others,
                          int nothers, Diag *d)
 {
-	return load(paths, NULL, NULL, npaths, name, others, nothers, d);
+	return load(paths, NULL, NULL, npaths, name, others, nothers, NULL, d);
 }
 
 RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, const char *name, Diag *d)
@@ -469,7 +453,80 @@ RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, 
 		abort();
 	memcpy(copy, text, len);
 	copy[len] = 0;
-	return load(&path, &copy, &len, 1, name, NULL, 0, d);
+	return load(&path, &copy, &len, 1, name, NULL, 0, NULL, d);
+}
+
+/* ---- compiled sets, interpreted ------------------------------------------------------------ */
+
+/* The interpreted twins loaded so far, kept for the process's life: a
+ * --why or --match-each run loads the library's text once. */
+static struct Twin {
+	const RwRuleSet *compiled;
+	RwRuleSet *loaded;
+} *twins;
+static int ntwins;
+static pthread_mutex_t twins_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Load compiled set s from its sources: the same rules in the same order,
+ * or NULL with the reason in why. */
+static RwRuleSet *load_twin(const RwRuleSet *s, char *why, size_t size)
+{
+	const RwSource *files = s->sources ? s->sources->files : NULL;
+	int n = 0;
+	while (files && files[n].path)
+		n++;
+	if (!n) {
+		snprintf(why, size, "it carries no rules text (regenerate it with this graftc)");
+		return NULL;
+	}
+	const char *paths[n];
+	char *texts[n];
+	uint32_t lens[n];
+	for (int i = 0; i < n; i++) {
+		paths[i] = files[i].path;
+		texts[i] = strdup(files[i].text);
+		if (!texts[i])
+			abort();
+		lens[i] = (uint32_t)strlen(texts[i]);
+	}
+	Diag quiet; /* the library's analysis warnings were graftc's to show */
+	diag_init(&quiet, NULL);
+	RwRuleSet *t = load(paths, texts, lens, n, s->name, NULL, 0, s->sources->externs, &quiet);
+	if (!t) {
+		snprintf(why, size, "its rules text does not load: %s", quiet.first);
+		return NULL;
+	}
+	bool same = t->nrules == s->nrules;
+	for (int i = 0; same && i < s->nrules; i++)
+		same = !strcmp(t->rules[i].name, s->rules[i].name) && !strcmp(t->rules[i].root_op, s->rules[i].root_op);
+	if (!same) {
+		rw_rules_free(t);
+		snprintf(why, size, "its rules text has other rules than its table (regenerate it with this graftc)");
+		return NULL;
+	}
+	return t;
+}
+
+const RwRuleSet *rw_rules_interpreted(const RwRuleSet *s, Diag *d)
+{
+	if (s->interp)
+		return s;
+	pthread_mutex_lock(&twins_lock);
+	RwRuleSet *t = NULL;
+	for (int i = 0; i < ntwins && !t; i++)
+		if (twins[i].compiled == s)
+			t = twins[i].loaded;
+	char why[sizeof ((Diag *)0)->first + 100] = "";
+	if (!t && (t = load_twin(s, why, sizeof why))) {
+		twins = realloc(twins, sizeof *twins * (size_t)(ntwins + 1));
+		if (!twins)
+			abort();
+		twins[ntwins++] = (struct Twin){s, t};
+	}
+	pthread_mutex_unlock(&twins_lock);
+	if (!t)
+		diag_error(d, NULL, "rule set '%s' cannot be interpreted: %s", s->name, why);
+	return t;
 }
 
 /* ---- expressions -------------------------------------------------------------------------- */
@@ -893,8 +950,7 @@ static Outcome fail(Run *x, const MInsn *in, const char *arg_s, long long arg_i,
 _Static_assert((int)MN_SHAPE == RWG_NEED_SHAPE && (int)MN_DTYPE == RWG_NEED_DTYPE && (int)MN_SCALAR == RWG_NEED_SCALAR &&
                (int)MN_INTS == RWG_NEED_INTS && (int)MN_CONST == RWG_NEED_CONST, "MNeed is RwgNeed");
 
-/* rwg_why_begin and the values part p shows into b, as codegen.c's
- * print_part_values has rule_<name> add them. */
+/* rwg_why_begin and the values part p shows into b. */
 static void why_values(Run *x, RwgWhy *b, const MPart *p)
 {
 	rwg_why_begin(b, p->text);
@@ -1127,8 +1183,8 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 		if (!ok)
 			return false;
 	}
-	/* a refused commit goes on to the next orientation, as rule_<name>
-	 * and the decision tree do; with why, the furthest step answers */
+	/* a refused commit goes on to the next orientation, as the decision
+	 * tree's leaves do; with why, the furthest step answers */
 	return run_prog(rw, I, rule, &m->prog, n, why, m->nsites) == FIRED;
 }
 

@@ -38,6 +38,28 @@ typedef union RwReg {
 typedef void (*RwExternFn)(Rewriter *rw, const RwReg *args, RwReg *ret);
 void rw_register_extern(const char *c_name, const char *sig, RwExternFn fn);
 
+/* A C helper as the interpreter calls it: what rw_register_extern takes. */
+typedef struct RwExternDef {
+	const char *c_name;
+	const char *sig;
+	RwExternFn fn;
+} RwExternDef;
+
+/* A rules file a compiled set was generated from, verbatim. */
+typedef struct RwSource {
+	const char *path;           /* as graftc read it: rules/basic/squeeze.rules */
+	const char *text;
+} RwSource;
+
+/* What graftc puts in a compiled set (RwRuleSet.sources) so that the
+ * interpreter can run its rules (rw_rules_interpreted): the rules files,
+ * up to one with path NULL, and the C helpers they call, up to one with
+ * c_name NULL (graftc writes each an adapter). */
+typedef struct RwSources {
+	const RwSource *files;
+	const RwExternDef *externs;
+} RwSources;
+
 /* Load rule files as one rule set named `name`, to run beside the sets
  * others[0..nothers) (whose rule names it must not reuse).  Diagnostics
  * (graftc's: file:line:col, source line, caret) go to d; NULL when there
@@ -47,6 +69,13 @@ RwRuleSet *rw_rules_load(const char *const *paths, int npaths, const char *name,
 /* The same for one file's text (path names it in messages). */
 RwRuleSet *rw_rules_load_text(const char *path, const char *text, uint32_t len, const char *name, Diag *d);
 void rw_rules_free(RwRuleSet *s);
+
+/* Compiled set s as the interpreter runs it: loaded from the rules text
+ * graftc put in it (RwRuleSet.sources) on the first call, then kept; its
+ * rules are s's, in s's order (an interpreted set: itself).  NULL, with an
+ * error on d, when s has no text or its text gives other rules.
+ * graft optimize --why and --match-each run compiled sets this way. */
+const RwRuleSet *rw_rules_interpreted(const RwRuleSet *s, Diag *d);
 
 /* The matcher programs of a loaded set (rules[i] is the set's rule i, with
  * its checked AST: what graft verify generates instances from). */
