@@ -1280,6 +1280,48 @@ START_TEST(test_cli_report_html_fields)
 }
 END_TEST
 
+/* A loop-carried value whose shape grows (x = Concat(x, x)) in a body that
+ * leaves its inputs untyped: the body once got the initial value's shape,
+ * and Shape(x) in it folded to [2] for every iteration; the scan output of
+ * the shapes is [2], [4], [8]. */
+START_TEST(test_loop_carried_shape_grows)
+{
+	const char *graft = cli_graft();
+	if (!graft)
+		return;
+	char *tmp = temp_dir(), *out = NULL;
+	char cmd[2048], path[600];
+	static const char text[] =
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[2] x0) => (shs) {\n"
+		"  m = Constant <value = int64 {3}> ()\n"
+		"  xf, shs = Loop (m, , x0) <body = b (int64 i, bool c, x) => (co, y, sh) {\n"
+		"    co = Identity (c)\n"
+		"    y = Concat <axis = 0> (x, x)\n"
+		"    sh = Shape (x)\n"
+		"  }>\n"
+		"}\n";
+	snprintf(path, sizeof path, "%s/loop.onnxtxt", tmp);
+	ck_assert(write_file(path, text, sizeof text - 1));
+	snprintf(cmd, sizeof cmd, "%s optimize %s -o %s/o.onnx 2>&1 && %s run %s/o.onnx -o %s/res 2>&1", graft, path, tmp,
+	         graft, tmp, tmp);
+	ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);
+	free(out);
+	snprintf(path, sizeof path, "%s/res/output_0.pb", tmp);
+	Diag d;
+	diag_init(&d, NULL);
+	EvValue *v = ev_load_pb(path, EV_TENSOR, NULL, &d);
+	ck_assert_msg(v, "%s", d.first);
+	ck_assert_int_eq(v->numel, 3);
+	ck_assert_int_eq(ev_get_i(v, 0), 2);
+	ck_assert_int_eq(ev_get_i(v, 1), 4);
+	ck_assert_int_eq(ev_get_i(v, 2), 8);
+	ev_unref(v);
+	rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1309,6 +1351,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_concat_empty_inputs);
 	tcase_add_test(tc, test_cli_fold_budget_recount);
 	tcase_add_test(tc, test_cli_report_html_fields);
+	tcase_add_test(tc, test_loop_carried_shape_grows);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

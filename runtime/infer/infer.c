@@ -1386,7 +1386,10 @@ bool infer_node(InferState *s, NodeId n, Diag *d)
 }
 
 /* Loop bodies often leave their inputs untyped: fill those from the Loop's
- * inputs (never a declared type). */
+ * inputs (never a declared type).  A loop-carried value gets its element
+ * type only: its shape may change from one iteration to the next (x grown
+ * by Concat(x, x)), and the initial value's shape given to the body made a
+ * Shape(x) in it fold to the first iteration's shape. */
 static void type_loop_body(InferState *s, NodeId n, GraphId body)
 {
 	IrModel *m = s->m;
@@ -1407,7 +1410,7 @@ static void type_loop_body(InferState *s, NodeId n, GraphId body)
 			 * lives beside the IR (s->seq) and stays undeclared */
 			IrValue *src = ir_value(m, node->inputs[i]);
 			if (src->dtype && !src->non_tensor)
-				ir_value_set_type(m, g->inputs[i], src->dtype, &src->shape);
+				ir_value_set_type(m, g->inputs[i], src->dtype, NULL);
 		}
 	}
 }
