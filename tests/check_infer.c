@@ -893,6 +893,28 @@ START_TEST(test_nonzero_scalar)
 }
 END_TEST
 
+/* A Loop body input declared with a shape the Loop's initial value
+ * contradicts: an error, not a body inferred (and folded) from a
+ * declaration the run does not follow (fuzz-graph: Shape of the scan output
+ * folded to [1] where ORT computes [1, 1, 0, 1, 1]). */
+START_TEST(test_loop_body_input_contradicts)
+{
+	Fixture f = infer_text("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                       "g (int64[1,0,1,1] x0) => (ys) {\n"
+	                       "  m = Constant <value = int64 {1}> ()\n"
+	                       "  xf, ys = Loop (m, , x0) <body = b (int64 i, bool c, int64 x) => (bool co, int64 y, int64 z) {\n"
+	                       "    co = Identity (c)\n"
+	                       "    y = Identity (x)\n"
+	                       "    z = Identity (x)\n"
+	                       "  }>\n"
+	                       "}\n");
+	ck_assert(!f.ok);
+	ck_assert_msg(strstr(f.err, "(Loop): body input 'x' is declared of rank 0, but the Loop starts it from 'x0' of rank 4"),
+	              "%s", f.err);
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
@@ -932,6 +954,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_window_dims_match_kernels);
 	tcase_add_test(tc, test_slice_dims_match_kernels);
 	tcase_add_test(tc, test_nonzero_scalar);
+	tcase_add_test(tc, test_loop_body_input_contradicts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1390,13 +1390,36 @@ bool infer_node(InferState *s, NodeId n, Diag *d)
  * type only: its shape may change from one iteration to the next (x grown
  * by Concat(x, x)), and the initial value's shape given to the body made a
  * Shape(x) in it fold to the first iteration's shape. */
-static void type_loop_body(InferState *s, NodeId n, GraphId body)
+static bool type_loop_body(InferState *s, NodeId n, GraphId body, Diag *d)
 {
 	IrModel *m = s->m;
 	IrNode *node = ir_node(m, n);
 	IrGraph *g = ir_graph(m, body);
 	for (uint32_t i = 0; i < g->ninputs; i++) {
 		IrValue *val = ir_value(m, g->inputs[i]);
+		if (i >= 2 && i < node->ninputs && node->inputs[i] && val->shape.rank >= 0 && !val->non_tensor) {
+			/* a declared shape the initial value contradicts: the body's
+			 * inference (and folds) would follow a declaration the run
+			 * does not (ONNX Runtime runs on the value given) */
+			const Shape *a = &val->shape, *b = &ir_value(m, node->inputs[i])->shape;
+			bool clash = b->rank >= 0 && a->rank != b->rank;
+			for (int k = 0; !clash && b->rank >= 0 && k < a->rank; k++)
+				clash = a->dims[k].size >= 0 && b->dims[k].size >= 0 && a->dims[k].size != b->dims[k].size;
+			if (clash) {
+				char label[256];
+				if (a->rank != b->rank)
+					diag_error(d, m->path ? m->path : "model",
+					           "node '%s' (Loop): body input '%s' is declared of rank %d, but the Loop starts it "
+					           "from '%s' of rank %d", ir_node_label(m, n, label, sizeof label), val->name,
+					           a->rank, ir_value(m, node->inputs[i])->name, b->rank);
+				else
+					diag_error(d, m->path ? m->path : "model",
+					           "node '%s' (Loop): body input '%s' is declared with other dims than '%s', the "
+					           "value the Loop starts it from", ir_node_label(m, n, label, sizeof label),
+					           val->name, ir_value(m, node->inputs[i])->name);
+				return false;
+			}
+		}
 		if (val->dtype || val->shape.rank >= 0 || val->non_tensor)
 			continue;
 		Dim none[1];
@@ -1413,6 +1436,7 @@ static void type_loop_body(InferState *s, NodeId n, GraphId body)
 				ir_value_set_type(m, g->inputs[i], src->dtype, NULL);
 		}
 	}
+	return true;
 }
 
 static bool infer_graph(InferState *s, GraphId g, Diag *d)
@@ -1429,8 +1453,10 @@ static bool infer_graph(InferState *s, GraphId g, Diag *d)
 		for (uint32_t a = 0; a < node->nattrs; a++) {
 			const IrAttr *at = &node->attrs[a];
 			if (at->type == ATTR_GRAPH) {
-				if (node->kind == OP_Loop)
-					type_loop_body(s, n, at->g);
+				if (node->kind == OP_Loop && !type_loop_body(s, n, at->g, d)) {
+					ok = false;
+					continue;
+				}
 				ok &= infer_graph(s, at->g, d);
 			} else if (at->type == ATTR_GRAPHS)
 				for (size_t k = 0; k < at->n; k++)
