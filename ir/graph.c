@@ -162,6 +162,7 @@ IrModel *ir_model_new(void)
 	if (!m)
 		abort();
 	m->arena = arena_new();
+	m->map_fd = -1;
 	/* id 0 of every table means "none" */
 	m->nodes = grow(NULL, &m->capnodes, 64, sizeof *m->nodes);
 	m->values = grow(NULL, &m->capvalues, 64, sizeof *m->values);

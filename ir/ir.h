@@ -261,6 +261,7 @@ typedef struct IrModel {
 	size_t alias_len;             /* (the input file; see onnx_load.c, "zero-copy") */
 	void *map;                    /* ir_load_file's mapping when tensors point into it */
 	size_t map_len;
+	int map_fd;                   /* that file, kept open for file-to-file copies, or -1 */
 	IrMapping *ext_maps;          /* external data files mapped (onnx_load.c) */
 	uint32_t next_maps;
 	void *alloc;                  /* protobuf-c allocator of proto (leaves alias_base alone) */

@@ -493,6 +493,12 @@ enum { MAX_KEPT_FDS = 64 };
 
 bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd, int64_t *offset)
 {
+	const uint8_t *mb = m->map;
+	if (m->map_fd >= 0 && data >= mb && data <= mb + m->map_len && len <= m->map_len - (size_t)(data - mb)) {
+		*fd = m->map_fd;
+		*offset = (int64_t)(data - mb);
+		return true;
+	}
 	for (uint32_t i = 0; i < m->next_maps; i++) {
 		const IrMapping *p = &m->ext_maps[i];
 		const uint8_t *base = p->base;
@@ -882,6 +888,9 @@ void ir_proto_free(IrModel *m)
 		munmap(m->map, m->map_len);
 	}
 	m->map = NULL;
+	if (m->map_fd >= 0)
+		close(m->map_fd);
+	m->map_fd = -1;
 	for (uint32_t i = 0; i < m->next_maps; i++) {
 		ir_guard_remove(m->ext_maps[i].base);
 		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
@@ -963,9 +972,9 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 	}
 	size_t len = (size_t)st.st_size;
 	uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
-	close(fd);
 	if (len && buf == MAP_FAILED) {
 		diag_error(d, path, "cannot read: %s", strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	if (len)
@@ -978,13 +987,16 @@ IrModel *ir_load_file(const char *path, const LoadOptions *opt, Diag *d)
 	IrModel *m = ir_load_bytes(buf, len, path, dir, &o, d);
 	free(dir);
 	if (m && m->alias_base) {
-		/* tensors point into the mapping: the model unmaps it when freed */
+		/* tensors point into the mapping: the model unmaps it when freed,
+		 * and keeps the file open for the saver to copy them file to file */
 		m->map = buf;
 		m->map_len = len;
+		m->map_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	} else if (len) {
 		ir_guard_remove(buf);
 		munmap(buf, len);
 	}
+	close(fd);
 	if (m)
 		m->path = arena_strdup(m->arena, path);
 	return m;

@@ -662,6 +662,31 @@ static TensorId placeholder(const IrModel *m, const uint8_t *data, size_t len)
 	return m->tensors[id].deferred && m->tensors[id].nbytes == len ? id : 0;
 }
 
+/* Bytes of a file the model mapped (the input model, an external data
+ * file) appended to out file to file, at out's position: the kernel copies
+ * them (as cp does), they are never read into graft's memory.  False
+ * (nothing written) if they lie in no such file. */
+static bool copy_append(const IrModel *m, const uint8_t *data, size_t len, OutFile *out)
+{
+	int fd;
+	int64_t src;
+	if (out->failed || !ir_mapped_range(m, data, len, &fd, &src))
+		return false;
+	loff_t in = src;
+	size_t left = len;
+	while (left) {
+		ssize_t n = copy_file_range(fd, &in, out->fd, NULL, left, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		left -= (size_t)n;
+	}
+	if (left) /* what the kernel did not copy goes through memory */
+		out_write(out, data + (len - left), left);
+	return true;
+}
+
 static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	FdBuffer *b = (FdBuffer *)base;
@@ -669,7 +694,8 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	if (id && b->m->tensors[id].data) {
 		/* a recipe's result sharing bytes that exist (a reshaped weight) */
 		fd_flush(b);
-		out_write(b->out, b->m->tensors[id].data, len);
+		if (!copy_append(b->m, b->m->tensors[id].data, len, b->out))
+			out_write(b->out, b->m->tensors[id].data, len);
 		ir_tensor_evict(b->m, id);
 		return;
 	}
@@ -681,7 +707,8 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
 		fd_flush(b);
 	if (len >= DIRECT_WRITE) {
-		out_write(b->out, data, len);
+		if (!copy_append(b->m, data, len, b->out))
+			out_write(b->out, data, len);
 		return;
 	}
 	if (len)

@@ -6,7 +6,8 @@
 # The models are exported by tests/bench/export_big.py into DIR (random
 # weights, fixed seeds; about 6 GB of disk, made once and reused).  Timing is
 # corpus_speed.sh's (rounds outside, models inside, medians; graft and cp whole
-# processes less /bin/true; ORT's own in-process creation time), then:
+# processes less /bin/true; ORT's own in-process creation time), the floor
+# being cp then fsync of the copy (graft fsyncs what it saves), then:
 #  - the Llama-style decoder again with --report (the audit costs memory),
 #  - bert_base_ext optimized with --external-data into another folder: the
 #    data file holds only the tensors the output references,
@@ -26,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 models=$(ls "$dir"/*/model.onnx)
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-MODELS="$models" tests/bench/corpus_speed.sh "$graft" - "$ort" "$rounds"
+MODELS="$models" CP_FSYNC=1 tests/bench/corpus_speed.sh "$graft" - "$ort" "$rounds"
 echo
 echo "with --report (peak RSS, wall s):"
 for m in "$dir"/llama_ext/model.onnx "$dir"/transposes_ext/model.onnx; do

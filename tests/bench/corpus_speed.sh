@@ -20,6 +20,8 @@
 # corpus (`make bench-big`; named by their folder).  A model with external
 # data (MODEL.data beside it) is copied with it, and its size counts the data.
 # GRAFT_FLAGS are added to every graft optimize (e.g. --report r.json).
+# CP_FSYNC=1: the floor is cp then fsync of the copy (`sync FILE`), as graft
+# fsyncs what it saves before renaming it into place.
 #
 # Usage: tests/bench/corpus_speed.sh [GRAFT] [CORPUS] [ORT_TOOLS] [REPS]
 set -euo pipefail
@@ -44,6 +46,7 @@ models=${MODELS:-$(find -L "$corpus/torch" -name model.onnx | sort)}
 flags=${GRAFT_FLAGS:-}
 # a model's bytes: the file, and its external data file if it has one
 files() { echo "$1"; [ -f "$1.data" ] && echo "$1.data"; return 0; }
+copy_model() { cp $(files "$1") "$tmp/copy/" && { [ -z "${CP_FSYNC:-}" ] || sync "$tmp/copy/"*; }; }
 size() { [ -f "$1" ] || { echo 0; return; }; stat -L -c %s $(files "$1") | awk '{s += $1} END {print s}'; }
 : > "$tmp/true"; : > "$tmp/rows"
 # rounds outside, models inside: a burst of load on the machine lands on
@@ -54,7 +57,7 @@ for ((r = 0; r < reps; r++)); do
 		i=$((i + 1))
 		us /bin/true >> "$tmp/true"
 		mkdir -p "$tmp/copy"
-		us cp $(files "$model") "$tmp/copy/" >> "$tmp/cp.$i"
+		us copy_model "$model" >> "$tmp/cp.$i"
 		rm -rf "$tmp/copy"
 		us "$graft" optimize "$model" -o "$tmp/out.onnx" $flags >> "$tmp/graft.$i"
 		rm -f "$tmp/out.onnx" "$tmp/out.onnx.data"
@@ -75,7 +78,9 @@ done
 
 # /bin/true's median over every round of the run: the cost of any process
 t=$(median < "$tmp/true")
-printf "| model | MB | cp ms |%s graft ms | ORT create ms | ORT / graft | graft / cp | graft peak RSS MB | RSS - in - out MB |\n" "${base:+ before ms |}"
+cpname=${CP_FSYNC:+cp+fsync}
+cpname=${cpname:-cp}
+printf "| model | MB | %s ms |%s graft ms | ORT create ms | ORT / graft | graft / %s | graft peak RSS MB | RSS - in - out MB |\n" "$cpname" "${base:+ before ms |}" "$cpname"
 printf "| --- | ---: | ---: |%s ---: | ---: | ---: | ---: | ---: | ---: |\n" "${base:+ ---: |}"
 awk -v t="$t" '
 {
