@@ -204,7 +204,7 @@ $(BUILD)/graft-html: $(call obj,runtime/report/graft_html.c $(GEN)/report_assets
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(GVC_LIBS)
 
 $(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 # --- tests: one tests/check_<area>.c per area, each exporting suite_<area>() --
 # tests/rules/*.rules: rules only the tests use (graft_rules_test), for what
@@ -440,16 +440,16 @@ $(GEN)/rules_bench100.c: tests/bench/gen_rules100.sh $(BUILD)/graftc
 	sh tests/bench/gen_rules100.sh > $(GEN)/rules100.rules
 	$(BUILD)/graftc -n bench100 -o $@ $(GEN)/rules100.rules
 $(BUILD)/bench-tree: $(call obj,tests/bench/bench_tree.c $(GEN)/rules_bench100.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 $(BUILD)/bench-engine: $(call obj,tests/bench/bench_engine.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 $(BUILD)/bench-load: $(call obj,tests/bench/bench_load.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 $(BUILD)/bench-attention: $(call obj,tests/bench/bench_attention.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 # tests/nhwc_gate.sh: --layout nhwc outputs with NhwcConv written back, for ONNX Runtime's CPU provider
 $(BUILD)/nhwc-unvendor: $(call obj,tests/nhwc_unvendor.c) $(BUILD)/libgraft.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 clean:
 	rm -rf build
