@@ -915,6 +915,34 @@ START_TEST(test_loop_body_input_contradicts)
 }
 END_TEST
 
+/* A Loop with a trip count M and no condition runs M iterations only if its
+ * body passes the condition through; one that computes it may stop sooner
+ * (Less(i, 0) stops after one: Shape of the scan output folded to [3, 2]
+ * where ORT computes [1, 2]; fuzz-graph found it). */
+START_TEST(test_loop_trip_count_needs_passthrough)
+{
+	Fixture f = infer_text("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	                       "g (float[2] x0) => (a, b) {\n"
+	                       "  m = Constant <value = int64 {3}> ()\n"
+	                       "  xa, a = Loop (m, , x0) <body = b1 (int64 i, bool c, float[2] x) => (bool co, float[2] xo, float[2] y) {\n"
+	                       "    zero = Constant <value = int64 {0}> ()\n"
+	                       "    co = Less (i, zero)\n"
+	                       "    xo = Identity (x)\n"
+	                       "    y = Identity (x)\n"
+	                       "  }>\n"
+	                       "  xb, b = Loop (m, , x0) <body = b2 (int64 i, bool c, float[2] x) => (bool co, float[2] xo, float[2] y) {\n"
+	                       "    co = Identity (c)\n"
+	                       "    xo = Identity (x)\n"
+	                       "    y = Identity (x)\n"
+	                       "  }>\n"
+	                       "}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[?,2]");
+	ck_type(f, "b", "float[3,2]");
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_infer(void)
 {
 	Suite *s = suite_create("infer");
@@ -955,6 +983,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_slice_dims_match_kernels);
 	tcase_add_test(tc, test_nonzero_scalar);
 	tcase_add_test(tc, test_loop_body_input_contradicts);
+	tcase_add_test(tc, test_loop_trip_count_needs_passthrough);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1815,6 +1815,27 @@ static bool r_if(InferCtx *c)
 	return true;
 }
 
+/* Does the body keep going while it can: is its condition output the
+ * condition input passed through (by Identity or not at all)?  Only then do
+ * M iterations run when M is known and no condition is given; a body that
+ * computes its condition may stop at any iteration. */
+static bool body_cond_passes_through(IrModel *m, const IrGraph *g)
+{
+	if (g->noutputs < 1 || g->ninputs < 2)
+		return false;
+	ValueId v = g->outputs[0];
+	for (int hops = 0; v && hops < 64; hops++) {
+		if (v == g->inputs[1])
+			return true;
+		const IrValue *val = ir_value(m, v);
+		const IrNode *p = val->producer ? ir_node(m, val->producer) : NULL;
+		if (!p || strcmp(p->op_type, "Identity") || p->domain[0] || p->ninputs != 1)
+			return false;
+		v = p->inputs[0];
+	}
+	return false;
+}
+
 static bool r_loop(InferCtx *c)
 {
 	GraphId body = attr_graph(c, "body");
@@ -1839,7 +1860,10 @@ static bool r_loop(InferCtx *c)
 			}
 			Dim out[R];
 			int64_t trip[1];
-			out[0] = inf_ints(c, 0, trip, 1) == 1 && !inf_has(c, 1) ? dim_n(trip[0]) : dim_unknown();
+			/* M iterations only if nothing can stop the loop earlier (a
+			 * computed condition once made a [3] of what ran once) */
+			out[0] = inf_ints(c, 0, trip, 1) == 1 && !inf_has(c, 1) && body_cond_passes_through(c->m, g)
+			         ? dim_n(trip[0]) : dim_unknown();
 			for (int i = 0; i < b->shape.rank; i++)
 				out[i + 1] = b->shape.dims[i];
 			inf_set(c, o, b->dtype, b->shape.rank + 1, out);
