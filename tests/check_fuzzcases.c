@@ -20,7 +20,7 @@
 #include "testutil.h"
 
 /* Expected file counts, so an empty or partial folder cannot pass. */
-#define GRAPH_CRASHERS 33
+#define GRAPH_CRASHERS 34
 #define GRAPH_SEEDS 9
 
 static void replay_dir(const char *dir, size_t want)

@@ -276,8 +276,11 @@ static bool run_layernorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	if (!ev_axis(c, ev_attr_int(c, "axis", -1), x->rank, &axis))
 		return false;
 	int64_t rows = nn_prod(x->dims, axis), cols = nn_prod(x->dims + axis, x->rank - axis);
-	int64_t *sidx = nn_alloc(sizeof(int64_t) * (size_t)cols), *bidx = nn_alloc(sizeof(int64_t) * (size_t)cols);
-	if (!param_index(sc, x, axis, cols, sidx) || (b && !param_index(b, x, axis, cols, bidx))) {
+	/* an empty X has nothing to index: its normalized dims may still be
+	 * huge ([0, 2^40]: 8 TB of indices once asked for; fuzz-graph) */
+	int64_t icols = x->numel ? cols : 0;
+	int64_t *sidx = nn_alloc(sizeof(int64_t) * (size_t)icols), *bidx = nn_alloc(sizeof(int64_t) * (size_t)icols);
+	if (!param_index(sc, x, axis, icols, sidx) || (b && !param_index(b, x, axis, icols, bidx))) {
 		free(sidx);
 		free(bidx);
 		return ev_fail(c, "Scale and B must broadcast to the normalized dims of X");
@@ -332,8 +335,9 @@ static bool run_rmsnorm(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 	if (!ev_axis(c, ev_attr_int(c, "axis", -1), x->rank, &axis))
 		return false;
 	int64_t rows = nn_prod(x->dims, axis), cols = nn_prod(x->dims + axis, x->rank - axis);
-	int64_t *sidx = nn_alloc(sizeof(int64_t) * (size_t)cols);
-	if (!param_index(sc, x, axis, cols, sidx)) {
+	int64_t icols = x->numel ? cols : 0;   /* as in run_layernorm */
+	int64_t *sidx = nn_alloc(sizeof(int64_t) * (size_t)icols);
+	if (!param_index(sc, x, axis, icols, sidx)) {
 		free(sidx);
 		return ev_fail(c, "scale must broadcast to the normalized dims of X");
 	}
