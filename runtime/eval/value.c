@@ -524,7 +524,9 @@ void ev_strides(int rank, const int64_t *dims, int64_t *strides)
 	int64_t s = 1;
 	for (int i = rank - 1; i >= 0; i--) {
 		strides[i] = s;
-		s *= dims[i];
+		/* wraps only for an empty tensor with huge other dims, whose strides
+		 * nothing follows: computed unsigned, so it is not undefined */
+		s = (int64_t)((uint64_t)s * (uint64_t)dims[i]);
 	}
 }
 
@@ -853,7 +855,8 @@ const char *ev_attr_string(EvCtx *c, const char *name, const char *def, char *bu
 	if (!a || a->type != ATTR_STRING)
 		return def;
 	size_t n = a->s.len < size - 1 ? a->s.len : size - 1;
-	memcpy(buf, a->s.data, n);
+	if (n)
+		memcpy(buf, a->s.data, n);
 	buf[n] = 0;
 	return buf;
 }

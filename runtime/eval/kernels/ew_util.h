@@ -257,10 +257,17 @@ static inline void ew_iter_init(EwIter *it, int rout, const int64_t *out, int ni
 {
 	int64_t st[EW_MAXIN][EV_MAX_RANK];
 	int64_t numel = 1;
-	for (int k = 0; k < nin; k++)
-		ev_broadcast_strides(ins[k]->rank, ins[k]->dims, rout, out, st[k]);
 	memset(it, 0, sizeof *it);
 	it->nin = nin;
+	for (int d = 0; d < rout; d++)
+		if (out[d] == 0) {
+			/* nothing to visit; the other dims may be huge, and their
+			 * products overflow (fuzz-graph, UBSan) */
+			it->rank = 1;
+			return;
+		}
+	for (int k = 0; k < nin; k++)
+		ev_broadcast_strides(ins[k]->rank, ins[k]->dims, rout, out, st[k]);
 	int r = 0;
 	for (int d = 0; d < rout; d++) {
 		numel *= out[d];

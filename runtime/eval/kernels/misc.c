@@ -240,7 +240,8 @@ static bool k_einsum(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	const IrAttr *ea = ev_attr(c, "equation");
 	if (!ea || ea->type != ATTR_STRING || ea->s.len >= sizeof eq)
 		return ev_fail(c, "Einsum needs an equation");
-	memcpy(eq, ea->s.data, ea->s.len);
+	if (ea->s.len)
+		memcpy(eq, ea->s.data, ea->s.len);
 	eq[ea->s.len] = 0;
 	if (nin < 1 || nin > 64)
 		return ev_fail(c, "Einsum takes 1 to 64 inputs");

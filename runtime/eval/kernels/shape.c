@@ -759,7 +759,8 @@ static bool k_centercroppad(EvCtx *c, EvValue **in, int nin, EvValue **out, int 
 	} else {
 		if (na > EV_MAX_RANK)
 			return ev_fail(c, "too many axes");
-		memcpy(axes, aa, sizeof *aa * (size_t)na);
+		if (na > 0)
+			memcpy(axes, aa, sizeof *aa * (size_t)na);
 	}
 	if (n != na)
 		return ev_fail(c, "shape has %d entries for %d axes", n, na);
