@@ -146,6 +146,13 @@ static bool run_matmul(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		geom_free(&g);
 		return false;
 	}
+	if (y->numel == 0) {
+		/* nothing to compute; the batch offsets of huge empty operands
+		 * need not even be formed (fuzz-graph, UBSan) */
+		geom_free(&g);
+		out[0] = y;
+		return true;
+	}
 	int64_t mn = g.m * g.n;
 	if (a->dtype == DT_DOUBLE) {
 		const double *av = a->data, *bv = b->data;

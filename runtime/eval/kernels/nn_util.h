@@ -162,12 +162,15 @@ typedef struct NnWindow {
 	int64_t out[EV_MAX_RANK];       /* output extent */
 } NnWindow;
 
+/* The product of n dims.  Only an empty tensor's dims can overflow it (a
+ * tensor that exists has a product that fits): multiplied unsigned, which
+ * wraps where signed overflow would be undefined. */
 static inline int64_t nn_prod(const int64_t *v, int n)
 {
-	int64_t p = 1;
+	uint64_t p = 1;
 	for (int i = 0; i < n; i++)
-		p *= v[i];
-	return p;
+		p *= (uint64_t)v[i];
+	return (int64_t)p;
 }
 
 /* Read strides, dilations, pads and auto_pad for a window over x's spatial

@@ -220,7 +220,7 @@ static bool reduce_run(EvCtx *c, EvValue **in, int nin, EvValue **out, RedOp op,
 	for (int64_t d = x->rank - 1, s = 1; d >= 0; d--) {
 		p.ostr[d] = reduced[d] ? 0 : s;
 		if (!reduced[d])
-			s *= x->dims[d];
+			s = (int64_t)((uint64_t)s * (uint64_t)x->dims[d]); /* wraps only when empty */
 	}
 	EvValue *y = nn_new(c, x->dtype, orank, odims);
 	if (!y)

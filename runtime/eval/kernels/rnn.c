@@ -295,14 +295,17 @@ static bool run_rnn_common(EvCtx *c, int kind, EvValue **in, int nin, EvValue **
 	s.clip = ev_attr(c, "clip") ? ev_attr_float(c, "clip", 0) : 0;
 	s.lbr = kind == K_GRU && ev_attr_int(c, "linear_before_reset", 0) != 0;
 	s.input_forget = kind == K_LSTM && ev_attr_int(c, "input_forget", 0) != 0;
-	int64_t GH = s.ngates * s.hid;
+	/* the gate products below stay in range (a hostile hidden_size overflowed them) */
+	int64_t GH = s.hid >= 1 && s.hid <= ((int64_t)1 << 30) ? s.ngates * s.hid : -1;
 	int64_t wd[3] = {s.ndirs, GH, s.nin}, rd[3] = {s.ndirs, GH, s.hid}, bd[2] = {s.ndirs, 2 * GH};
-	int64_t pd[2] = {s.ndirs, 3 * s.hid};
+	int64_t pd[2] = {s.ndirs, GH < 0 ? -1 : 3 * s.hid};
 	int64_t hd[3] = {s.ndirs, s.batch, s.hid};
 	if (s.layout) {
 		hd[0] = s.batch;
 		hd[1] = s.ndirs;
 	}
+	if (GH < 0)
+		return ev_fail(c, "hidden_size %lld is out of range", (long long)s.hid);
 	if (!shape_is(c, w, "W", 3, wd) || !shape_is(c, r, "R", 3, rd) || !shape_is(c, b, "B", 2, bd) ||
 	    !shape_is(c, ih, "initial_h", 3, hd) || !shape_is(c, ic, "initial_c", 3, hd) || !shape_is(c, p, "P", 2, pd))
 		return false;

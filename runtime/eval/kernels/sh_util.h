@@ -252,12 +252,13 @@ static inline bool sh_axis(EvCtx *c, int64_t axis, int rank, int extra, int *out
 	return true;
 }
 
+/* As nn_prod (nn_util.h): unsigned, for the dims of empty tensors. */
 static inline int64_t sh_prod(const int64_t *dims, int from, int to)
 {
-	int64_t p = 1;
+	uint64_t p = 1;
 	for (int i = from; i < to; i++)
-		p *= dims[i];
-	return p;
+		p *= (uint64_t)dims[i];
+	return (int64_t)p;
 }
 
 #endif
