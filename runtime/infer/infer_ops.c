@@ -1451,7 +1451,10 @@ static bool r_pad(InferCtx *c)
 		int a;
 		if (!inf_axis(c, axes[i], rank, &a))
 			return false;
-		int64_t add = pads[i] + pads[i + na];
+		int64_t add, size;
+		if (__builtin_add_overflow(pads[i], pads[i + na], &add) ||
+		    (dim_known(out[a]) && __builtin_add_overflow(out[a].size, add, &size)))
+			return inf_fail(c, "pads of axis %d overflow int64", a);
 		out[a] = add == 0 ? out[a] : dim_known(out[a]) ? dim_n(out[a].size + add) : dim_unknown();
 		if (dim_known(out[a]) && out[a].size < 0)
 			return inf_fail(c, "negative pads leave dim %d with size %lld", a, (long long)out[a].size);
