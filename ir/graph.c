@@ -302,6 +302,21 @@ ValueId ir_new_value_borrowed(IrModel *m, GraphId g, const char *name)
 	return new_value(m, g, name);
 }
 
+void ir_value_type_print(const IrValue *v, FILE *f)
+{
+	fprintf(f, "%s", dtype_name(v->dtype));
+	if (v->shape.rank < 0)
+		fprintf(f, "[*]");
+	for (int i = 0; i < v->shape.rank; i++) {
+		const Dim *d = &v->shape.dims[i];
+		if (d->size >= 0)
+			fprintf(f, "%s%lld", i ? "," : "[", (long long)d->size);
+		else
+			fprintf(f, "%s%s", i ? "," : "[", ir_dim_label(d));
+	}
+	fprintf(f, "%s", v->shape.rank == 0 ? "[]" : v->shape.rank > 0 ? "]" : "");
+}
+
 void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape)
 {
 	IrValue *val = &m->values[v];

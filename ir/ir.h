@@ -304,6 +304,9 @@ void ir_name_anonymous_dims(IrModel *m);
 /* Rename v; fails (returns false) if the name is taken in its scope. */
 bool ir_value_rename(IrModel *m, ValueId v, const char *name);
 void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape);
+/* v's type as the audit shows it: "float[1,N,?]", "float[]" for a scalar,
+ * "float[*]" for an unknown rank. */
+void ir_value_type_print(const IrValue *v, FILE *f);
 /* A constant: an initializer callers cannot override.  An initializer also
  * listed as a graph input is overridable from IR version 4 on; before that
  * ONNX required every initializer to be listed as an input, so it is not. */

@@ -131,17 +131,7 @@ static void type_text(const IrValue *v, char *buf, size_t size)
 		snprintf(buf, size, "?");
 		return;
 	}
-	fprintf(f, "%s", dtype_name(v->dtype));
-	if (v->shape.rank < 0)
-		fprintf(f, "[*]");
-	for (int i = 0; i < v->shape.rank; i++) {
-		const Dim *d = &v->shape.dims[i];
-		if (d->size >= 0)
-			fprintf(f, "%s%lld", i ? "," : "[", (long long)d->size);
-		else
-			fprintf(f, "%s%s", i ? "," : "[", ir_dim_label(d));
-	}
-	fprintf(f, "%s", v->shape.rank == 0 ? "[]" : v->shape.rank > 0 ? "]" : "");
+	ir_value_type_print(v, f);
 	fclose(f);
 }
 

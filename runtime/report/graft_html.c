@@ -290,21 +290,6 @@ static json_t *neighbourhoods(json_t *audit, const Context *before, const Contex
 
 /* ---- the whole optimized graph ----------------------------------------------- */
 
-static void type_text(const IrValue *v, FILE *f)
-{
-	fprintf(f, "%s", dtype_name(v->dtype));
-	if (v->shape.rank < 0)
-		fprintf(f, "[*]");
-	for (int i = 0; i < v->shape.rank; i++) {
-		const Dim *d = &v->shape.dims[i];
-		if (d->size >= 0)
-			fprintf(f, "%s%lld", i ? "," : "[", (long long)d->size);
-		else
-			fprintf(f, "%s%s", i ? "," : "[", ir_dim_label(d));
-	}
-	fprintf(f, "%s", v->shape.rank == 0 ? "[]" : v->shape.rank > 0 ? "]" : "");
-}
-
 /* The optimized model's main graph: sets *svg (drawn by dot: node k has the
  * id "g<k>") and returns {"nodes": [{name, op, inputs, outputs}], "types":
  * {value: type}}, or NULL (with *why) if the model cannot be read. */
@@ -366,7 +351,7 @@ static json_t *whole_graph(const char *path, json_t *created, char **svg, char *
 				size_t tl = 0;
 				FILE *tf = open_memstream(&t, &tl);
 				fprintf(tf, "%s", v->tensor ? "const " : "");
-				type_text(v, tf);
+				ir_value_type_print(v, tf);
 				fclose(tf);
 				json_object_set_new(types, v->name, json_string(t));
 				free(t);
