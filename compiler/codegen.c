@@ -10,17 +10,17 @@
  * builder API), without the steps the lowering marks as tests a decision
  * tree can share (MTest: an operand's producer op, an int attribute
  * literal, an operand present or constant, inputs absent; only steps
- * before the first commute step are), which it records instead.  A commute
+ * before the first commute step are), which the tree makes.  A commute
  * step (a commutative op's swap site) becomes a loop over both orders of
  * its operands, so a failed check continues the loop instead of leaving
  * the function; checks in a row are one `if`, a condition per line.
  * Registers keep the C names the lowering gives them (values and nodes
  * after the pattern's variables or their paths, v_0_1, n_0; a value read
  * once is read where it is used); temporaries are numbered as the lowering
- * numbers them.  The tree (tree_insert) is a trie of the recorded tests
- * over the rules of one root op in the order they are tried; emit_kids
- * writes it as nested ifs, with a switch where sibling tests ask for
- * different ops of the same operand.
+ * numbers them.  The tree is dsl_trees()'s (dsl/mtree.h): a trie of those
+ * tests over the rules of one root op in the order they are tried, the
+ * one the interpreter walks; emit_kids writes it as nested ifs, with a
+ * switch where sibling tests ask for different ops of the same operand.
  *
  * --why and --match-each are not compiled: the file carries the rules
  * files verbatim and an adapter per C helper (RwSources, rw_interp.h),
@@ -43,6 +43,7 @@
 #include "check_internal.h"
 #include "ir.h"
 #include "mprog.h"
+#include "mtree.h"
 
 /* ---- growing strings ----------------------------------------------------------------- */
 
@@ -110,31 +111,6 @@ static void vline(Buf *out, int depth, const char *f, va_list ap)
 	free(s);
 }
 
-
-/* ---- tests the decision tree makes ------------------------------------------------------ */
-
-/* A test the decision tree makes once for every rule of a root op that
- * needs it.  Paths name nodes by the inputs that lead to them from the
- * root: "" the root, "_1_0" the producer of input 0 of the producer of
- * input 1; the tree calls that node p_1_0. */
-typedef enum TestKind {
-	T_OP,                       /* input `index` of path is output `out` of a default-domain `op` */
-	T_PRESENT,                  /* input `index` of path is present */
-	T_CONST,                    /* input `index` of path is a constant */
-	T_ABSENT_FROM,              /* inputs `index` on of path are absent */
-	T_ATTR_INT,                 /* int attribute `attr` of path (or its default) is `value` */
-} TestKind;
-
-typedef struct Test {
-	TestKind kind;
-	const char *path;
-	int index;
-	const char *op;
-	int out;
-	const char *attr;
-	int64_t value;
-	char *key;                  /* equal keys: the same test */
-} Test;
 
 /* Is s one call, f(...), so that !s needs no parentheses? */
 static bool is_call(const char *s)
@@ -238,18 +214,9 @@ static const char *dtype_c(const char *name)
 
 /* ---- one program as one C function -------------------------------------------------------- */
 
-/* The decision tree's view of a rule: the tests the tree makes, then a
- * call of the leaf that does the rest. */
-typedef struct Variant {
-	const char *rule;
-	char *leaf;                 /* "apply_conv_add_bias" */
-	Test *tests;
-	int ntests;
-} Variant;
-
 /* Printing one program as the leaf apply_<name>(rw, n), which leaves the
- * steps marked as tests to the decision tree and records them in `tests`;
- * its commute steps become loops over both orders. */
+ * steps marked as tests to the decision tree; its commute steps become
+ * loops over both orders. */
 typedef struct Fn {
 	const MRuleSet *set;
 	const MRule *m;
@@ -258,12 +225,8 @@ typedef struct Fn {
 	int depth;                  /* indentation */
 	int loops;                  /* open swap loops: failing continues the innermost */
 	char **names;               /* per register: its C name (or, for an MI_ARG read in place, the read) */
-	int *from_node, *from_input; /* per register read by MI_INPUT: from which node and input */
-	char **paths;               /* per register: the path of its value or node ("_0_1") */
 	int *skipped;               /* temporaries of MTEST_ATTR_INT steps, which the tree makes */
 	int nskipped;
-	Test *tests;                /* the tests left to the tree, in order */
-	int ntests;
 	int *uses;                  /* per register: how often the program reads it (at least) */
 	char **conds;               /* failure conditions of checks in a row, not yet printed: */
 	int nconds;                 /* one `if` with a condition per line (flush_checks) */
@@ -627,56 +590,22 @@ static char *fail_cond(const Fn *F, const MInsn *x)
 
 /* ---- the tests a leaf leaves to the tree ------------------------------------------------------ */
 
-static void add_test(Fn *F, Test t)
-{
-	switch (t.kind) {
-	case T_OP: t.key = fmt("op%s:%d=%s/%d", t.path, t.index, t.op, t.out); break;
-	case T_PRESENT: t.key = fmt("present%s:%d", t.path, t.index); break;
-	case T_CONST: t.key = fmt("const%s:%d", t.path, t.index); break;
-	case T_ABSENT_FROM: t.key = fmt("absent%s:%d", t.path, t.index); break;
-	case T_ATTR_INT: t.key = fmt("attr%s:%s=%lld", t.path, t.attr, (long long)t.value); break;
-	}
-	t.path = fmt("%s", t.path);
-	/* a constant is present: the T_CONST test makes the T_PRESENT before it */
-	Test *last = F->ntests ? &F->tests[F->ntests - 1] : NULL;
-	if (t.kind == T_CONST && last && last->kind == T_PRESENT && last->index == t.index && !strcmp(last->path, t.path)) {
-		free((char *)last->path);
-		free(last->key);
-		F->ntests--;
-	}
-	F->tests = realloc(F->tests, sizeof *F->tests * (size_t)(F->ntests + 1));
-	if (!F->tests)
-		abort();
-	F->tests[F->ntests++] = t;
-}
-
-/* Step i of a leaf, marked as a test: record it for the tree instead.
- * Returns the steps it takes (an attribute's read and its check: 2). */
+/* Step i of a leaf, marked as a test: the tree makes it (dsl/mtree.c
+ * records the same steps).  Returns the steps it takes (an attribute's
+ * read and its check: 2). */
 static int leave_test(Fn *F, int i)
 {
 	const MInsn *x = &F->p->insns[i];
 	switch (x->test) {
-	case MTEST_OP: {
-		int v = x->src;
-		line(F, "NodeId %s = rw_producer(rw, %s);", node_name(F, x->reg), F->names[v]);
-		add_test(F, (Test){T_OP, F->paths[F->from_node[v]], F->from_input[v], x->op, x->index, NULL, 0, NULL});
+	case MTEST_OP:
+		line(F, "NodeId %s = rw_producer(rw, %s);", node_name(F, x->reg), F->names[x->src]);
 		return 1;
-	}
 	case MTEST_PRESENT:
-	case MTEST_CONST: {
-		int v = x->e->kids[0]->reg; /* ME_ABSENT or ME_IS_CONST of an input */
-		add_test(F, (Test){x->test == MTEST_PRESENT ? T_PRESENT : T_CONST, F->paths[F->from_node[v]], F->from_input[v],
-		                   NULL, 0, NULL, 0, NULL});
-		return 1;
-	}
+	case MTEST_CONST:
 	case MTEST_ABSENT_FROM:
-		add_test(F, (Test){T_ABSENT_FROM, F->paths[x->e->reg], (int)x->e->i, NULL, 0, NULL, 0, NULL});
 		return 1;
-	case MTEST_ATTR_INT: {
-		const MInsn *c = &F->p->insns[i + 1];
-		add_test(F, (Test){T_ATTR_INT, F->paths[x->src], 0, NULL, 0, x->name, c->e->kids[1]->i, NULL});
+	case MTEST_ATTR_INT:
 		return 2;
-	}
 	default:
 		return 0;
 	}
@@ -959,19 +888,15 @@ static void count_val(int *uses, const MVal *v)
 		count_expr(uses, v->attrs[k].e);
 }
 
-/* Names and paths of the registers, and the temporaries the tree's
- * tests take away. */
+/* Names of the registers, and the temporaries the tree's tests take away. */
 static void fn_init(Fn *F)
 {
 	const MProg *p = F->p;
 	int n = p->nregs + 1;
 	F->names = calloc((size_t)n, sizeof *F->names);
-	F->paths = calloc((size_t)n, sizeof *F->paths);
-	F->from_node = calloc((size_t)n, sizeof *F->from_node);
-	F->from_input = calloc((size_t)n, sizeof *F->from_input);
 	F->skipped = calloc((size_t)p->ninsns + 1, sizeof *F->skipped);
 	F->uses = calloc((size_t)n, sizeof *F->uses);
-	if (!F->names || !F->paths || !F->from_node || !F->from_input || !F->skipped || !F->uses)
+	if (!F->names || !F->skipped || !F->uses)
 		abort();
 	for (int i = 0; i < p->ninsns; i++) {
 		const MInsn *x = &p->insns[i];
@@ -984,7 +909,6 @@ static void fn_init(Fn *F)
 		count_val(F->uses, p->results[i]);
 	for (int r = 0; r < p->nregs; r++)
 		F->names[r] = fmt("%s", p->cnames[r] ? p->cnames[r] : "0");
-	F->paths[0] = fmt("%s", "");
 	for (int i = 0; i < p->ninsns; i++) {
 		const MInsn *x = &p->insns[i];
 		if (x->kind == MI_ATTR && x->test == MTEST_ATTR_INT)
@@ -1001,16 +925,6 @@ static void fn_init(Fn *F)
 			F->names[x->reg] = fmt("rwg_arg(rw, %s, %d, \"%s\", %d, %d)", node_name(F, x->src), x->index,
 			                       x->forms[0].attr, x->forms[0].first, x->forms[0].last);
 		}
-		if (x->kind == MI_INPUT || x->kind == MI_ARG) {
-			F->from_node[x->reg] = x->src;
-			F->from_input[x->reg] = x->index;
-			free(F->paths[x->reg]);
-			F->paths[x->reg] = fmt("%s_%d", F->paths[x->src] ? F->paths[x->src] : "", x->index);
-		}
-		if (x->kind == MI_PRODUCER) {
-			free(F->paths[x->reg]);
-			F->paths[x->reg] = fmt("%s", F->paths[x->src] ? F->paths[x->src] : "");
-		}
 	}
 }
 
@@ -1018,12 +932,8 @@ static void fn_free(Fn *F)
 {
 	for (int r = 0; r <= F->p->nregs; r++) {
 		free(F->names[r]);
-		free(F->paths[r]);
 	}
 	free(F->names);
-	free(F->paths);
-	free(F->from_node);
-	free(F->from_input);
 	free(F->skipped);
 	free(F->conds);
 	free(F->uses);
@@ -1039,9 +949,9 @@ static void print_nodes(Fn *F)
 	free(list.s);
 }
 
-/* The program of rule m into out as the leaf apply_<name>(), which
- * records in *rec the tests it leaves to the decision tree. */
-static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec)
+/* The program of rule m into out as the leaf apply_<name>(), without the
+ * tests it leaves to the decision tree. */
+static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 {
 	Fn F = {.set = set, .m = m, .p = &m->prog, .depth = 1};
 	const MProg *p = F.p;
@@ -1126,10 +1036,6 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec
 
 	flush_checks(&F);
 	/* the function: what the rule says, then the body */
-	rec->rule = m->name;
-	rec->leaf = fmt("apply_%s", m->name);
-	rec->tests = F.tests;
-	rec->ntests = F.ntests;
 	char *pat, *guard, *result;
 	dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
 	bprintf(out, "// match:  %s\n", pat);
@@ -1137,7 +1043,7 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out, Variant *rec
 		bprintf(out, "// cond:   %s\n", guard);
 	bprintf(out, "// result: %s\n", result);
 	bprintf(out, "// %s:%d, without the tests its decision tree made\n", m->file->path, m->line);
-	bprintf(out, "static bool %s(Rewriter *rw, NodeId n)\n{\n", rec->leaf);
+	bprintf(out, "static bool apply_%s(Rewriter *rw, NodeId n)\n{\n", m->name);
 	free(pat);
 	free(guard);
 	free(result);
@@ -1181,79 +1087,19 @@ static char *tree_node_var(const char *path)
 	return *path ? fmt("p%s", path) : fmt("n");
 }
 
-/* A node of a root op's decision tree: a test, whose subtree runs when it
- * holds, or a leaf calling one variant's apply_ function.  Children run in
- * order; a leaf that fires returns from the match. */
-typedef struct TNode {
-	const Test *test;           /* NULL: the root, or a leaf */
-	const Variant *leaf;
-	struct TNode **kids;
-	int nkids;
-} TNode;
-
-static TNode *tnode(const Test *t, const Variant *leaf)
-{
-	TNode *n = calloc(1, sizeof *n);
-	if (!n)
-		abort();
-	n->test = t;
-	n->leaf = leaf;
-	return n;
-}
-
-static void add_kid(TNode *t, TNode *k)
-{
-	t->kids = realloc(t->kids, sizeof *t->kids * (size_t)(t->nkids + 1));
-	if (!t->kids)
-		abort();
-	t->kids[t->nkids++] = k;
-}
-
-/* T_OP tests of the same input: at most one holds. */
-static bool same_input(const Test *a, const Test *b)
-{
-	return a->kind == T_OP && b->kind == T_OP && a->index == b->index && !strcmp(a->path, b->path);
-}
-
-/* Insert variant v's tests from k on under t.  Rules are inserted in the
- * order they are tried, and a rule joins only t's last child, so the tree
- * tries them in that order; except among the trailing children testing the
- * op of the same input, which exclude each other, so a rule may join
- * whichever of them tests its op. */
-static void tree_insert(TNode *t, const Variant *v, int k)
-{
-	if (k == v->ntests) {
-		add_kid(t, tnode(NULL, v));
-		return;
-	}
-	const Test *x = &v->tests[k];
-	for (int j = t->nkids - 1; j >= 0 && t->kids[j]->test; j--) {
-		const Test *y = t->kids[j]->test;
-		if (!strcmp(y->key, x->key)) {
-			tree_insert(t->kids[j], v, k + 1);
-			return;
-		}
-		if (!same_input(x, y))
-			break;
-	}
-	TNode *c = tnode(x, NULL);
-	add_kid(t, c);
-	tree_insert(c, v, k + 1);
-}
-
-static void tree_free(TNode *t)
-{
-	for (int i = 0; i < t->nkids; i++)
-		tree_free(t->kids[i]);
-	free(t->kids);
-	free(t);
-}
+/* Printing one root op's tree: the set (the leaves' rule names) and the
+ * node variables the tree's tests read ("p_0, p_1_0"). */
+typedef struct TreeOut {
+	const MRuleSet *set;
+	Buf *out;
+	const char *vars;
+} TreeOut;
 
 /* The rules a subtree serves, in order, each once: "conv_bn, conv_add_bias". */
-static void served(const TNode *t, Buf *b)
+static void served(const TreeOut *T, const MTreeNode *t, Buf *b)
 {
-	if (t->leaf) {
-		const char *name = t->leaf->rule;
+	if (!t->test && t->rule >= 0) {
+		const char *name = T->set->rules[t->rule].name;
 		size_t n = strlen(name);
 		for (const char *p = b->s ? strstr(b->s, name) : NULL; p; p = strstr(p + 1, name))
 			if ((p == b->s || p[-1] == ' ') && (p[n] == ',' || p[n] == 0))
@@ -1261,7 +1107,7 @@ static void served(const TNode *t, Buf *b)
 		bprintf(b, "%s%s", b->n ? ", " : "", name);
 	}
 	for (int i = 0; i < t->nkids; i++)
-		served(t->kids[i], b);
+		served(T, t->kids[i], b);
 }
 
 static void tline(Buf *out, int depth, const char *f, ...) __attribute__((format(printf, 3, 4)));
@@ -1273,92 +1119,86 @@ static void tline(Buf *out, int depth, const char *f, ...)
 	va_end(ap);
 }
 
-/* The condition of a test other than T_OP. */
-static char *test_cond(const Test *t)
+/* The condition of a test other than an op test. */
+static char *test_cond(const MTreeTest *t)
 {
 	char *nv = tree_node_var(t->path), *c;
 	switch (t->kind) {
-	case T_PRESENT: c = fmt("rw_input(rw, %s, %d)", nv, t->index); break;
-	case T_CONST: c = fmt("rw_is_const(rw, rw_input(rw, %s, %d))", nv, t->index); break;
-	case T_ABSENT_FROM: c = fmt("rwg_absent_from(rw, %s, %d)", nv, t->index); break;
-	case T_ATTR_INT: c = fmt("rwg_attr_int_is(rw, %s, \"%s\", %lld)", nv, t->attr, (long long)t->value); break;
+	case MTEST_PRESENT: c = fmt("rw_input(rw, %s, %d)", nv, t->index); break;
+	case MTEST_CONST: c = fmt("rw_is_const(rw, rw_input(rw, %s, %d))", nv, t->index); break;
+	case MTEST_ABSENT_FROM: c = fmt("rwg_absent_from(rw, %s, %d)", nv, t->index); break;
+	case MTEST_ATTR_INT: c = fmt("rwg_attr_int_is(rw, %s, \"%s\", %lld)", nv, t->attr, (long long)t->value); break;
 	default: c = fmt("false"); break;
 	}
 	free(nv);
 	return c;
 }
 
-static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_rules);
+static void emit_kids(const TreeOut *T, const MTreeNode *t, int depth, const char *parent_rules);
 static bool listed(const char *list, const char *v);
-static const char *g_tree_vars;
 
 /* Each decision point names the rules it serves, when they are not simply
  * those of the point around it. */
-static char *emit_comment(const TNode *t, Buf *out, int depth, const char *parent_rules)
+static char *emit_comment(const TreeOut *T, const MTreeNode *t, int depth, const char *parent_rules)
 {
 	Buf b = {0};
-	served(t, &b);
+	served(T, t, &b);
 	if (!parent_rules || strcmp(b.s, parent_rules))
-		tline(out, depth, "/* %s */", b.s);
+		tline(T->out, depth, "/* %s */", b.s);
 	return b.s;
 }
 
-/* Children of a node that are T_OP tests of one input with the same output
- * slot: one switch on the producer's op. */
-static void emit_switch(TNode *const *kids, int n, Buf *out, int depth)
+/* Children of a node that are op tests of one input with the same output
+ * slot (MTreeNode.run): one switch on the producer's op. */
+static void emit_switch(const TreeOut *T, MTreeNode *const *kids, int n, int depth)
 {
-	const Test *t0 = kids[0]->test;
+	const MTreeTest *t0 = kids[0]->test;
 	char *nv = tree_node_var(t0->path), *child = fmt("p%s_%d", t0->path, t0->index);
-	tline(out, depth, "switch (rwg_producer_kind(rw, rw_input(rw, %s, %d), %d)) {", nv, t0->index, t0->out);
+	tline(T->out, depth, "switch (rwg_producer_kind(rw, rw_input(rw, %s, %d), %d)) {", nv, t0->index, t0->out);
 	for (int i = 0; i < n; i++) {
-		tline(out, depth, "case OP_%s:", kids[i]->test->op);
-		char *rules = emit_comment(kids[i], out, depth + 1, NULL);
-		if (listed(g_tree_vars, child))
-			tline(out, depth + 1, "%s = rw_producer(rw, rw_input(rw, %s, %d));", child, nv, t0->index);
-		emit_kids(kids[i], out, depth + 1, rules);
-		tline(out, depth + 1, "break;");
+		tline(T->out, depth, "case OP_%s:", kids[i]->test->op);
+		char *rules = emit_comment(T, kids[i], depth + 1, NULL);
+		if (listed(T->vars, child))
+			tline(T->out, depth + 1, "%s = rw_producer(rw, rw_input(rw, %s, %d));", child, nv, t0->index);
+		emit_kids(T, kids[i], depth + 1, rules);
+		tline(T->out, depth + 1, "break;");
 		free(rules);
 	}
-	tline(out, depth, "default:");
-	tline(out, depth + 1, "break;");
-	tline(out, depth, "}");
+	tline(T->out, depth, "default:");
+	tline(T->out, depth + 1, "break;");
+	tline(T->out, depth, "}");
 	free(nv);
 	free(child);
 }
 
-static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_rules)
+static void emit_kids(const TreeOut *T, const MTreeNode *t, int depth, const char *parent_rules)
 {
+	Buf *out = T->out;
 	for (int i = 0; i < t->nkids;) {
-		const TNode *k = t->kids[i];
-		if (k->leaf) {
+		const MTreeNode *k = t->kids[i];
+		if (!k->test) {
 			/* leaves in a row: one condition, a leaf per line */
 			int j = i;
-			while (j < t->nkids && t->kids[j]->leaf) {
-				tline(out, depth, "%s%s(rw, n)%s", j == i ? "if (" : "    ", t->kids[j]->leaf->leaf,
-				      j + 1 < t->nkids && t->kids[j + 1]->leaf ? " ||" : ")");
+			while (j < t->nkids && !t->kids[j]->test) {
+				tline(out, depth, "%sapply_%s(rw, n)%s", j == i ? "if (" : "    ", T->set->rules[t->kids[j]->rule].name,
+				      j + 1 < t->nkids && !t->kids[j + 1]->test ? " ||" : ")");
 				j++;
 			}
 			tline(out, depth + 1, "return true;");
 			i = j;
 			continue;
 		}
-		const Test *x = k->test;
-		if (x->kind == T_OP) {
-			int j = i + 1;
-			while (j < t->nkids && t->kids[j]->test && same_input(x, t->kids[j]->test) &&
-			       t->kids[j]->test->out == x->out)
-				j++;
-			if (j - i >= 2) {
-				emit_switch(t->kids + i, j - i, out, depth);
-				i = j;
-				continue;
-			}
+		const MTreeTest *x = k->test;
+		if (x->kind == MTEST_OP && k->run >= 2) {
+			emit_switch(T, t->kids + i, k->run, depth);
+			i += k->run;
+			continue;
 		}
-		char *rules = emit_comment(k, out, depth, parent_rules);
-		if (x->kind == T_OP) {
+		char *rules = emit_comment(T, k, depth, parent_rules);
+		if (x->kind == MTEST_OP) {
 			char *nv = tree_node_var(x->path);
 			char *child = fmt("p%s_%d", x->path, x->index);
-			if (listed(g_tree_vars, child))
+			if (listed(T->vars, child))
 				tline(out, depth, "if ((%s = rwg_producer_op(rw, rw_input(rw, %s, %d), OP_%s, %d))) {", child, nv,
 				      x->index, x->op, x->out);
 			else
@@ -1377,14 +1217,14 @@ static void emit_kids(const TNode *t, Buf *out, int depth, const char *parent_ru
 					bput(&c, "\t", 1);
 				bprintf(&c, "%s%s", c.n ? "    " : "", one);
 				free(one);
-				if (k->nkids != 1 || !k->kids[0]->test || k->kids[0]->test->kind == T_OP)
+				if (k->nkids != 1 || !k->kids[0]->test || k->kids[0]->test->kind == MTEST_OP)
 					break;
 				k = k->kids[0];
 			}
 			tline(out, depth, "if (%s) {", c.s);
 			free(c.s);
 		}
-		emit_kids(k, out, depth + 1, rules);
+		emit_kids(T, k, depth + 1, rules);
 		tline(out, depth, "}");
 		free(rules);
 		i++;
@@ -1401,9 +1241,9 @@ static bool listed(const char *list, const char *v)
 	return false;
 }
 
-/* Node variables the tree's tests read (p_0, p_0_1): declared once at the
- * top, assigned where a T_OP test finds the node. */
-static void tree_vars(const TNode *t, Buf *names)
+/* Node variables the tree's tests read (p_0, p_1_0): declared once at the
+ * top, assigned where an op test finds the node. */
+static void tree_vars(const MTreeNode *t, Buf *names)
 {
 	if (t->test && *t->test->path) {
 		char *v = tree_node_var(t->test->path);
@@ -1415,17 +1255,12 @@ static void tree_vars(const TNode *t, Buf *names)
 		tree_vars(t->kids[i], names);
 }
 
-/* g_tree_vars: tree_vars of the tree being emitted */
-
-/* match_<fn>: the decision tree over the variants of one root op's rules. */
-static void emit_tree(const char *fn, const Variant *vs, int nv, Buf *out)
+/* match_<fn>: the decision tree of one root op (dsl_trees). */
+static void emit_tree(const MRuleSet *set, const char *fn, const MRoot *root, Buf *out)
 {
-	TNode *root = tnode(NULL, NULL);
-	for (int i = 0; i < nv; i++)
-		tree_insert(root, &vs[i], 0);
 	bprintf(out, "static bool match_%s(Rewriter *rw, NodeId n)\n{\n", fn);
 	Buf names = {0};
-	tree_vars(root, &names);
+	tree_vars(root->tree, &names);
 	if (names.s) { /* NodeId p_0, p_1, ...; wrapped at 100 columns */
 		Buf decl = {0};
 		int col = 8 + 7;
@@ -1449,12 +1284,10 @@ static void emit_tree(const char *fn, const Variant *vs, int nv, Buf *out)
 		tline(out, 1, "%s", decl.s);
 		free(decl.s);
 	}
-	g_tree_vars = names.s;
-	emit_kids(root, out, 1, NULL);
-	g_tree_vars = NULL;
+	TreeOut T = {set, out, names.s};
+	emit_kids(&T, root->tree, 1, NULL);
 	bprintf(out, "\treturn false;\n}\n\n");
 	free(names.s);
-	tree_free(root);
 }
 
 /* With line_path (graftc --line): `#line N "rules file"` above a rule's
@@ -1671,6 +1504,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	bprintf(&out, "};\n\n");
 
 	/* per root op: its leaves and its decision tree */
+	const MTrees *trees = dsl_trees(rs);
 	const MRule **refs = calloc((size_t)rs->nrules + 1, sizeof *refs);
 	if (!refs)
 		abort();
@@ -1692,26 +1526,16 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 			j++;
 		}
 		bprintf(&out, "/* ---- %s: %d rule%s ---- */\n\n", key, j - i, j - i == 1 ? "" : "s");
-		Variant *vs = NULL;
-		int nv = 0;
 		for (int k = i; k < j; k++) {
-			vs = realloc(vs, sizeof *vs * (size_t)(nv + 1));
-			if (!vs)
-				abort();
 			line_mark(&out, refs[k]->file->path, refs[k]->line, line_path);
-			print_fn(rs, refs[k], &out, &vs[nv++]);
+			print_fn(rs, refs[k], &out);
 			line_mark(&out, NULL, 0, line_path);
 		}
-		emit_tree(fn, vs, nv, &out);
-		for (int k = 0; k < nv; k++) {
-			free(vs[k].leaf);
-			for (int t = 0; t < vs[k].ntests; t++) {
-				free((char *)vs[k].tests[t].path);
-				free(vs[k].tests[t].key);
-			}
-			free(vs[k].tests);
-		}
-		free(vs);
+		const MRoot *root = NULL;
+		for (int t = 0; t < trees->nroots && !root; t++)
+			if (!strcmp(trees->roots[t].domain, r0->root_domain) && !strcmp(trees->roots[t].op, r0->root_op))
+				root = &trees->roots[t];
+		emit_tree(rs, fn, root, &out);
 		if (*r0->root_domain) {
 			bprintf(&vendor, "\tif (!strcmp(node->domain, \"%s\") && !strcmp(node->op_type, \"%s\"))\n\t\treturn match_%s(rw, n);\n",
 			        r0->root_domain, r0->root_op, fn);

@@ -30,6 +30,7 @@
 #include "ast.h"
 #include "check_internal.h"     /* "did you mean" for a misspelt [override] */
 #include "mprog.h"
+#include "mtree.h"
 
 /* ---- externs --------------------------------------------------------------------- */
 
@@ -116,6 +117,8 @@ typedef struct RwInterp {
 	int *by_kind;               /* rules rooted at OpKind k: order[by_kind[k] .. by_kind[k + 1]) */
 	int *order;                 /* default-domain rules by root kind, then vendor ones */
 	int nvendor_from;           /* where the vendor rules start in order */
+	MTrees *trees;              /* the decision tree per root op (dsl/mtree.h) */
+	const MRoot **tree_of_kind; /* per OpKind: its tree, or NULL */
 } RwInterp;
 
 static char *read_all(const char *path, uint32_t *len, Diag *d)
@@ -143,6 +146,7 @@ static void interp_free(RwInterp *I)
 	free(I->externs);
 	free(I->by_kind);
 	free(I->order);
+	free(I->tree_of_kind);
 	dsl_lower_free(I->prog);
 	free(I);
 }
@@ -352,6 +356,8 @@ const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s,
 
 /* Load the files' texts (texts[i] NULL: read paths[i]; taken over); own:
  * the C helpers of the compiled set they come from (NULL: none). */
+static bool match_each(Rewriter *rw, NodeId n);
+
 static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *lens, int npaths, const char *name,
                        const RwRuleSet *const *others, int nothers, const RwExternDef *own, Diag *d)
 {
@@ -424,6 +430,16 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	for (int j = 0; j < p->nrules; j++)
 		if (*p->rules[p->order[j]].root_domain)
 			I->order[n++] = p->order[j];
+	/* the decision trees, by root op kind */
+	I->trees = dsl_trees(p);
+	I->tree_of_kind = calloc(OP_COUNT + 1, sizeof *I->tree_of_kind);
+	if (!I->tree_of_kind)
+		abort();
+	for (int t = 0; t < I->trees->nroots; t++) {
+		const MRoot *r = &I->trees->roots[t];
+		if (!*r->domain && r->kind != OP_UNKNOWN)
+			I->tree_of_kind[r->kind] = r;
+	}
 
 	RwRuleSet *s = calloc(1, sizeof *s);
 	if (!s)
@@ -435,7 +451,7 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	s->rules = I->rules;
 	s->nrules = p->nrules;
 	s->match = rw_interp_match;
-	s->match_each = rw_interp_match;
+	s->match_each = match_each;
 	s->interp = I;
 	return s;
 }
@@ -1188,7 +1204,76 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 	return run_prog(rw, I, rule, &m->prog, n, why, m->nsites) == FIRED;
 }
 
+/* The rules below tree node t, in order, until one fires: a test's
+ * children run when it holds, a leaf runs its rule's whole program (the
+ * tests made again are cheap).  slots[k]: the node an op test put in slot
+ * k on the way down (0 the root). */
+static bool walk(Rewriter *rw, const RwInterp *I, const MTreeNode *t, NodeId *slots)
+{
+	for (int i = 0; i < t->nkids; i++) {
+		const MTreeNode *k = t->kids[i];
+		const MTreeTest *x = k->test;
+		if (!x) {
+			const MRule *m = &I->prog->rules[k->rule];
+			if (rw_enabled(rw, k->rule) && run_prog(rw, I, k->rule, &m->prog, slots[0], false, m->nsites) == FIRED)
+				return true;
+			continue;
+		}
+		NodeId n = slots[x->node];
+		bool ok = false;
+		switch (x->kind) {
+		case MTEST_OP: {
+			/* op tests of this input in a row (kids i .. end - 1) exclude
+			 * each other: the producer's op once, then the test naming it */
+			ValueId v = rw_input(rw, n, (uint32_t)x->index);
+			OpKind op = rwg_producer_kind(rw, v, (uint32_t)x->out);
+			int end = i + k->run;
+			for (int j = i; j < end && !ok; j++)
+				if (op != OP_UNKNOWN && op == (OpKind)t->kids[j]->test->op_kind) {
+					k = t->kids[j];
+					slots[k->test->slot] = rw_producer(rw, v);
+					ok = true;
+				}
+			i = end - 1;
+			break;
+		}
+		case MTEST_PRESENT: ok = rw_input(rw, n, (uint32_t)x->index) != 0; break;
+		case MTEST_CONST: ok = rw_is_const(rw, rw_input(rw, n, (uint32_t)x->index)); break;
+		case MTEST_ABSENT_FROM: ok = rwg_absent_from(rw, n, (uint32_t)x->index); break;
+		case MTEST_ATTR_INT: ok = rwg_attr_int_is(rw, n, x->attr, x->value); break;
+		case MTEST_NONE: break;
+		}
+		if (ok && walk(rw, I, k, slots))
+			return true;
+	}
+	return false;
+}
+
+/* The set's match: the decision tree of the node's op. */
 bool rw_interp_match(Rewriter *rw, NodeId n)
+{
+	const RwInterp *I = rw_current_set(rw)->interp;
+	const IrNode *node = ir_node(rw_model(rw), n);
+	const MRoot *root = NULL;
+	if (node->kind != OP_UNKNOWN && !*node->domain) {
+		root = I->tree_of_kind[node->kind];
+	} else {
+		for (int t = 0; t < I->trees->nroots && !root; t++) {
+			const MRoot *r = &I->trees->roots[t];
+			if (*r->domain && !strcmp(node->domain, r->domain) && !strcmp(node->op_type, r->op))
+				root = r;
+		}
+	}
+	if (!root)
+		return false;
+	NodeId slots[root->nslots];
+	slots[0] = n;
+	return walk(rw, I, root->tree, slots);
+}
+
+/* --match-each: the rules of the node's op tried in turn, each behind the
+ * one op test of a root input its program makes (Quick). */
+static bool match_each(Rewriter *rw, NodeId n)
 {
 	const RwInterp *I = rw_current_set(rw)->interp;
 	const IrNode *node = ir_node(rw_model(rw), n);
