@@ -122,7 +122,9 @@ KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/ev
 # files' own level lines decide the levels.
 RULE_SETS := basic extended
 RULE_SRCS := $(if $(wildcard compiler/graftc.c),$(patsubst %,$(GEN)/rules_%.c,$(RULE_SETS)))
-GEN_SRCS := $(GEN)/onnx.pb-c.c $(RULE_SRCS) \
+# each set's rules text (for --why and --match-each) in a file of its own
+RULE_TEXTS := $(if $(wildcard compiler/graftc.c),$(patsubst %,$(GEN)/rules_%_sources.c,$(RULE_SETS)))
+GEN_SRCS := $(GEN)/onnx.pb-c.c $(RULE_SRCS) $(RULE_TEXTS) \
             $(if $(wildcard ir/text_lexer.re),$(GEN)/text_lexer.c) \
             $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.c)
 LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
@@ -156,7 +158,7 @@ $(BUILD)/libgraft.a: $(LIB_OBJS)
 # same objects, its dependencies linked in by name.
 $(BUILD)/libgraft.so: $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libgraft.so -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
-IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS),$(GEN_SRCS)))
+IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS) $(RULE_TEXTS),$(GEN_SRCS)))
 $(BUILD)/libgraftir.a: $(IRLIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -173,8 +175,9 @@ $(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgr
 # an unchanged result compiles nothing).  They are ours: full warnings.
 $(RULE_SRCS): $(GEN)/rules_%.c: $(BUILD)/graftc $$(wildcard rules/$$*/*.rules)
 	@mkdir -p $(GEN)
-	$(BUILD)/graftc -n $* -o $@ $(sort $(wildcard rules/$*/*.rules))
-$(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c $(BUILD)/flags | $(GEN_HDRS)
+	$(BUILD)/graftc -n $* -o $@ --sources $(GEN)/rules_$*_sources.c $(sort $(wildcard rules/$*/*.rules))
+$(RULE_TEXTS): $(GEN)/rules_%_sources.c: $(GEN)/rules_%.c ;
+$(call obj,$(RULE_SRCS) $(RULE_TEXTS)): $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 

@@ -1402,8 +1402,32 @@ static void print_text(Buf *out, const char *src, uint32_t len)
 		bprintf(out, "\t \"\"");
 }
 
-char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, Diag *d)
+/* The rules files verbatim and the adapters of their C helpers, ending in
+ * the RwSources: `static const RwSources sources` in the matchers' file,
+ * or, exported (own), graft_rules_<set>_sources in a file of its own. */
+static void print_sources(Buf *out, RuleFile **files, int nfiles, const char *set, bool own)
 {
+	bprintf(out, "/* ---- for the interpreter (graft optimize --why, --match-each): the C helpers, the rules text ---- */\n\n");
+	print_adapters(out, files, nfiles);
+	bprintf(out, "static const RwSource files[] = {\n");
+	for (int i = 0; i < nfiles; i++) {
+		char *path = c_string(files[i]->path);
+		bprintf(out, "\t{%s,\n", path);
+		free(path);
+		print_text(out, files[i]->src, files[i]->srclen);
+		bprintf(out, "},\n");
+	}
+	bprintf(out, "\t{NULL, NULL},\n};\n\n");
+	if (own)
+		bprintf(out, "const RwSources graft_rules_%s_sources = {files, externs};\n", set);
+	else
+		bprintf(out, "static const RwSources sources = {files, externs};\n\n");
+}
+
+char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, char **sources, Diag *d)
+{
+	if (sources)
+		*sources = NULL;
 	int errors = d->nerrors;
 	/* [override] replaces a rule of the compiled library when graft loads a
 	 * file at run time; a set graftc compiles has nothing to replace, and
@@ -1446,15 +1470,22 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	              " *     below it, and the first rule that fires ends the match, as if the\n"
 	              " *     rules were tried in turn;\n"
 	              " *   - match() switches on the node's op (vendor ops by name);\n"
-	              " *   - sources[] holds the rules files verbatim: graft optimize --why\n"
-	              " *     and --match-each run them in the interpreter (rw_interp.h). */\n",
-	        set, n, n == 1 ? "" : "s");
+	              "%s",
+	        set, n, n == 1 ? "" : "s",
+	        sources ? "" : " *   - sources[] holds the rules files verbatim: graft optimize --why\n"
+	                       " *     and --match-each run them in the interpreter (rw_interp.h). */\n");
+	if (sources)
+		bprintf(&out, " *   - the rules files verbatim, which graft optimize --why and\n"
+		              " *     --match-each run in the interpreter (rw_interp.h), are in\n"
+		              " *     another file: graft_rules_%s_sources (graftc --sources). */\n",
+		        set);
 	bprintf(&out, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
 	              "#include \"rewrite.h\"\n#include \"rw_gen.h\"\n#include \"rw_interp.h\"\n\n");
 	bprintf(&out, "_Static_assert(GRAFT_BUILDER_API_VERSION == 2,\n"
 	              "               \"generated for builder API 2: regenerate with this libgraft's graftc\");\n\n");
 
-	/* externs */
+	/* externs (declared in the sources file too, whose adapters call them) */
+	Buf decls = {0};
 	int nx = 0;
 	for (int i = 0; i < nfiles; i++)
 		for (int k = 0; k < files[i]->nexterns; k++) {
@@ -1470,12 +1501,14 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 			if (!ok)
 				dsl_error(d, files[i], x->pos, "not supported by the code generator yet: extern types of '%s'", x->name);
 			else
-				bprintf(&out, "%s%s %s(Rewriter *rw%s);\n", nx++ ? "" : "/* C helpers the rules call (extern) */\n",
+				bprintf(&decls, "%s%s %s(Rewriter *rw%s);\n", nx++ ? "" : "/* C helpers the rules call (extern) */\n",
 				        rt, x->c_name ? x->c_name : x->name, ps.s ? ps.s : "");
 			free(ps.s);
 		}
 	if (nx)
-		bput(&out, "\n", 1);
+		bprintf(&decls, "\n");
+	if (decls.s)
+		bput(&out, decls.s, decls.n);
 
 	/* the programs: from here on the rules are printed from them */
 	MRuleSet *rs = dsl_lower(files, nfiles, d);
@@ -1554,22 +1587,37 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	bprintf(&out, "/* ---- the set: dispatch on the node's op (vendor ops by name) ---- */\n\n");
 	bprintf(&out, dispatch_fn, "match", dispatch.s ? dispatch.s : "", vendor.s ? vendor.s : "\t(void)node;\n");
 
-	/* the rules files and their C helpers, for --why and --match-each */
-	bprintf(&out, "/* ---- for the interpreter (graft optimize --why, --match-each): the C helpers, the rules text ---- */\n\n");
-	print_adapters(&out, files, nfiles);
-	bprintf(&out, "static const RwSource files[] = {\n");
-	for (int i = 0; i < nfiles; i++) {
-		char *path = c_string(files[i]->path);
-		bprintf(&out, "\t{%s,\n", path);
-		free(path);
-		print_text(&out, files[i]->src, files[i]->srclen);
-		bprintf(&out, "},\n");
+	/* the rules files and their C helpers, for --why and --match-each: here
+	 * or in the sources file */
+	Buf text = {0};
+	print_sources(&text, files, nfiles, set, sources != NULL);
+	if (sources) {
+		Buf src = {0};
+		bprintf(&src, "/* Code generated by graftc from ");
+		for (int i = 0; i < nfiles; i++)
+			bprintf(&src, "%s%s", i ? (i == nfiles - 1 ? " and " : ", ") : "", files[i]->path);
+		bprintf(&src, "; DO NOT EDIT.\n"
+		              " *\n"
+		              " * Rule set '%s', its rules files verbatim and an adapter per C helper they\n"
+		              " * call: graft optimize --why and --match-each run them in the interpreter\n"
+		              " * (rw_interp.h).  The matchers are in the other file graftc wrote. */\n"
+		              "#include \"rw_interp.h\"\n\n",
+		        set);
+		if (decls.s)
+			bput(&src, decls.s, decls.n);
+		bput(&src, text.s, text.n);
+		*sources = src.s;
+		bprintf(&out, "extern const RwSources graft_rules_%s_sources;\n\n", set);
+	} else {
+		bput(&out, text.s, text.n);
 	}
-	bprintf(&out, "\t{NULL, NULL},\n};\n\n");
-	bprintf(&out, "static const RwSources sources = {files, externs};\n\n");
+	free(text.s);
+	free(decls.s);
+	char *text_name = sources ? fmt("graft_rules_%s_sources", set) : fmt("sources");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
-	              "                                 match, NULL, &sources, NULL};\n",
-	        set, set);
+	              "                                 match, NULL, &%s, NULL};\n",
+	        set, set, text_name);
+	free(text_name);
 	free(dispatch.s);
 	free(vendor.s);
 	free(refs);

@@ -6,7 +6,9 @@
  *                               (codegen.c) as rule set SET (default: from
  *                               OUT's name, rules_basic.c -> basic); with
  *                               --line, #line directives point the
- *                               generated functions at the rule files
+ *                               generated functions at the rule files;
+ *                               --sources FILE.c: the rules text (for
+ *                               --why) in a second file
  *   --analysis                  (with any of them) one line per rule: analysed,
  *                               or why not (dsl/analyse.h)
  *
@@ -36,6 +38,7 @@ typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP, MODE_GEN } Mode;
 typedef struct Options {
 	Mode mode;
 	const char *out;            /* -o: the C file to generate */
+	const char *sources;        /* --sources: a second C file for the rules text */
 	const char *set;            /* -n: the rule set's name */
 	bool lines;                 /* --line: #line directives in the output */
 	bool analysis;              /* --analysis: what the analysis did with each rule */
@@ -47,11 +50,14 @@ static void usage(FILE *to)
 {
 	fputs("usage: graftc --check FILE...      parse and check rule files\n"
 	      "       graftc --dump-ast FILE...   check, then print the syntax trees\n"
-	      "       graftc -o OUT.c [-n SET] [--line] FILE...\n"
+	      "       graftc -o OUT.c [-n SET] [--line] [--sources FILE.c] FILE...\n"
 	      "                                   check, then write C matchers exporting\n"
 	      "                                   graft_rules_SET (default SET: OUT's name\n"
 	      "                                   without 'rules_' and '.c'); --line adds\n"
-	      "                                   #line directives naming the rule files\n"
+	      "                                   #line directives naming the rule files;\n"
+	      "                                   --sources FILE.c puts the rules text\n"
+	      "                                   (for --why) in FILE.c, exporting\n"
+	      "                                   graft_rules_SET_sources\n"
 	      "       graftc --analysis ...       also say, one line per rule, whether the\n"
 	      "                                   shadowing/conflict analysis decided it\n"
 	      "       graftc --help\n"
@@ -84,6 +90,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->lines = true;
 		} else if (!strcmp(a, "--analysis")) {
 			o->analysis = true;
+		} else if (!strcmp(a, "--sources") && i + 1 < argc) {
+			o->sources = argv[++i];
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-n") || !strcmp(a, "--name")) &&
 		           i + 1 < argc) {
 			if (a[1] == 'o' || a[2] == 'o') {
@@ -218,10 +226,14 @@ int main(int argc, char **argv)
 	bool write_failed = false;
 	if (o.mode == MODE_GEN && !d.nerrors && !unreadable) {
 		char *set = o.set ? strdup(o.set) : set_from_path(o.out);
-		char *text = codegen_c(files, nfiles, set, o.lines ? o.out : NULL, &d);
+		char *sources = NULL;
+		char *text = codegen_c(files, nfiles, set, o.lines ? o.out : NULL, o.sources ? &sources : NULL, &d);
 		if (text && !codegen_write_if_changed(o.out, text))
 			write_failed = true;
+		if (sources && !codegen_write_if_changed(o.sources, sources))
+			write_failed = true;
 		free(text);
+		free(sources);
 		free(set);
 	}
 
