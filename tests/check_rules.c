@@ -21,6 +21,7 @@
 #include "run.h"
 #include "rw_gen.h"
 #include "rw_interp.h"
+#include "mtree.h"
 #include "testutil.h"
 #include "text.h"
 
@@ -3927,6 +3928,75 @@ START_TEST(test_interpreted_twin)
 }
 END_TEST
 
+/* issue 28: one decision tree per root op as data (dsl/mtree.h), which the
+ * interpreter walks and graftc prints: tests in rule order, op tests of one
+ * input in a row (a switch), shared prefixes, the node slots the tests read. */
+START_TEST(test_decision_tree)
+{
+	const char *text = "level basic;\n"
+	                   "rule rr: Relu(Relu(x)) => Relu(x);\n"
+	                   "rule ra: Relu(Abs(x)) => Abs(x);\n"
+	                   "rule rfa: Relu(Flatten[axis = 1](Abs(x))) => Flatten[axis = 1](Abs(x));\n"
+	                   "rule rf: Relu(Flatten[axis = 1](x)) if rank(x) == 2 => Relu(x);\n"
+	                   "rule rs: Relu(Sigmoid(x)) => Sigmoid(x);\n"
+	                   "rule n: Neg(Neg(x)) => x;\n";
+	Diag d;
+	diag_init(&d, NULL);
+	RwRuleSet *s = rw_rules_load_text("tree.rules", text, (uint32_t)strlen(text), "tree", &d);
+	ck_assert_msg(s, "%s", d.first);
+	const MRuleSet *p = rw_rules_programs(s);
+	const MTrees *T = dsl_trees(p);
+	ck_assert_int_eq(T->nroots, 2); /* Neg, Relu: by op */
+	const MRoot *relu = &T->roots[1];
+	ck_assert_str_eq(relu->op, "Relu");
+	ck_assert_int_eq(relu->nslots, 3); /* the root, its input 0's producer, that one's input 0's */
+	/* Relu's children: op tests of input 0 in a row, Relu, Abs, Flatten, Sigmoid (rf joins rfa's Flatten) */
+	const MTreeNode *t = relu->tree;
+	ck_assert_int_eq(t->nkids, 4);
+	const char *ops[] = {"Relu", "Abs", "Flatten", "Sigmoid"};
+	for (int i = 0; i < 4; i++) {
+		const MTreeTest *x = t->kids[i]->test;
+		ck_assert_int_eq(x->kind, MTEST_OP);
+		ck_assert_str_eq(x->op, ops[i]);
+		ck_assert_str_eq(x->path, "");
+		ck_assert_int_eq(x->index, 0);
+		ck_assert_int_eq(x->slot, 1);
+		ck_assert_int_eq(t->kids[i]->run, 4 - i);
+	}
+	/* under Flatten: its axis, then rfa's Abs of its input, then rf's leaf, in rule order */
+	const MTreeNode *f = t->kids[2];
+	ck_assert_int_eq(f->nkids, 1);
+	const MTreeNode *axis = f->kids[0];
+	ck_assert_int_eq(axis->test->kind, MTEST_ATTR_INT);
+	ck_assert_str_eq(axis->test->attr, "axis");
+	ck_assert_int_eq(axis->test->value, 1);
+	ck_assert_int_eq(axis->test->node, 1);
+	ck_assert_int_eq(axis->nkids, 2);
+	ck_assert_int_eq(axis->kids[0]->test->kind, MTEST_OP);
+	ck_assert_str_eq(axis->kids[0]->test->op, "Abs");
+	ck_assert_str_eq(axis->kids[0]->test->path, "_0");
+	ck_assert_int_eq(axis->kids[0]->test->slot, 2);
+	ck_assert_int_eq(axis->kids[0]->kids[0]->test->kind, MTEST_PRESENT); /* Abs's input, then the leaf */
+	ck_assert_str_eq(p->rules[axis->kids[0]->kids[0]->kids[0]->rule].name, "rfa");
+	ck_assert_int_eq(axis->kids[1]->test->kind, MTEST_PRESENT); /* Flatten's input x */
+	ck_assert_str_eq(axis->kids[1]->test->path, "_0");
+	ck_assert_ptr_null(axis->kids[1]->kids[0]->test);
+	ck_assert_str_eq(p->rules[axis->kids[1]->kids[0]->rule].name, "rf");
+	/* the interpreter walks it: Relu(Flatten[axis=1](x)) of a rank-2 x goes to rf, not rfa */
+	IrModel *m = parse(HEAD(13) "g (float[2, 3] x) => (float[2, 3] y) {\n  a = Flatten <axis = 1> (x)\n  y = Relu (a)\n}\n");
+	const RwRuleSet *sets1[] = {s};
+	RwOptions o = {0};
+	RwResult r;
+	ck_assert_msg(rw_run(m, sets1, 1, &o, &r, &d), "%s", d.first);
+	ck_assert_int_eq(r.nfirings, 1);
+	ck_assert_str_eq(rw_firing_name(sets1, &r.firings[0]), "rf");
+	ck_assert_str_eq(ops_of(m), "Relu");
+	rw_result_free(&r);
+	ir_model_free(m);
+	rw_rules_free(s);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3999,6 +4069,7 @@ Suite *suite_rules(void)
 	/* issue 28: commutativity as a loop */
 	tcase_add_test(tc, test_commute_loop);
 	tcase_add_test(tc, test_interpreted_twin);
+	tcase_add_test(tc, test_decision_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }
