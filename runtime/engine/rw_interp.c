@@ -104,6 +104,7 @@ typedef struct Quick {
 	int input, out;
 	OpKind kind;
 	bool either;
+	bool tree;                  /* the decision tree makes the test (MTEST_OP) */
 } Quick;
 
 typedef struct RwInterp {
@@ -159,9 +160,10 @@ static Quick quick_of(const MProg *p)
 			continue;
 		for (int k = 0; k < i; k++)
 			if (p->insns[k].kind == MI_INPUT && p->insns[k].reg == x->src && p->insns[k].src == 0)
-				return (Quick){p->insns[k].index, x->index, (OpKind)x->op_kind, p->insns[k].swap != 0};
+				return (Quick){p->insns[k].index, x->index, (OpKind)x->op_kind, p->insns[k].swap != 0,
+				               x->test == MTEST_OP};
 	}
-	return (Quick){-1, 0, OP_UNKNOWN, false};
+	return (Quick){-1, 0, OP_UNKNOWN, false, false};
 }
 
 void rw_rules_free(RwRuleSet *s)
@@ -562,22 +564,138 @@ static double as_f(MType t, const RwReg *v) { return t == MT_FLOAT ? v->f : (dou
 static int64_t as_i(MType t, const RwReg *v) { return t == MT_FLOAT ? (int64_t)v->f : v->i; }
 static bool truth(MType t, const RwReg *v) { return t == MT_FLOAT ? v->f != 0 : v->i != 0; }
 
+/* Numbers, truth values and graph values without an RwReg temporary (one
+ * holds a list of RWG_MAX_INTS: copying it costs more than most steps):
+ * registers, literals and operators on numbers directly, the rest
+ * through eval. */
+static bool num_bin(Run *x, const MExpr *e, int64_t *i, double *f);
+
 static double num_f(Run *x, const MExpr *e)
 {
+	int64_t i;
+	double f;
+	switch (e->kind) {
+	case ME_REG: return as_f(e->type, &x->r[e->reg]);
+	case ME_INT: case ME_BOOL: case ME_DTYPE: return (double)e->i;
+	case ME_FLOAT: return e->f;
+	case ME_BIN:
+		if (num_bin(x, e, &i, &f))
+			return e->type == MT_FLOAT ? f : (double)i;
+		break;
+	default: break;
+	}
 	RwReg v = eval(x, e);
 	return as_f(e->type, &v);
 }
 
 static int64_t num_i(Run *x, const MExpr *e)
 {
+	int64_t i;
+	double f;
+	switch (e->kind) {
+	case ME_REG: return as_i(e->type, &x->r[e->reg]);
+	case ME_INT: case ME_BOOL: case ME_DTYPE: return e->i;
+	case ME_FLOAT: return (int64_t)e->f;
+	case ME_BIN:
+		if (num_bin(x, e, &i, &f))
+			return e->type == MT_FLOAT ? (int64_t)f : i;
+		break;
+	default: break;
+	}
 	RwReg v = eval(x, e);
 	return as_i(e->type, &v);
 }
 
 static bool cond(Run *x, const MExpr *e)
 {
+	int64_t i;
+	double f;
+	switch (e->kind) {
+	case ME_REG: return truth(e->type, &x->r[e->reg]);
+	case ME_NOT: return !cond(x, e->kids[0]);
+	case ME_BIN:
+		if (num_bin(x, e, &i, &f))
+			return e->type == MT_FLOAT ? f != 0 : i != 0;
+		break;
+	default: break;
+	}
 	RwReg v = eval(x, e);
 	return truth(e->type, &v);
+}
+
+/* A value expression's ValueId. */
+static ValueId val(Run *x, const MExpr *e)
+{
+	if (e->kind == ME_REG)
+		return x->r[e->reg].v;
+	return eval(x, e).v;
+}
+
+static bool is_num(MType t)
+{
+	return t == MT_INT || t == MT_FLOAT || t == MT_BOOL || t == MT_DTYPE;
+}
+
+/* bin() of && || and of operators on two numbers, as bin computes them: the
+ * result in *f when e is a float, else in *i; false (nothing evaluated)
+ * for the rest, which bin() computes. */
+static bool num_bin(Run *x, const MExpr *e, int64_t *i, double *f)
+{
+	const MExpr *l = e->kids[0], *r = e->kids[1];
+	if (e->op == EX_AND || e->op == EX_OR) {
+		if (e->type == MT_FLOAT)
+			return false;
+		bool a = cond(x, l);
+		*i = e->op == EX_AND ? a && cond(x, r) : a || cond(x, r);
+		return true;
+	}
+	if (!is_num(l->type) || !is_num(r->type))
+		return false;
+	bool fl = l->type == MT_FLOAT || r->type == MT_FLOAT;
+	switch (e->op) {
+	case EX_EQ: case EX_NE: case EX_LT: case EX_LE: case EX_GT: case EX_GE: {
+		if (e->type == MT_FLOAT)
+			return false;
+		int c;
+		if (fl) {
+			double p = num_f(x, l), q = num_f(x, r);
+			c = e->op == EX_EQ ? p == q : e->op == EX_NE ? p != q : e->op == EX_LT ? p < q : e->op == EX_LE ? p <= q
+			  : e->op == EX_GT ? p > q : p >= q;
+		} else {
+			int64_t p = num_i(x, l), q = num_i(x, r);
+			c = e->op == EX_EQ ? p == q : e->op == EX_NE ? p != q : e->op == EX_LT ? p < q : e->op == EX_LE ? p <= q
+			  : e->op == EX_GT ? p > q : p >= q;
+		}
+		*i = c;
+		return true;
+	}
+	case EX_DIV:
+		if (e->type == MT_INT) {
+			if (fl)
+				return false;
+			int64_t p = num_i(x, l), q = num_i(x, r);
+			*i = rwg_idiv(p, q, &x->unknown);
+		} else {
+			if (e->type != MT_FLOAT)
+				return false;
+			double p = num_f(x, l), q = num_f(x, r);
+			*f = p / q;
+		}
+		return true;
+	case EX_ADD: case EX_SUB: case EX_MUL:
+		if (fl != (e->type == MT_FLOAT))
+			return false;
+		if (fl) {
+			double p = num_f(x, l), q = num_f(x, r);
+			*f = e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q;
+		} else {
+			uint64_t p = (uint64_t)num_i(x, l), q = (uint64_t)num_i(x, r);
+			*i = (int64_t)(e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q);
+		}
+		return true;
+	default:
+		return false;
+	}
 }
 
 static RwgArg as_arg(Run *x, const MExpr *e)
@@ -699,29 +817,29 @@ static RwReg eval(Run *x, const MExpr *e)
 		break;
 	case ME_REG: return x->r[e->reg];
 	case ME_OUT: out.v = rwg_out(rw, x->r[e->reg].n, (uint32_t)e->i); break;
-	case ME_RANK: out.i = rwg_rank(rw, eval(x, K(0)).v, unk); break;
-	case ME_SHAPE: out.ints = rwg_shape(rw, eval(x, K(0)).v, unk); break;
+	case ME_RANK: out.i = rwg_rank(rw, val(x, K(0)), unk); break;
+	case ME_SHAPE: out.ints = rwg_shape(rw, val(x, K(0)), unk); break;
 	case ME_SAME_DIM: {
-		ValueId a = eval(x, K(0)).v, b = eval(x, K(2)).v;
+		ValueId a = val(x, K(0)), b = val(x, K(2));
 		out.i = rwg_same_dim(rw, a, num_i(x, K(1)), b, num_i(x, K(3)), unk);
 		break;
 	}
 	case ME_DIM: {
-		ValueId v = eval(x, K(0)).v;
+		ValueId v = val(x, K(0));
 		out.i = rwg_dim(rw, v, num_i(x, K(1)), unk);
 		break;
 	}
-	case ME_NUMEL: out.i = rwg_numel(rw, eval(x, K(0)).v, unk); break;
-	case ME_DTYPEOF: out.i = rwg_dtype_k(rw, eval(x, K(0)).v, unk); break;
-	case ME_USES: out.i = rwg_uses(rw, eval(x, K(0)).v); break;
+	case ME_NUMEL: out.i = rwg_numel(rw, val(x, K(0)), unk); break;
+	case ME_DTYPEOF: out.i = rwg_dtype_k(rw, val(x, K(0)), unk); break;
+	case ME_USES: out.i = rwg_uses(rw, val(x, K(0))); break;
 	case ME_SCALAR:
-		out.f = e->arg ? rwg_arg_scalar(rw, x->r[e->reg].arg, unk) : rwg_scalar(rw, eval(x, K(0)).v, unk);
+		out.f = e->arg ? rwg_arg_scalar(rw, x->r[e->reg].arg, unk) : rwg_scalar(rw, val(x, K(0)), unk);
 		break;
 	case ME_INTSOF:
-		out.ints = e->arg ? rwg_arg_ints(rw, x->r[e->reg].arg, unk) : rwg_ints(rw, eval(x, K(0)).v, unk);
+		out.ints = e->arg ? rwg_arg_ints(rw, x->r[e->reg].arg, unk) : rwg_ints(rw, val(x, K(0)), unk);
 		break;
 	case ME_OUTPUTS: out.i = rwg_outputs(rw, x->r[e->reg].n); break;
-	case ME_ABSENT: out.i = e->arg ? rwg_arg_absent(rw, x->r[e->reg].arg) : !eval(x, K(0)).v; break;
+	case ME_ABSENT: out.i = e->arg ? rwg_arg_absent(rw, x->r[e->reg].arg) : !val(x, K(0)); break;
 	case ME_REST_LEN: out.i = rwg_rest_len(rw, x->r[e->reg].rest); break;
 	case ME_REST_AT: out.v = rwg_rest_at(rw, x->r[e->reg].rest, num_i(x, K(0)), unk); break;
 	case ME_LEN: {
@@ -738,20 +856,20 @@ static RwReg eval(Run *x, const MExpr *e)
 	case ME_ONES: out.ints = rwg_ones(num_i(x, K(0)), unk); break;
 	case ME_RANGE: out.ints = rwg_range(num_i(x, K(0)), unk); break;
 	case ME_DIMS: {
-		ValueId v = eval(x, K(0)).v;
+		ValueId v = val(x, K(0));
 		out.ints = rwg_dims(rw, v, eval(x, K(1)).ints, unk);
 		break;
 	}
-	case ME_IS_FLOAT: out.i = rwg_is_float(rw, eval(x, K(0)).v, unk); break;
-	case ME_IS_INT: out.i = rwg_is_int(rw, eval(x, K(0)).v, unk); break;
+	case ME_IS_FLOAT: out.i = rwg_is_float(rw, val(x, K(0)), unk); break;
+	case ME_IS_INT: out.i = rwg_is_int(rw, val(x, K(0)), unk); break;
 	case ME_MERGE_AXES: {
 		RwReg o = eval(x, K(0)), i = eval(x, K(1));
 		out.ints = rwg_merge_axes(o.ints, i.ints, num_i(x, K(2)), unk);
 		break;
 	}
 	case ME_DISTINCT: out.i = rwg_distinct(eval(x, K(0)).ints); break;
-	case ME_FINITE: out.i = rwg_finite(rw, eval(x, K(0)).v, unk); break;
-	case ME_MODERATE: out.i = rwg_moderate(rw, eval(x, K(0)).v, unk); break;
+	case ME_FINITE: out.i = rwg_finite(rw, val(x, K(0)), unk); break;
+	case ME_MODERATE: out.i = rwg_moderate(rw, val(x, K(0)), unk); break;
 	case ME_EVERY: {
 		static const RwgCmp cmps[] = {[EX_EQ] = RWG_EQ, [EX_NE] = RWG_NE, [EX_LT] = RWG_LT,
 		                              [EX_LE] = RWG_LE, [EX_GT] = RWG_GT, [EX_GE] = RWG_GE};
@@ -824,29 +942,29 @@ static RwReg eval(Run *x, const MExpr *e)
 			RwgArg a = x->r[e->reg].arg;
 			out.i = a.attr || !a.v || rw_is_const(rw, a.v);
 		} else {
-			ValueId v = eval(x, K(0)).v;
+			ValueId v = val(x, K(0));
 			out.i = (e->i && !v) || rw_is_const(rw, v);
 		}
 		break;
 	case ME_ABSENT_FROM: out.i = rwg_absent_from(rw, x->r[e->reg].n, (uint32_t)e->i); break;
 	case ME_SAME:
 		if (e->i) {
-			out.i = eval(x, K(0)).v == eval(x, K(1)).v;
+			out.i = val(x, K(0)) == val(x, K(1));
 		} else if (e->arg) {
 			RwgArg a = as_arg(x, K(0)), b = as_arg(x, K(1));
 			out.i = rwg_arg_same(rw, a, b);
 		} else {
-			ValueId a = eval(x, K(0)).v, b = eval(x, K(1)).v;
+			ValueId a = val(x, K(0)), b = val(x, K(1));
 			out.i = rw_same_value(rw, a, b);
 		}
 		break;
 	case ME_EQUALS:
 		out.i = e->arg ? rwg_arg_equals(rw, x->r[e->reg].arg, e->f, e->tol)
-		               : rw_const_equals(rw, eval(x, K(0)).v, e->f, e->tol);
+		               : rw_const_equals(rw, val(x, K(0)), e->f, e->tol);
 		break;
 	case ME_EQUALS_LIST:
 		out.i = e->arg ? rwg_arg_equals_list(rw, x->r[e->reg].arg, e->nnums ? e->nums : NULL, e->nnums)
-		               : rwg_const_equals_list(rw, eval(x, K(0)).v, e->nnums ? e->nums : NULL, e->nnums);
+		               : rwg_const_equals_list(rw, val(x, K(0)), e->nnums ? e->nums : NULL, e->nnums);
 		break;
 	case ME_ATTR_IS_SET: out.i = x->r[e->reg].arg.attr != NULL; break;
 	case ME_FROM: {
@@ -1130,7 +1248,7 @@ static Outcome run_from(Run *px, int rule, const MProg *p, NodeId root, int from
 			}
 			break;
 		case MI_LIKE:
-			if (!rwg_dtype(rw, eval(&x, in->e).v))
+			if (!rwg_dtype(rw, val(&x, in->e)))
 				return fail(&x, in, NULL, 0, false);
 			break;
 		}
@@ -1185,20 +1303,25 @@ static Outcome run_prog(Rewriter *rw, const RwInterp *I, int rule, const MProg *
 
 /* ---- the engine's entry points ---------------------------------------------------------------- */
 
+/* Does rule's one-test filter q pass at root n? */
+static bool quick_holds(Rewriter *rw, const Quick *q, NodeId n)
+{
+	if (q->input < 0)
+		return true;
+	if (q->either)
+		return rwg_producer_kind(rw, rw_input(rw, n, 0), (uint32_t)q->out) == q->kind ||
+		       rwg_producer_kind(rw, rw_input(rw, n, 1), (uint32_t)q->out) == q->kind;
+	return rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) == q->kind;
+}
+
 bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 {
 	const RwInterp *I = rw_current_set(rw)->interp;
 	if (!rw_enabled(rw, rule))
 		return why && rw_why_disabled(rw, rule);
 	const MRule *m = &I->prog->rules[rule];
-	const Quick *q = &I->quick[rule];
-	if (!why && q->input >= 0) {
-		bool ok = q->either ? rwg_producer_kind(rw, rw_input(rw, n, 0), (uint32_t)q->out) == q->kind ||
-		                          rwg_producer_kind(rw, rw_input(rw, n, 1), (uint32_t)q->out) == q->kind
-		                    : rwg_producer_kind(rw, rw_input(rw, n, (uint32_t)q->input), (uint32_t)q->out) == q->kind;
-		if (!ok)
-			return false;
-	}
+	if (!why && !quick_holds(rw, &I->quick[rule], n))
+		return false;
 	/* a refused commit goes on to the next orientation, as the decision
 	 * tree's leaves do; with why, the furthest step answers */
 	return run_prog(rw, I, rule, &m->prog, n, why, m->nsites) == FIRED;
@@ -1206,7 +1329,9 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why)
 
 /* The rules below tree node t, in order, until one fires: a test's
  * children run when it holds, a leaf runs its rule's whole program (the
- * tests made again are cheap).  slots[k]: the node an op test put in slot
+ * tests made again are cheap) behind its one-test filter (Quick), which
+ * rejects most rules the tree cannot: the operand op tests of a
+ * commutative root, which come after its commute step.  slots[k]: the node an op test put in slot
  * k on the way down (0 the root). */
 static bool walk(Rewriter *rw, const RwInterp *I, const MTreeNode *t, NodeId *slots)
 {
@@ -1214,8 +1339,11 @@ static bool walk(Rewriter *rw, const RwInterp *I, const MTreeNode *t, NodeId *sl
 		const MTreeNode *k = t->kids[i];
 		const MTreeTest *x = k->test;
 		if (!x) {
+			/* the rule's one-test filter, unless the tree made that test */
 			const MRule *m = &I->prog->rules[k->rule];
-			if (rw_enabled(rw, k->rule) && run_prog(rw, I, k->rule, &m->prog, slots[0], false, m->nsites) == FIRED)
+			const Quick *q = &I->quick[k->rule];
+			if (rw_enabled(rw, k->rule) && (q->tree || quick_holds(rw, q, slots[0])) &&
+			    run_prog(rw, I, k->rule, &m->prog, slots[0], false, m->nsites) == FIRED)
 				return true;
 			continue;
 		}
