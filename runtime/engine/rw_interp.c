@@ -559,6 +559,20 @@ typedef struct Run {
 } Run;
 
 static RwReg eval(Run *x, const MExpr *e);
+static void eval_into(Run *x, const MExpr *e, RwReg *o);
+
+/* A register's value as its type reads it: all of a list, the first
+ * bytes of the rest (a number, a value, an operand, a string, a rest list). */
+static void copy_reg(RwReg *dst, const RwReg *src, MType t)
+{
+	if (t == MT_INTS || t == MT_FLOATS)
+		*dst = *src;
+	else
+		memcpy(dst, src, sizeof dst->arg);
+}
+_Static_assert(sizeof(RwgStr) <= sizeof(RwgArg) && sizeof(RwgRest) <= sizeof(RwgArg) && sizeof(double) <= sizeof(RwgArg) &&
+                   sizeof(int64_t) <= sizeof(RwgArg) && sizeof(ValueId) <= sizeof(RwgArg),
+               "copy_reg copies all but lists as the first sizeof(RwgArg) bytes");
 
 static double as_f(MType t, const RwReg *v) { return t == MT_FLOAT ? v->f : (double)v->i; }
 static int64_t as_i(MType t, const RwReg *v) { return t == MT_FLOAT ? (int64_t)v->f : v->i; }
@@ -584,7 +598,8 @@ static double num_f(Run *x, const MExpr *e)
 		break;
 	default: break;
 	}
-	RwReg v = eval(x, e);
+	RwReg v;
+	eval_into(x, e, &v);
 	return as_f(e->type, &v);
 }
 
@@ -602,7 +617,8 @@ static int64_t num_i(Run *x, const MExpr *e)
 		break;
 	default: break;
 	}
-	RwReg v = eval(x, e);
+	RwReg v;
+	eval_into(x, e, &v);
 	return as_i(e->type, &v);
 }
 
@@ -619,7 +635,8 @@ static bool cond(Run *x, const MExpr *e)
 		break;
 	default: break;
 	}
-	RwReg v = eval(x, e);
+	RwReg v;
+	eval_into(x, e, &v);
 	return truth(e->type, &v);
 }
 
@@ -628,7 +645,9 @@ static ValueId val(Run *x, const MExpr *e)
 {
 	if (e->kind == ME_REG)
 		return x->r[e->reg].v;
-	return eval(x, e).v;
+	RwReg v;
+	eval_into(x, e, &v);
+	return v.v;
 }
 
 static bool is_num(MType t)
@@ -718,20 +737,21 @@ static double math1(const char *fn, double a)
 	}
 }
 
-static RwReg bin(Run *x, const MExpr *e)
+static void bin_into(Run *x, const MExpr *e, RwReg *o)
 {
-	RwReg out;
-	memset(&out, 0, sizeof out.i);
+	memset(o, 0, sizeof o->i);
 	const MExpr *l = e->kids[0], *r = e->kids[1];
 	if (e->op == EX_AND || e->op == EX_OR) {
 		bool a = cond(x, l);
-		out.i = e->op == EX_AND ? a && cond(x, r) : a || cond(x, r);
-		return out;
+		o->i = e->op == EX_AND ? a && cond(x, r) : a || cond(x, r);
+		return;
 	}
-	RwReg a = eval(x, l), b = eval(x, r);
+	RwReg a, b;
+	eval_into(x, l, &a);
+	eval_into(x, r, &b);
 	bool fl = l->type == MT_FLOAT || r->type == MT_FLOAT;
 	switch (e->op) {
-	case EX_CONCAT: out.ints = rwg_ints_concat(a.ints, b.ints, &x->unknown); return out;
+	case EX_CONCAT: o->ints = rwg_ints_concat(a.ints, b.ints, &x->unknown); return;
 	case EX_EQ:
 	case EX_NE: {
 		bool eq;
@@ -745,24 +765,24 @@ static RwReg bin(Run *x, const MExpr *e)
 			eq = as_f(l->type, &a) == as_f(r->type, &b);
 		else
 			eq = a.i == b.i;
-		out.i = e->op == EX_EQ ? eq : !eq;
-		return out;
+		o->i = e->op == EX_EQ ? eq : !eq;
+		return;
 	}
 	case EX_DIV:
 		if (e->type == MT_INT)
-			out.i = rwg_idiv(a.i, b.i, &x->unknown);
+			o->i = rwg_idiv(a.i, b.i, &x->unknown);
 		else
-			out.f = as_f(l->type, &a) / as_f(r->type, &b);
-		return out;
+			o->f = as_f(l->type, &a) / as_f(r->type, &b);
+		return;
 	case EX_ADD: case EX_SUB: case EX_MUL:
 		if (fl) {
 			double p = as_f(l->type, &a), q = as_f(r->type, &b);
-			out.f = e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q;
+			o->f = e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q;
 		} else {
 			uint64_t p = (uint64_t)a.i, q = (uint64_t)b.i;
-			out.i = (int64_t)(e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q);
+			o->i = (int64_t)(e->op == EX_ADD ? p + q : e->op == EX_SUB ? p - q : p * q);
 		}
-		return out;
+		return;
 	default: {
 		int c;
 		if (fl) {
@@ -771,8 +791,8 @@ static RwReg bin(Run *x, const MExpr *e)
 		} else {
 			c = e->op == EX_LT ? a.i < b.i : e->op == EX_LE ? a.i <= b.i : e->op == EX_GT ? a.i > b.i : a.i >= b.i;
 		}
-		out.i = c;
-		return out;
+		o->i = c;
+		return;
 	}
 	}
 }
@@ -791,90 +811,89 @@ static RwReg call_extern(Run *x, int ext, const MExpr *const *args, int nargs, R
 	return ret;
 }
 
-static RwReg eval(Run *x, const MExpr *e)
+static void eval_into(Run *x, const MExpr *e, RwReg *o)
 {
 	Rewriter *rw = x->rw;
-	RwReg out;
-	memset(&out, 0, sizeof out.arg);
+	memset(o, 0, sizeof o->arg);
 	bool *unk = &x->unknown;
 #define K(i) (e->kids[i])
 	switch (e->kind) {
-	case ME_INT: case ME_BOOL: case ME_DTYPE: out.i = e->i; break;
-	case ME_FLOAT: out.f = e->f; break;
-	case ME_STR: out.s = rwg_str(e->s, e->slen); break;
+	case ME_INT: case ME_BOOL: case ME_DTYPE: o->i = e->i; break;
+	case ME_FLOAT: o->f = e->f; break;
+	case ME_STR: o->s = rwg_str(e->s, e->slen); break;
 	case ME_LIST:
 		if (e->type == MT_FLOATS) {
 			double v[RWG_MAX_INTS];
 			for (int i = 0; i < e->nkids && i < RWG_MAX_INTS; i++)
 				v[i] = num_f(x, K(i));
-			out.floats = rwg_floats_lit(e->nkids, e->nkids ? v : NULL);
+			o->floats = rwg_floats_lit(e->nkids, e->nkids ? v : NULL);
 		} else {
 			int64_t v[RWG_MAX_INTS];
 			for (int i = 0; i < e->nkids && i < RWG_MAX_INTS; i++)
 				v[i] = num_i(x, K(i));
-			out.ints = rwg_ints_lit(e->nkids, e->nkids ? v : NULL);
+			o->ints = rwg_ints_lit(e->nkids, e->nkids ? v : NULL);
 		}
 		break;
-	case ME_REG: return x->r[e->reg];
-	case ME_OUT: out.v = rwg_out(rw, x->r[e->reg].n, (uint32_t)e->i); break;
-	case ME_RANK: out.i = rwg_rank(rw, val(x, K(0)), unk); break;
-	case ME_SHAPE: out.ints = rwg_shape(rw, val(x, K(0)), unk); break;
+	case ME_REG: copy_reg(o, &x->r[e->reg], e->type); return;
+	case ME_OUT: o->v = rwg_out(rw, x->r[e->reg].n, (uint32_t)e->i); break;
+	case ME_RANK: o->i = rwg_rank(rw, val(x, K(0)), unk); break;
+	case ME_SHAPE: o->ints = rwg_shape(rw, val(x, K(0)), unk); break;
 	case ME_SAME_DIM: {
 		ValueId a = val(x, K(0)), b = val(x, K(2));
-		out.i = rwg_same_dim(rw, a, num_i(x, K(1)), b, num_i(x, K(3)), unk);
+		o->i = rwg_same_dim(rw, a, num_i(x, K(1)), b, num_i(x, K(3)), unk);
 		break;
 	}
 	case ME_DIM: {
 		ValueId v = val(x, K(0));
-		out.i = rwg_dim(rw, v, num_i(x, K(1)), unk);
+		o->i = rwg_dim(rw, v, num_i(x, K(1)), unk);
 		break;
 	}
-	case ME_NUMEL: out.i = rwg_numel(rw, val(x, K(0)), unk); break;
-	case ME_DTYPEOF: out.i = rwg_dtype_k(rw, val(x, K(0)), unk); break;
-	case ME_USES: out.i = rwg_uses(rw, val(x, K(0))); break;
+	case ME_NUMEL: o->i = rwg_numel(rw, val(x, K(0)), unk); break;
+	case ME_DTYPEOF: o->i = rwg_dtype_k(rw, val(x, K(0)), unk); break;
+	case ME_USES: o->i = rwg_uses(rw, val(x, K(0))); break;
 	case ME_SCALAR:
-		out.f = e->arg ? rwg_arg_scalar(rw, x->r[e->reg].arg, unk) : rwg_scalar(rw, val(x, K(0)), unk);
+		o->f = e->arg ? rwg_arg_scalar(rw, x->r[e->reg].arg, unk) : rwg_scalar(rw, val(x, K(0)), unk);
 		break;
 	case ME_INTSOF:
-		out.ints = e->arg ? rwg_arg_ints(rw, x->r[e->reg].arg, unk) : rwg_ints(rw, val(x, K(0)), unk);
+		o->ints = e->arg ? rwg_arg_ints(rw, x->r[e->reg].arg, unk) : rwg_ints(rw, val(x, K(0)), unk);
 		break;
-	case ME_OUTPUTS: out.i = rwg_outputs(rw, x->r[e->reg].n); break;
-	case ME_ABSENT: out.i = e->arg ? rwg_arg_absent(rw, x->r[e->reg].arg) : !val(x, K(0)); break;
-	case ME_REST_LEN: out.i = rwg_rest_len(rw, x->r[e->reg].rest); break;
-	case ME_REST_AT: out.v = rwg_rest_at(rw, x->r[e->reg].rest, num_i(x, K(0)), unk); break;
+	case ME_OUTPUTS: o->i = rwg_outputs(rw, x->r[e->reg].n); break;
+	case ME_ABSENT: o->i = e->arg ? rwg_arg_absent(rw, x->r[e->reg].arg) : !val(x, K(0)); break;
+	case ME_REST_LEN: o->i = rwg_rest_len(rw, x->r[e->reg].rest); break;
+	case ME_REST_AT: o->v = rwg_rest_at(rw, x->r[e->reg].rest, num_i(x, K(0)), unk); break;
 	case ME_LEN: {
 		RwReg l = eval(x, K(0));
-		out.i = K(0)->type == MT_FLOATS ? l.floats.n : l.ints.n;
+		o->i = K(0)->type == MT_FLOATS ? l.floats.n : l.ints.n;
 		break;
 	}
-	case ME_IS_IDENTITY: out.i = rwg_is_identity(eval(x, K(0)).ints); break;
+	case ME_IS_IDENTITY: o->i = rwg_is_identity(eval(x, K(0)).ints); break;
 	case ME_COMPOSE: {
 		RwReg q = eval(x, K(0)), p = eval(x, K(1));
-		out.ints = rwg_compose(q.ints, p.ints, unk);
+		o->ints = rwg_compose(q.ints, p.ints, unk);
 		break;
 	}
-	case ME_ONES: out.ints = rwg_ones(num_i(x, K(0)), unk); break;
-	case ME_RANGE: out.ints = rwg_range(num_i(x, K(0)), unk); break;
+	case ME_ONES: o->ints = rwg_ones(num_i(x, K(0)), unk); break;
+	case ME_RANGE: o->ints = rwg_range(num_i(x, K(0)), unk); break;
 	case ME_DIMS: {
 		ValueId v = val(x, K(0));
-		out.ints = rwg_dims(rw, v, eval(x, K(1)).ints, unk);
+		o->ints = rwg_dims(rw, v, eval(x, K(1)).ints, unk);
 		break;
 	}
-	case ME_IS_FLOAT: out.i = rwg_is_float(rw, val(x, K(0)), unk); break;
-	case ME_IS_INT: out.i = rwg_is_int(rw, val(x, K(0)), unk); break;
+	case ME_IS_FLOAT: o->i = rwg_is_float(rw, val(x, K(0)), unk); break;
+	case ME_IS_INT: o->i = rwg_is_int(rw, val(x, K(0)), unk); break;
 	case ME_MERGE_AXES: {
-		RwReg o = eval(x, K(0)), i = eval(x, K(1));
-		out.ints = rwg_merge_axes(o.ints, i.ints, num_i(x, K(2)), unk);
+		RwReg a = eval(x, K(0)), i = eval(x, K(1));
+		o->ints = rwg_merge_axes(a.ints, i.ints, num_i(x, K(2)), unk);
 		break;
 	}
-	case ME_DISTINCT: out.i = rwg_distinct(eval(x, K(0)).ints); break;
-	case ME_FINITE: out.i = rwg_finite(rw, val(x, K(0)), unk); break;
-	case ME_MODERATE: out.i = rwg_moderate(rw, val(x, K(0)), unk); break;
+	case ME_DISTINCT: o->i = rwg_distinct(eval(x, K(0)).ints); break;
+	case ME_FINITE: o->i = rwg_finite(rw, val(x, K(0)), unk); break;
+	case ME_MODERATE: o->i = rwg_moderate(rw, val(x, K(0)), unk); break;
 	case ME_EVERY: {
 		static const RwgCmp cmps[] = {[EX_EQ] = RWG_EQ, [EX_NE] = RWG_NE, [EX_LT] = RWG_LT,
 		                              [EX_LE] = RWG_LE, [EX_GT] = RWG_GT, [EX_GE] = RWG_GE};
 		RwgInts l = eval(x, K(0)).ints;
-		out.i = e->i ? rwg_ints_every_k(l, cmps[e->op], num_i(x, K(1)))
+		o->i = e->i ? rwg_ints_every_k(l, cmps[e->op], num_i(x, K(1)))
 		             : rwg_ints_every(l, cmps[e->op], eval(x, K(1)).ints);
 		break;
 	}
@@ -888,18 +907,18 @@ static RwReg eval(Run *x, const MExpr *e)
 			x->r[e->reg].i = l.v[k];
 			q = cond(x, K(1));
 		}
-		out.i = q;
+		o->i = q;
 		break;
 	}
-	case ME_OPSET: out.i = rw_opset(rw); break;
+	case ME_OPSET: o->i = rw_opset(rw); break;
 	case ME_MATH: {
 		const char *fn = e->fn;
 		if (!strcmp(fn, "neg") || !strcmp(fn, "relu")) {
 			RwReg a = eval(x, K(0));
 			if (e->type == MT_FLOAT)
-				out.f = fn[0] == 'n' ? -a.f : a.f > 0 ? a.f : 0;
+				o->f = fn[0] == 'n' ? -a.f : a.f > 0 ? a.f : 0;
 			else
-				out.i = fn[0] == 'n' ? (int64_t)(0 - (uint64_t)a.i) : a.i > 0 ? a.i : 0;
+				o->i = fn[0] == 'n' ? (int64_t)(0 - (uint64_t)a.i) : a.i > 0 ? a.i : 0;
 			break;
 		}
 		double r;
@@ -910,71 +929,77 @@ static RwReg eval(Run *x, const MExpr *e)
 			r = math1(fn, num_f(x, K(0)));
 		}
 		if (e->to_int)
-			out.i = (int64_t)r;
+			o->i = (int64_t)r;
 		else
-			out.f = r;
+			o->f = r;
 		break;
 	}
-	case ME_NOT: out.i = !cond(x, K(0)); break;
+	case ME_NOT: o->i = !cond(x, K(0)); break;
 	case ME_NEG: {
 		RwReg a = eval(x, K(0));
 		if (e->type == MT_FLOAT)
-			out.f = -as_f(K(0)->type, &a);
+			o->f = -as_f(K(0)->type, &a);
 		else
-			out.i = (int64_t)(0 - (uint64_t)a.i);
+			o->i = (int64_t)(0 - (uint64_t)a.i);
 		break;
 	}
-	case ME_BIN: return bin(x, e);
+	case ME_BIN: bin_into(x, e, o); return;
 	case ME_INDEX: {
 		RwReg l = eval(x, K(0));
 		int64_t i = num_i(x, K(1));
 		if (K(0)->type == MT_FLOATS)
-			out.f = rwg_floats_at(l.floats, i, unk);
+			o->f = rwg_floats_at(l.floats, i, unk);
 		else
-			out.i = rwg_ints_at(l.ints, i, unk);
+			o->i = rwg_ints_at(l.ints, i, unk);
 		break;
 	}
-	case ME_TO_FLOATS: out.floats = rwg_ints_to_floats(eval(x, K(0)).ints); break;
-	case ME_AS_FLOAT: out.f = (double)(float)num_f(x, K(0)); break;
-	case ME_EXTERN: return call_extern(x, e->ext, (const MExpr *const *)e->kids, e->nkids, NULL);
+	case ME_TO_FLOATS: o->floats = rwg_ints_to_floats(eval(x, K(0)).ints); break;
+	case ME_AS_FLOAT: o->f = (double)(float)num_f(x, K(0)); break;
+	case ME_EXTERN: *o = call_extern(x, e->ext, (const MExpr *const *)e->kids, e->nkids, NULL); return;
 	case ME_IS_CONST:
 		if (e->arg) {
 			RwgArg a = x->r[e->reg].arg;
-			out.i = a.attr || !a.v || rw_is_const(rw, a.v);
+			o->i = a.attr || !a.v || rw_is_const(rw, a.v);
 		} else {
 			ValueId v = val(x, K(0));
-			out.i = (e->i && !v) || rw_is_const(rw, v);
+			o->i = (e->i && !v) || rw_is_const(rw, v);
 		}
 		break;
-	case ME_ABSENT_FROM: out.i = rwg_absent_from(rw, x->r[e->reg].n, (uint32_t)e->i); break;
+	case ME_ABSENT_FROM: o->i = rwg_absent_from(rw, x->r[e->reg].n, (uint32_t)e->i); break;
 	case ME_SAME:
 		if (e->i) {
-			out.i = val(x, K(0)) == val(x, K(1));
+			o->i = val(x, K(0)) == val(x, K(1));
 		} else if (e->arg) {
 			RwgArg a = as_arg(x, K(0)), b = as_arg(x, K(1));
-			out.i = rwg_arg_same(rw, a, b);
+			o->i = rwg_arg_same(rw, a, b);
 		} else {
 			ValueId a = val(x, K(0)), b = val(x, K(1));
-			out.i = rw_same_value(rw, a, b);
+			o->i = rw_same_value(rw, a, b);
 		}
 		break;
 	case ME_EQUALS:
-		out.i = e->arg ? rwg_arg_equals(rw, x->r[e->reg].arg, e->f, e->tol)
+		o->i = e->arg ? rwg_arg_equals(rw, x->r[e->reg].arg, e->f, e->tol)
 		               : rw_const_equals(rw, val(x, K(0)), e->f, e->tol);
 		break;
 	case ME_EQUALS_LIST:
-		out.i = e->arg ? rwg_arg_equals_list(rw, x->r[e->reg].arg, e->nnums ? e->nums : NULL, e->nnums)
+		o->i = e->arg ? rwg_arg_equals_list(rw, x->r[e->reg].arg, e->nnums ? e->nums : NULL, e->nnums)
 		               : rwg_const_equals_list(rw, val(x, K(0)), e->nnums ? e->nums : NULL, e->nnums);
 		break;
-	case ME_ATTR_IS_SET: out.i = x->r[e->reg].arg.attr != NULL; break;
+	case ME_ATTR_IS_SET: o->i = x->r[e->reg].arg.attr != NULL; break;
 	case ME_FROM: {
 		RwgArg a = e->arg ? x->r[e->reg].arg : rwg_val(x->r[e->reg].v);
-		out.i = !a.attr && rwg_from(rw, a.v, e->domain, e->s);
+		o->i = !a.attr && rwg_from(rw, a.v, e->domain, e->s);
 		break;
 	}
 	}
 #undef K
-	return out;
+}
+
+static RwReg eval(Run *x, const MExpr *e)
+{
+	RwReg v;
+	eval_into(x, e, &v);
+	return v;
 }
 
 /* ---- building ------------------------------------------------------------------------------- */
