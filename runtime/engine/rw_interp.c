@@ -3,9 +3,11 @@
  * Loading runs graftc's front end (dsl_parse, dsl_check, dsl_analyse) and
  * the lowering (dsl_lower) on the files, resolves their externs, and fills
  * an RwRuleSet whose rule table is the one graftc would write.  Matching a
- * node takes the rules rooted at its op in the engine's order (priority,
- * then source order) and runs each rule's program in turn, like graftc's
- * decision-tree leaves; the first that commits wins.  A program is
+ * node walks the decision tree of its op (dsl_trees(), dsl/mtree.h: the
+ * tree graftc prints as match_<Op>()), whose tests several rules share,
+ * and runs the program of each rule reached, in the engine's order
+ * (priority, then source order), like graftc's leaves; the first that
+ * commits wins.  --match-each tries the rules in turn instead.  A program is
  * straight-line but for its commute steps: each step either binds a
  * register or checks a condition, and a failed condition (with --why,
  * after recording the step's message through rw_why_fail) goes back to
