@@ -176,7 +176,9 @@ $(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgr
 $(RULE_SRCS): $(GEN)/rules_%.c: $(BUILD)/graftc $$(wildcard rules/$$*/*.rules)
 	@mkdir -p $(GEN)
 	$(BUILD)/graftc -n $* -o $@ --sources $(GEN)/rules_$*_sources.c $(sort $(wildcard rules/$*/*.rules))
-$(RULE_TEXTS): $(GEN)/rules_%_sources.c: $(GEN)/rules_%.c ;
+# the same graftc run writes a set's rules text; run again if that file is gone
+$(RULE_TEXTS): $(GEN)/rules_%_sources.c: $(GEN)/rules_%.c
+	@test -f $@ || $(BUILD)/graftc -n $* -o $< --sources $@ $(sort $(wildcard rules/$*/*.rules))
 $(call obj,$(RULE_SRCS) $(RULE_TEXTS)): $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
