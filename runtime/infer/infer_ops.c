@@ -1602,8 +1602,19 @@ static bool r_onehot(InferCtx *c)
 	int axis;
 	if (!inf_axis(c, inf_attr_i(c, "axis", -1), rank + 1, &axis))
 		return false;
-	double depth[1];
-	Dim dd = inf_floats(c, 1, depth, 1) == 1 ? dim_n((int64_t)depth[0]) : dim_unknown();
+	/* depth as the kernel reads it (a float saturates, NaN is 0); one the
+	 * kernel refuses (<= 0) leaves the dim unknown */
+	const EvValue *dv = inf_val(c, 1);
+	Dim dd = dim_unknown();
+	if (dv && dv->kind == EV_TENSOR && dv->numel == 1 && dv->dtype != DT_STRING && ev_elem_size(dv->dtype)) {
+		int64_t depth = ev_get_i(dv, 0);
+		if (depth > 0)
+			dd = dim_n(depth);
+	} else if (!dv) {
+		int64_t depth[1];
+		if (inf_ints(c, 1, depth, 1) == 1 && depth[0] > 0)
+			dd = dim_n(depth[0]);
+	}
 	Dim out[R];
 	int k = 0;
 	for (int i = 0; i <= rank; i++)

@@ -548,13 +548,17 @@ static bool pad_core(EvCtx *c, const EvValue *x, const int64_t *pb, const int64_
 	int r = x->rank;
 	int64_t dims[EV_MAX_RANK], lo[EV_MAX_RANK], len[EV_MAX_RANK], before[EV_MAX_RANK];
 	for (int i = 0; i < r; i++) {
+		if (pb[i] < -x->dims[i] || pe[i] < -x->dims[i])
+			return ev_fail(c, "pads crop more than dimension %d holds", i);
 		int64_t cb = pb[i] < 0 ? -pb[i] : 0, ce = pe[i] < 0 ? -pe[i] : 0;
 		lo[i] = cb;
 		len[i] = x->dims[i] - cb - ce;
 		if (len[i] < 0)
 			return ev_fail(c, "pads crop more than dimension %d holds", i);
 		before[i] = pb[i] > 0 ? pb[i] : 0;
-		dims[i] = len[i] + before[i] + (pe[i] > 0 ? pe[i] : 0);
+		if (__builtin_add_overflow(len[i], before[i], &dims[i]) ||
+		    __builtin_add_overflow(dims[i], pe[i] > 0 ? pe[i] : 0, &dims[i]))
+			return ev_fail(c, "padded dimension %d is too large", i);
 		if (mode != PAD_CONSTANT && len[i] == 0 && dims[i] > 0)
 			return ev_fail(c, "cannot pad an empty dimension except in constant mode");
 	}
