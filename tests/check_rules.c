@@ -3929,6 +3929,33 @@ START_TEST(test_interpreted_twin)
 }
 END_TEST
 
+/* BERT's self-attention below opset 23 with the vendor ops: the heads split
+ * by Reshape/Transpose, FusedMatMul's scaled scores (fused_matmul_scale
+ * first), an additive [B, 1, 1, L] mask, softmax, the heads merged ->
+ * com.microsoft.MultiHeadAttention with the mask expanded to [.., S, L]
+ * (the Expand of a constant folds); without the vendor ops the scale goes
+ * into the query (matmul_mul_operand is opset 23 only: nothing fuses). */
+START_TEST(test_multi_head_attention_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v) => (float[2,3,8] y)"
+	                   " <float c = {0.5}, int64[4] sh = {2, 3, 2, 4}, int64[3] sh2 = {2, 3, 8},"
+	                   " float[2,1,1,3] m = {0, 0, -10000, 0, -10000, 0}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n%s  p = Softmax <axis = -1> (%s)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	char *t = fmt(text, "  s2 = Add (s1, m)\n", "s2");
+	vendor_case(t, "MultiHeadAttention",
+	            "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Add Softmax MatMul Transpose Reshape", 1e-5);
+	free(t);
+	t = fmt(text, "", "s1");
+	vendor_case(t, "MultiHeadAttention",
+	            "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Softmax MatMul Transpose Reshape", 1e-5);
+	free(t);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3960,6 +3987,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_llama_blocks);
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
+	tcase_add_test(tc, test_multi_head_attention_vendor);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);

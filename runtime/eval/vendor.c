@@ -10,9 +10,11 @@
  * which tests/verify_ort.sh checks.  Semantics from onnxruntime's
  * docs/ContribOperators.md.  EmbedLayerNormalization is the exception: no
  * standard op computes it, so its kernel follows ORT's CPU kernel step by
- * step in float.  registry.c looks these up by name for the
+ * step in float; MultiHeadAttention runs on the Attention kernel
+ * (kernels/attention.c).  registry.c looks these up by name for the
  * com.microsoft domain; they are not a kernel family (several share a name
  * with a standard op). */
+#include "attention.h"
 #include "eval.h"
 #include "kernels/ew_util.h"
 #include "kernels/nn_util.h"
@@ -508,6 +510,7 @@ const EvKernel ev_kernels_vendor[] = {
 	{"Gelu", k_Gelu, 0},
 	{"LayerNormalization", k_LayerNormalization, 0},
 	{"MatMulIntegerToFloat", k_MatMulIntegerToFloat, 0},
+	{"MultiHeadAttention", ev_kernel_multi_head_attention, 0},
 	{"NhwcConv", k_NhwcConv, 0},
 	{"QuickGelu", k_QuickGelu, 0},
 	{"SimplifiedLayerNormalization", k_SimplifiedLayerNormalization, 0},

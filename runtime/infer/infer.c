@@ -1260,12 +1260,26 @@ static bool infer_embed_layer_norm(InferCtx *c)
 	return true;
 }
 
+/* com.microsoft MultiHeadAttention with separate query [B, S, D], key and
+ * value [B, L, Dv]: output [B, S, Dv] of the query's type. */
+static bool infer_multi_head_attention(InferCtx *c)
+{
+	int t = inf_dtype(c, 0);
+	if (inf_rank(c, 0) != 3 || inf_rank(c, 2) != 3) {
+		inf_set_dtype(c, 0, t);
+		return true;
+	}
+	Dim d[3] = {inf_dims(c, 0)[0], inf_dims(c, 0)[1], inf_dims(c, 2)[2]};
+	inf_set(c, 0, t, 3, d);
+	return true;
+}
+
 /* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
  * take their output types from the standard op they stand for: FusedConv's
  * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
  * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
  * has its own rule, Conv's with the channels last, EmbedLayerNormalization
- * its own; MatMulIntegerToFloat and DynamicQuantizeMatMul are MatMulInteger's
+ * and MultiHeadAttention their own; MatMulIntegerToFloat and DynamicQuantizeMatMul are MatMulInteger's
  * shape in float.  FusedMatMul with a transposed input, and the rest, stay
  * unknown. */
 static bool infer_int_matmul_float(InferCtx *c)
@@ -1292,6 +1306,8 @@ static InferFn vendor_rule(const IrNode *node)
 		return infer_int_matmul_float;
 	if (!strcmp(node->op_type, "EmbedLayerNormalization"))
 		return infer_embed_layer_norm;
+	if (!strcmp(node->op_type, "MultiHeadAttention"))
+		return infer_multi_head_attention;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);
