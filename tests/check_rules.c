@@ -3956,6 +3956,36 @@ START_TEST(test_multi_head_attention_vendor)
 }
 END_TEST
 
+/* An initializer no node reads goes; below IR version 4 with its entry
+ * in the main graph's inputs (every initializer had to be listed there,
+ * and ONNX Runtime does not count it among the session's inputs), from
+ * version 4 on it stays with the input, which a caller may feed. */
+START_TEST(test_ir3_unused_initializer_inputs)
+{
+	const char *text = "<ir_version: %d, opset_import: [\"\" : 9]>\n"
+	                   "g (float[2] x, float[2] u = {1, 2}) => (float[2] y) <float[3] w = {1, 2, 3}> {\n"
+	                   "  y = Relu (x)\n"
+	                   "}\n";
+	for (int ir = 3; ir <= 4; ir++) {
+		char buf[512];
+		snprintf(buf, sizeof buf, text, ir);
+		IrModel *m = parse(buf);
+		Backend be = backend(0);
+		RwOptions o = {0};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		ck_assert_uint_eq(g->ninputs, ir == 3 ? 1 : 2);
+		ck_assert_uint_eq(g->ninits, ir == 3 ? 0 : 1);
+		ck_assert_uint_eq(ir_lookup(m, IR_MAIN_GRAPH, "w"), 0);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -3988,6 +4018,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
 	tcase_add_test(tc, test_multi_head_attention_vendor);
+	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);

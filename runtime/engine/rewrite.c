@@ -2052,10 +2052,15 @@ static void seed(Rewriter *rw)
 	}
 	/* initializers no node reads (in any graph: a body's read of an outer
 	 * value is a use) and no graph lists as output; graph inputs are the
-	 * interface and stay, overridable initializers with them */
+	 * interface and stay, overridable initializers with them.  Below IR
+	 * version 4 every initializer had to be listed as an input of the main
+	 * graph without being one (ONNX Runtime does not list it among the
+	 * session's inputs): such an entry goes with its initializer. */
 	for (ValueId v = 1; !rw->o.no_dce && v < m->nvalues; v++) {
 		IrValue *val = ir_value(m, v);
-		if (val->dead || val->is_input || !(val->tensor || val->sparse) || ir_graph(m, val->graph)->dead)
+		bool ir3_listed = val->is_input && m->ir_version < 4 && val->graph == IR_MAIN_GRAPH;
+		if (val->dead || (val->is_input && !ir3_listed) || !(val->tensor || val->sparse) ||
+		    ir_graph(m, val->graph)->dead)
 			continue;
 		if (!val->nuses && !val->is_output && !val->producer) {
 			if (!f)
