@@ -16,10 +16,14 @@
  *     the unifier.  Used for conflicts at equal priority.
  *
  * Both are conservative: when unsure, "no".  Commutative ops are handled by
- * trying every orientation of the first rule's commutative nodes.  Rules
- * with a guard or a helper, or with constructs these trees do not model
- * (rest lists, outputs #k of inner nodes), are listed as not analysed.
- * The declarations and the exact semantics are in analyse.h. */
+ * trying every orientation of the first rule's commutative nodes.  Negative
+ * patterns (x:!Conv), rest lists (xs...) and outputs s#k of a node binding
+ * are terms too.  Guards (section "guards") are conjunctions of atoms: a
+ * shadow needs the later rule's guard to imply every atom of the earlier
+ * one's, a conflict needs the two guards not to be provably exclusive, and
+ * a recreated left side needs the guard not surely false on the result.
+ * Rules with a construct these trees do not model are listed as not
+ * analysed.  The declarations and the exact semantics are in analyse.h. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
