@@ -505,6 +505,11 @@ static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
 		t->name = e->s;
 		t->is_const = t->g_const = b->is_const;
 		t->optional = t->g_optional = b->optional;
+		VarRef *v = find_var(ri, e->s);
+		if (v && (v->t->kind == T_VAR || v->t->kind == T_ANY)) {
+			t->nots = v->t->nots;   /* the value x:!Conv matched is still no Conv output */
+			t->nnots = v->t->nnots;
+		}
 		return t;
 	}
 	case EXPR_INT: case EXPR_FLOAT: {
@@ -1468,8 +1473,6 @@ static void set_subject(Atom *a, const Expr *subj)
 	a->subj = a->dtype_of ? subj->items[0] : subj;
 }
 
-static void atom_of(const Expr *e, Atom *a);
-
 /* x op lit (or lit op x) */
 static void compare_atom(const Expr *e, Atom *a)
 {
@@ -1546,13 +1549,13 @@ static void atom_of(const Expr *e, Atom *a)
 	}
 }
 
-static void split_guard(Analyser *an, RuleInfo *ri, const Expr *e, int *cap)
+static void split_guard(RuleInfo *ri, const Expr *e, int *cap)
 {
 	if (!e)
 		return;
 	if (e->kind == EXPR_BINARY && e->op == EX_AND) {
-		split_guard(an, ri, e->items[0], cap);
-		split_guard(an, ri, e->items[1], cap);
+		split_guard(ri, e->items[0], cap);
+		split_guard(ri, e->items[1], cap);
 		return;
 	}
 	if (ri->natoms == *cap) {
@@ -1934,7 +1937,7 @@ static void describe(Analyser *an, RuleInfo *ri)
 	if (!ri->lhs)
 		return;
 	int cap = 0;
-	split_guard(an, ri, r->guard, &cap);
+	split_guard(ri, r->guard, &cap);
 	derive_equals(ri, &cap);
 	ri->partial = result_partial(ri, r->rhs);
 }
