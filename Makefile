@@ -184,9 +184,9 @@ $(call obj,$(RULE_SRCS)): $(BUILD)/obj/gen/rules_%.o: $(GEN)/rules_%.c $(BUILD)/
 # no dynamic loader, no library to map and no relocation to apply (issue 13;
 # GRAFT_LINK= links as before).
 GRAFT_LINK ?= -static
-$(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/report/html_report.c) $(BUILD)/libgraft.a
+$(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
-$(call obj,runtime/cli/graft.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
+$(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
 
 # graft-html: the HTML audit report (graft optimize --html runs it).  Linked
 # dynamically: Graphviz (libgvc, which lays the drawings out) loads its
