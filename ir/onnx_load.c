@@ -876,32 +876,6 @@ static bool check_cycles(Loader *L)
 	return true;
 }
 
-void ir_proto_free(IrModel *m)
-{
-	if (m->proto)
-		onnx__model_proto__free_unpacked(m->proto, m->alloc);
-	m->proto = NULL;
-	free(m->alloc);
-	m->alloc = NULL;
-	if (m->map) {
-		ir_guard_remove(m->map);
-		munmap(m->map, m->map_len);
-	}
-	m->map = NULL;
-	if (m->map_fd >= 0)
-		close(m->map_fd);
-	m->map_fd = -1;
-	for (uint32_t i = 0; i < m->next_maps; i++) {
-		ir_guard_remove(m->ext_maps[i].base);
-		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
-		if (m->ext_maps[i].fd >= 0)
-			close(m->ext_maps[i].fd);
-	}
-	free(m->ext_maps);
-	m->ext_maps = NULL;
-	m->next_maps = 0;
-}
-
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,
                        const LoadOptions *opt, Diag *d)
 {

@@ -6,7 +6,12 @@
  * first typed access only if misaligned for the element type).  Typed fields
  * (float_data, int64_data, ...) are decoded to raw little-endian bytes on
  * first use and the buffer is owned.  A deferred tensor's bytes are computed
- * on first use too, or read piece by piece (ir_tensor_read). */
+ * on first use too, or read piece by piece (ir_tensor_read).
+ *
+ * The model's storage is freed here too, below graph.c's ir_model_free:
+ * the tensors' own buffers, then the loaded file (unpacked protobuf, input
+ * file and external-data mappings) that onnx_load.c attached and the
+ * borrowed bytes point into. */
 #include "ir.h"
 #include "ir_internal.h"
 #include "arena.h"
@@ -452,4 +457,32 @@ void ir_tensors_free(IrModel *m)
 	for (uint32_t i = 1; i < m->ntensors; i++)
 		if (m->tensors[i].owns_data)
 			free((void *)m->tensors[i].data);
+}
+
+/* The loaded file the tensors' bytes may point into: the unpacked
+ * protobuf, the mapped input file and external-data files. */
+void ir_proto_free(IrModel *m)
+{
+	if (m->proto)
+		onnx__model_proto__free_unpacked(m->proto, m->alloc);
+	m->proto = NULL;
+	free(m->alloc);
+	m->alloc = NULL;
+	if (m->map) {
+		ir_guard_remove(m->map);
+		munmap(m->map, m->map_len);
+	}
+	m->map = NULL;
+	if (m->map_fd >= 0)
+		close(m->map_fd);
+	m->map_fd = -1;
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		ir_guard_remove(m->ext_maps[i].base);
+		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
+		if (m->ext_maps[i].fd >= 0)
+			close(m->ext_maps[i].fd);
+	}
+	free(m->ext_maps);
+	m->ext_maps = NULL;
+	m->next_maps = 0;
 }
