@@ -450,6 +450,23 @@ typedef struct Loader {
 
 static const char *str(const char *s) { return s ? s : ""; }
 
+IrDeclKind ir_value_declared_kind(IrModel *m, ValueId v)
+{
+	const Onnx__ValueInfoProto *vi = ir_value(m, v)->info;
+	/* a graph output's declared type is in its graph's output entry */
+	IrGraph *gr = ir_graph(m, ir_value(m, v)->graph);
+	for (uint32_t i = 0; !vi && i < gr->noutputs; i++)
+		if (gr->outputs[i] == v)
+			vi = gr->output_info[i];
+	if (!vi || !vi->type)
+		return IR_DECL_TENSOR;
+	switch (vi->type->value_case) {
+	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return IR_DECL_SEQUENCE;
+	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return IR_DECL_OPTIONAL;
+	default: return IR_DECL_TENSOR;
+	}
+}
+
 /* The declared type of value v.  A rank over graft's limit is refused here,
  * once, so nothing later meets one. */
 static bool parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)

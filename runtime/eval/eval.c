@@ -16,7 +16,6 @@
  * except for the buffers alive at the current step, so a kernel reading or
  * writing a buffer the plan says is dead is caught. */
 #include "eval.h"
-#include "onnx.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,17 +115,9 @@ static void set_val(EvEnv *e, ValueId v, EvValue *x)
 
 EvKind ev_declared_kind(IrModel *m, ValueId v)
 {
-	const Onnx__ValueInfoProto *vi = ir_value(m, v)->info;
-	/* a graph output's declared type is in its graph's output entry */
-	IrGraph *gr = ir_graph(m, ir_value(m, v)->graph);
-	for (uint32_t i = 0; !vi && i < gr->noutputs; i++)
-		if (gr->outputs[i] == v)
-			vi = gr->output_info[i];
-	if (!vi || !vi->type)
-		return EV_TENSOR;
-	switch (vi->type->value_case) {
-	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return EV_SEQUENCE;
-	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return EV_NONE;
+	switch (ir_value_declared_kind(m, v)) {
+	case IR_DECL_SEQUENCE: return EV_SEQUENCE;
+	case IR_DECL_OPTIONAL: return EV_NONE;
 	default: return EV_TENSOR;
 	}
 }
