@@ -5,7 +5,7 @@
 #                   library compiled by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
-#   make check-layers  no upward include between the layers, no new circle of
+#   make check-layers  no upward include between the layers, no circle of
 #                   files calling each other (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the

@@ -1744,7 +1744,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	bprintf(&out, "\t{NULL, NULL},\n};\n\n");
 	bprintf(&out, "static const RwSources sources = {files, externs};\n\n");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
-	              "                                 match, NULL, &sources, NULL};\n",
+	              "                                 match, NULL, &sources, NULL, &rw_interpreter};\n",
 	        set, set);
 	free(dispatch.s);
 	free(vendor.s);

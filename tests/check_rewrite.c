@@ -60,7 +60,7 @@ static bool match(Rewriter *rw, NodeId n)
 	return false;
 }
 
-static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match, NULL, NULL, NULL};
+static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match, NULL, NULL, NULL, NULL};
 static const RwRuleSet *const sets[] = {&test_set};
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -1035,7 +1035,7 @@ static const char *relu_chain =
  * RW_ERROR; its message stays in *d. */
 static void run_bad(RwMatchFn match, int nrules, RwResult *r, Diag *d)
 {
-	const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, nrules, match, NULL, NULL, NULL};
+	const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, nrules, match, NULL, NULL, NULL, NULL};
 	const RwRuleSet *bad_sets[] = {&bad};
 	IrModel *m = parse(relu_chain);
 	RwOptions o = {.no_fold = true};

@@ -3912,7 +3912,7 @@ START_TEST(test_interpreted_twin)
 	ck_assert_int_eq(d.nerrors, 0);
 	/* a set without text answers no --why */
 	static const RwRule one[] = {{.name = "r", .level = RW_LEVEL_BASIC, .root_op = "Relu", .root_domain = ""}};
-	const RwRuleSet bare = {"bare", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL, NULL, NULL};
+	const RwRuleSet bare = {"bare", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL, NULL, NULL, NULL};
 	ck_assert_ptr_null(rw_rules_interpreted(&bare, &d));
 	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
 	                          "graftc)");

@@ -30,7 +30,6 @@
 #include "eval.h"
 #include "infer.h"
 #include "opschema.h"
-#include "onnx.pb-c.h"
 #include "ort_kernels.h"
 
 typedef struct Conv {
@@ -1234,24 +1233,10 @@ static bool allows_non_tensor(const OpSchema *s, const OpFormal *f)
 	return false;
 }
 
-static bool is_sequence_type(const Onnx__ValueInfoProto *vi)
-{
-	return vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
-}
-
 /* v is declared a sequence, as a graph input or output */
 static bool declared_sequence(IrModel *m, ValueId v)
 {
-	const IrValue *val = ir_value(m, v);
-	if (!val->non_tensor)
-		return false;
-	if (is_sequence_type(val->info))
-		return true;
-	IrGraph *g = ir_graph(m, val->graph);
-	for (uint32_t i = 0; val->is_output && i < g->noutputs; i++)
-		if (g->outputs[i] == v && g->output_info && is_sequence_type(g->output_info[i]))
-			return true;
-	return false;
+	return ir_value(m, v)->non_tensor && ir_value_declared_kind(m, v) == IR_DECL_SEQUENCE;
 }
 
 /* Going down, value v at formal `slot` of node n (an output if `out`) must

@@ -6,9 +6,14 @@
  * touched is revisited (the nodes it created, the consumers of the values it
  * replaced, the producers of its operands).  Nodes are removed as they die.
  * Built-in passes run first on every popped node: constant folding, then
- * common-subexpression elimination; each is reported like a rule. */
+ * common-subexpression elimination; each is reported like a rule.
+ *
+ * Rule sets are run only through their interface (rewrite.h): a set's
+ * match functions, and for --why, --match-each and [override] its back end
+ * (RwRuleSet.back_end, the interpreter's for graftc's and loaded sets).
+ * The back ends sit above this file: they build through its builder API,
+ * and it names none of them. */
 #include "rewrite.h"
-#include "rw_interp.h"
 #include "infer.h"
 #include "layout.h"
 #include "split_slices.h"
@@ -709,6 +714,20 @@ static void order_passes(Rewriter *rw)
 	free(all);
 }
 
+/* [override]: the rule of a set other than rw->sets[s] that takes the place
+ * of its rules named `name` (a loaded rule marked [override]), asked of
+ * each set's back end; NULL if none. */
+static const RwRule *overrider(Rewriter *rw, int s, const char *name)
+{
+	for (int t = 0; t < rw->nsets; t++) {
+		const RwBackEnd *be = t != s ? rw->sets[t]->back_end : NULL;
+		const RwRule *o = be ? be->override_rule(rw->sets[t], name) : NULL;
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
 static void compute_enabled(Rewriter *rw)
 {
 	int opset = (int)ir_opset(rw->m, "");
@@ -731,7 +750,7 @@ static void compute_enabled(Rewriter *rw)
 				if (names_rule(rw->o.disabled[k], r))
 					on = false;
 			/* a loaded [override] rule of that name takes its place */
-			if (on && rw_rules_overrider(rw->sets, rw->nsets, s, r->name))
+			if (on && overrider(rw, s, r->name))
 				on = false;
 			rw->enabled[s][i] = on;
 		}
@@ -873,7 +892,7 @@ bool rw_why_disabled(Rewriter *rw, int rule)
 	}
 	if (r->vendor && !rw->o.allow_vendor_ops)
 		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
-	const RwRule *o = rw_rules_overrider(rw->sets, rw->nsets, rw->cur, r->name);
+	const RwRule *o = overrider(rw, rw->cur, r->name);
 	if (o)
 		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "overridden by %s:%d", o->file, o->line);
 	return rw_why_fail(rw, 1, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
@@ -903,7 +922,13 @@ static bool why_pass(Rewriter *rw)
 	/* a compiled set answers through the interpreter, from its rules text:
 	 * the same rules in the same order, so the engine's state for the set
 	 * (enabled rules, overrides) holds for it */
-	const RwRuleSet *rs = rw_rules_interpreted(rw->sets[set], rw->d);
+	const RwBackEnd *be = rw->sets[set]->back_end;
+	if (!be) {
+		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: it carries no rules text (regenerate it "
+		           "with this graftc)", rw->sets[set]->name);
+		return false;
+	}
+	const RwRuleSet *rs = be->twin(rw->sets[set], rw->d);
 	if (!rs)
 		return false;
 	const RwRuleSet *const *run_sets = rw->sets;
@@ -926,7 +951,7 @@ static bool why_pass(Rewriter *rw)
 			rw->why_kind = RW_WHY_FIRES;
 			rw->why_detail[0] = 0;
 			rw->why_values[0] = 0;
-			rw_interp_rule(rw, rule, order[i], true);
+			be->rule(rw, rule, order[i], true);
 			RwResult *res = rw->res;
 			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
 			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail),
@@ -2133,7 +2158,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	const RwRuleSet *each[nsets + 1];
 	if (o->match_each) {
 		for (int s = 0; s < nsets; s++) {
-			each[s] = sets[s]->match_each || !sets[s]->sources ? sets[s] : rw_rules_interpreted(sets[s], d);
+			each[s] = sets[s]->match_each || !sets[s]->back_end ? sets[s] : sets[s]->back_end->twin(sets[s], d);
 			if (!each[s]) {
 				r->stop = RW_ERROR;
 				return false;

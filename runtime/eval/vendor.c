@@ -11,9 +11,10 @@
  * docs/ContribOperators.md.  EmbedLayerNormalization is the exception: no
  * standard op computes it, so its kernel follows ORT's CPU kernel step by
  * step in float; MultiHeadAttention runs on the Attention kernel
- * (kernels/attention.c).  registry.c looks these up by name for the
- * com.microsoft domain; they are not a kernel family (several share a name
- * with a standard op). */
+ * (kernels/attention.c).  They are looked up by name (ev_kernel_vendor, which
+ * eval.c's ev_kernel_find asks for the com.microsoft domain); they are not
+ * a kernel family (several share a name with a standard op).  They sit
+ * above the standard kernels, which they find through kernels/registry.c. */
 #include "attention.h"
 #include "eval.h"
 #include "kernels/ew_util.h"
@@ -24,7 +25,7 @@
 
 static bool run_std(EvCtx *c, const char *op, EvValue **in, int nin, EvValue **out, int nout)
 {
-	const EvKernel *k = ev_kernel_find("", op);
+	const EvKernel *k = ev_kernel_std(op);
 	return k ? k->fn(c, in, nin, out, nout) : ev_fail(c, "no kernel for %s", op);
 }
 
@@ -499,7 +500,7 @@ static bool k_EmbedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue *
 	return true;
 }
 
-const EvKernel ev_kernels_vendor[] = {
+static const EvKernel vendor_kernels[] = {
 	{"BiasGelu", k_BiasGelu, 0},
 	{"DynamicQuantizeMatMul", k_DynamicQuantizeMatMul, 0},
 	{"EmbedLayerNormalization", k_EmbedLayerNormalization, 0},
@@ -517,3 +518,11 @@ const EvKernel ev_kernels_vendor[] = {
 	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
 	{NULL, NULL, 0},
 };
+
+const EvKernel *ev_kernel_vendor(const char *op)
+{
+	for (const EvKernel *k = vendor_kernels; k->op; k++)
+		if (!strcmp(k->op, op))
+			return k;
+	return NULL;
+}

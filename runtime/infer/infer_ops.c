@@ -1,6 +1,6 @@
 /* infer_ops.c - one shape and dtype rule per ONNX op, looked up by name in
  * the table at the end (ops without a rule get their dtype from the schema in
- * infer.c and an unknown shape).
+ * infer_driver.c and an unknown shape).
  *
  * A rule reads its inputs' types, attributes and known inputs through the
  * inf_* helpers (infer.c) and fills the outputs with inf_set.  It fails only

@@ -1,6 +1,6 @@
 /* seqmisc.c - assorted kernels that fit no other family: ReverseSequence,
  * MaxUnpool, SequenceMap (runs a body graph per sequence position, through
- * ev_run_body as the control-flow kernels do), NonMaxSuppression, RoiAlign
+ * EvCtx.run_body as the control-flow kernels do), NonMaxSuppression, RoiAlign
  * and GridSample.
  *
  * ReverseSequence, MaxUnpool and SequenceMap move elements and take every
@@ -144,7 +144,7 @@ static bool run_sequence_map(EvCtx *c, EvValue **in, int nin, EvValue **out, int
 	for (int it = 0; ok && it < n; it++) {
 		for (int i = 0; i < nin; i++)
 			bin[i] = in[i]->kind == EV_SEQUENCE ? in[i]->items[it] : in[i];
-		ok = ev_run_body(c, g, bin, (uint32_t)nin, bout, (uint32_t)nout);
+		ok = c->run_body(c, g, bin, (uint32_t)nin, bout, (uint32_t)nout);
 		for (int k = 0; ok && k < nout; k++) {
 			if (bout[k]->kind != EV_TENSOR) {
 				ok = ev_fail(c, "body output %d is not a tensor", k);
