@@ -189,12 +189,9 @@ void graft_rules_close(GraftRules *r)
 
 long graft_level_bit(const char *name)
 {
-	if (strcmp(name, "basic") == 0)
-		return 1L << RW_LEVEL_BASIC;
-	if (strcmp(name, "extended") == 0)
-		return 1L << RW_LEVEL_EXTENDED;
-	if (strcmp(name, "layout") == 0)
-		return 1L << RW_LEVEL_LAYOUT;
+	Level l = dsl_level_parse(name, strlen(name));
+	if (l != LEVEL_NONE)
+		return 1L << l;
 	return strcmp(name, "all") == 0 ? 0 : -1;
 }
 

@@ -1294,13 +1294,13 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		for (int s = 0; s < nrule_sets; s++)
 			for (int i = 0; i < rule_sets[s]->nrules; i++) {
 				const RwRule *r = &rule_sets[s]->rules[i];
-				static const char *levels[] = {"", "basic", "extended", "layout"};
+				const char *level = dsl_level_name((Level)r->level);
 				const RwRule *o = rw_rules_overrider(rule_sets, nrule_sets, s, r->name);
 				if (o)
-					printf("%-32s %-9s %s:%d  overridden by %s:%d\n", r->name, levels[r->level], r->file, r->line,
+					printf("%-32s %-9s %s:%d  overridden by %s:%d\n", r->name, level, r->file, r->line,
 					       o->file, o->line);
 				else
-					printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
+					printf("%-32s %-9s %s:%d  %s\n", r->name, level, r->file, r->line, r->doc ? r->doc : "");
 			}
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
 		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"

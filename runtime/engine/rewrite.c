@@ -14,6 +14,7 @@
  * The back ends sit above this file: they build through its builder API,
  * and it names none of them. */
 #include "rewrite.h"
+#include "ast.h"
 #include "infer.h"
 #include "layout.h"
 #include "split_slices.h"
@@ -640,9 +641,13 @@ static bool try_cse(Rewriter *rw, NodeId n)
 
 /* ---- rule enablement ---------------------------------------------------------------- */
 
+/* The engine's levels are the rule language's (dsl/ast.h: one table of names). */
+_Static_assert(RW_LEVEL_BASIC == (int)LEVEL_BASIC && RW_LEVEL_EXTENDED == (int)LEVEL_EXTENDED &&
+               RW_LEVEL_LAYOUT == (int)LEVEL_LAYOUT, "RwLevel and the rule language's Level differ");
+
 static const char *level_name(RwLevel l)
 {
-	return l == RW_LEVEL_BASIC ? "basic" : l == RW_LEVEL_EXTENDED ? "extended" : "layout";
+	return dsl_level_name((Level)l);
 }
 
 /* A name matches a rule by rule name, by rule file (path or its last part,
@@ -662,8 +667,9 @@ static bool names_rule(const char *name, const RwRule *r)
 
 bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
 {
-	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices",
-	                                      "concat-concat"};
+	static const char *const builtin[] = {"inline-if", "push-transpose", "split-slices", "concat-concat"};
+	if (dsl_level_parse(name, strlen(name)) != LEVEL_NONE)
+		return true;
 	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
 		if (strcmp(name, builtin[i]) == 0)
 			return true;

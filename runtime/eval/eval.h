@@ -172,10 +172,14 @@ typedef struct EvCtx {
 typedef bool (*EvKernelFn)(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
 
 typedef struct EvKernel {
-	const char *op;         /* default-domain op name */
+	const char *op;         /* the op's name */
+	OpKind kind;            /* a standard op's kind (ir/ops.def); OP_UNKNOWN for vendor ops */
 	EvKernelFn fn;
 	uint32_t dtypes;        /* bit mask of DTypes the kernel computes (for graft ops) */
 } EvKernel;
+/* A family table's entry for standard op `name`: a name not in ir/ops.def
+ * does not compile. */
+#define EV_KERNEL(name, f, dt) {.op = #name, .kind = OP_##name, .fn = (f), .dtypes = (dt)}
 
 /* The kernel of op in domain ("" or "ai.onnx": the standard kernels;
  * "com.microsoft": vendor.c's), or NULL (eval.c). */

@@ -501,22 +501,22 @@ static bool k_EmbedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue *
 }
 
 static const EvKernel vendor_kernels[] = {
-	{"BiasGelu", k_BiasGelu, 0},
-	{"DynamicQuantizeMatMul", k_DynamicQuantizeMatMul, 0},
-	{"EmbedLayerNormalization", k_EmbedLayerNormalization, 0},
-	{"FastGelu", k_FastGelu, 0},
-	{"FusedConv", k_FusedConv, 0},
-	{"FusedGemm", k_FusedGemm, 0},
-	{"FusedMatMul", k_FusedMatMul, 0},
-	{"Gelu", k_Gelu, 0},
-	{"LayerNormalization", k_LayerNormalization, 0},
-	{"MatMulIntegerToFloat", k_MatMulIntegerToFloat, 0},
-	{"MultiHeadAttention", ev_kernel_multi_head_attention, 0},
-	{"NhwcConv", k_NhwcConv, 0},
-	{"QuickGelu", k_QuickGelu, 0},
-	{"SimplifiedLayerNormalization", k_SimplifiedLayerNormalization, 0},
-	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
-	{NULL, NULL, 0},
+	{.op = "BiasGelu", .fn = k_BiasGelu, .dtypes = 0},
+	{.op = "DynamicQuantizeMatMul", .fn = k_DynamicQuantizeMatMul, .dtypes = 0},
+	{.op = "EmbedLayerNormalization", .fn = k_EmbedLayerNormalization, .dtypes = 0},
+	{.op = "FastGelu", .fn = k_FastGelu, .dtypes = 0},
+	{.op = "FusedConv", .fn = k_FusedConv, .dtypes = 0},
+	{.op = "FusedGemm", .fn = k_FusedGemm, .dtypes = 0},
+	{.op = "FusedMatMul", .fn = k_FusedMatMul, .dtypes = 0},
+	{.op = "Gelu", .fn = k_Gelu, .dtypes = 0},
+	{.op = "LayerNormalization", .fn = k_LayerNormalization, .dtypes = 0},
+	{.op = "MatMulIntegerToFloat", .fn = k_MatMulIntegerToFloat, .dtypes = 0},
+	{.op = "MultiHeadAttention", .fn = ev_kernel_multi_head_attention, .dtypes = 0},
+	{.op = "NhwcConv", .fn = k_NhwcConv, .dtypes = 0},
+	{.op = "QuickGelu", .fn = k_QuickGelu, .dtypes = 0},
+	{.op = "SimplifiedLayerNormalization", .fn = k_SimplifiedLayerNormalization, .dtypes = 0},
+	{.op = "SkipLayerNormalization", .fn = k_SkipLayerNormalization, .dtypes = 0},
+	{0},
 };
 
 const EvKernel *ev_kernel_vendor(const char *op)

@@ -341,8 +341,8 @@ static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, E
 }
 
 const EvKernel ev_kernels_attention[] = {
-	{"Attention", run_attention, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(Attention, run_attention, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: ATT_T is float or double ------------------------- */

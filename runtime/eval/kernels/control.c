@@ -357,8 +357,8 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 #define ALL_TYPES 0x3ffffeu
 const EvKernel ev_kernels_control[] = {
-	{"If", k_if, ALL_TYPES},
-	{"Loop", k_loop, ALL_TYPES},
-	{"Scan", k_scan, ALL_TYPES},
-	{NULL, NULL, 0},
+	EV_KERNEL(If, k_if, ALL_TYPES),
+	EV_KERNEL(Loop, k_loop, ALL_TYPES),
+	EV_KERNEL(Scan, k_scan, ALL_TYPES),
+	{0},
 };

@@ -2,7 +2,8 @@
  * (ev_kernel_std).  Each family file in runtime/eval/kernels/ exports
  * ev_kernels_<family>[] (ending with {NULL}); the Makefile lists the
  * families in build/gen/kernel_families.h, so adding a family needs no edit
- * here.  Lookup is by OpKind through a table built on first use.  It sits
+ * here.  Entries name their op by kind (EV_KERNEL: a misspelt op does not
+ * compile); lookup is by OpKind through a table built on first use.  It sits
  * above the families and below what builds on them: vendor.c's
  * com.microsoft kernels call standard ones through it, and eval.c's
  * ev_kernel_find picks between the two by domain. */
@@ -39,9 +40,8 @@ static void build(void)
 	for (size_t f = 0; families[f]; f++)
 		for (const EvKernel *k = families[f]; k->op; k++) {
 			all[nall++] = k;
-			OpKind kind = op_kind_lookup(k->op);
-			if (kind != OP_UNKNOWN && !by_kind[kind])
-				by_kind[kind] = k;
+			if (!by_kind[k->kind])
+				by_kind[k->kind] = k;
 		}
 }
 

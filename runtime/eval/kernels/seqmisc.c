@@ -536,11 +536,11 @@ static bool run_grid_sample(EvCtx *c, EvValue **in, int nin, EvValue **out, int 
 }
 
 const EvKernel ev_kernels_seqmisc[] = {
-	{"ReverseSequence", run_reverse_sequence, SH_T_ALL},
-	{"MaxUnpool", run_max_unpool, SH_T_NUM},
-	{"SequenceMap", run_sequence_map, SH_T_ALL},
-	{"NonMaxSuppression", run_nms, NN_BIT(DT_FLOAT) | NN_BIT(DT_INT64)},
-	{"RoiAlign", run_roi_align, NN_FLOATS},
-	{"GridSample", run_grid_sample, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(ReverseSequence, run_reverse_sequence, SH_T_ALL),
+	EV_KERNEL(MaxUnpool, run_max_unpool, SH_T_NUM),
+	EV_KERNEL(SequenceMap, run_sequence_map, SH_T_ALL),
+	EV_KERNEL(NonMaxSuppression, run_nms, NN_BIT(DT_FLOAT) | NN_BIT(DT_INT64)),
+	EV_KERNEL(RoiAlign, run_roi_align, NN_FLOATS),
+	EV_KERNEL(GridSample, run_grid_sample, NN_FLOATS),
+	{0},
 };
