@@ -5,7 +5,7 @@
 #                   library compiled by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
-#   make check-layers  no upward include between the layers, no new circle of
+#   make check-layers  no upward include between the layers, no circle of
 #                   files calling each other (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
@@ -189,9 +189,9 @@ $(call obj,$(RULE_SRCS) $(RULE_TEXTS)): $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD
 # no dynamic loader, no library to map and no relocation to apply (issue 13;
 # GRAFT_LINK= links as before).
 GRAFT_LINK ?= -static
-$(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/report/html_report.c) $(BUILD)/libgraft.a
+$(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
-$(call obj,runtime/cli/graft.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
+$(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
 
 # graft-html: the HTML audit report (graft optimize --html runs it).  Linked
 # dynamically: Graphviz (libgvc, which lays the drawings out) loads its

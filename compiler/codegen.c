@@ -1615,7 +1615,7 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	free(decls.s);
 	char *text_name = sources ? fmt("graft_rules_%s_sources", set) : fmt("sources");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
-	              "                                 match, NULL, &%s, NULL};\n",
+	              "                                 match, NULL, &%s, NULL, &rw_interpreter};\n",
 	        set, set, text_name);
 	free(text_name);
 	free(dispatch.s);

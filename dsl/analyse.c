@@ -16,10 +16,14 @@
  *     the unifier.  Used for conflicts at equal priority.
  *
  * Both are conservative: when unsure, "no".  Commutative ops are handled by
- * trying every orientation of the first rule's commutative nodes.  Rules
- * with a guard or a helper, or with constructs these trees do not model
- * (rest lists, outputs #k of inner nodes), are listed as not analysed.
- * The declarations and the exact semantics are in analyse.h. */
+ * trying every orientation of the first rule's commutative nodes.  Negative
+ * patterns (x:!Conv), rest lists (xs...) and outputs s#k of a node binding
+ * are terms too.  Guards (section "guards") are conjunctions of atoms: a
+ * shadow needs the later rule's guard to imply every atom of the earlier
+ * one's, a conflict needs the two guards not to be provably exclusive, and
+ * a recreated left side needs the guard not surely false on the result.
+ * Rules with a construct these trees do not model are listed as not
+ * analysed.  The declarations and the exact semantics are in analyse.h. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -28,6 +32,7 @@
 
 #include "analyse.h"
 #include "check_internal.h"
+#include "ir.h"
 #include "namemap.h"
 #include "opset_forms.h"
 
@@ -46,6 +51,7 @@ typedef enum TermKind {
 	T_ALIT,         /* an attribute value: a literal, or an expression of a right side */
 	T_AREF,         /* attribute `name` of node `node`, whatever it is */
 	T_ADEF,         /* an attribute the right side leaves at its schema default */
+	T_REST,         /* xs...: the op's remaining inputs, any number */
 } TermKind;
 
 typedef struct RuleInfo RuleInfo;
@@ -78,14 +84,33 @@ struct Term {
 	const OpSchema *schema;
 	Term *node;                 /* T_AREF: the node; T_OP on a right side: [..c]'s node */
 	const OpAttrDef *def;       /* T_ADEF */
+	uint32_t types;             /* T_OP of a left side: the dtypes its output may have (0: any) */
+	const Term *node_of;        /* T_OP: s#k, another output of node s's term; NULL: its own node */
+	const PatNot *nots;         /* T_VAR, T_ANY: x:!Conv, no output of these ops */
+	int nnots;
 };
+
+/* The node an op term is an output of. */
+static const Term *node_of(const Term *t)
+{
+	return t->node_of ? t->node_of : t;
+}
+
+/* Is op term t surely none of the ops in nots? */
+static bool not_one_of(const Term *t, const PatNot *nots, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(nots[i].name, t->name) == 0 && strcmp(nots[i].domain ? nots[i].domain : "", t->domain) == 0)
+			return false;
+	return true;
+}
 
 typedef struct VarRef {
 	const char *name;
 	Term *t;                    /* first occurrence; for a node binding its op */
 } VarRef;
 
-typedef enum Skip { SKIP_NONE, SKIP_GUARD, SKIP_HELPER, SKIP_CONSTRUCT, SKIP_RESULT } Skip;
+typedef enum Skip { SKIP_NONE, SKIP_CONSTRUCT, SKIP_RESULT } Skip;
 
 struct RuleInfo {
 	const RuleFile *f;
@@ -107,6 +132,8 @@ struct RuleInfo {
 	const char *partial;        /* the result may fail to build: what */
 	bool shadowed;
 	bool vendor;                /* its result emits vendor ops */
+	struct Atom *atoms;         /* its guard's top-level && terms (section "guards") */
+	int natoms;
 	char *text;                 /* left side and guard without positions (dsl_lhs_text); NULL: partial */
 	bool rep;                   /* the first of the rules alike in all that shadowing asks (below) */
 	int glo, ghi;               /* its root op's rules in Analyser.group (source order) */
@@ -235,6 +262,50 @@ static bool commutative(const OpSchema *s, int npos, int nslots, Term **slots)
 	       !(slots[1] && slots[1]->form_slot) && !is_form_slot(s, 0) && !is_form_slot(s, 1);
 }
 
+
+/* The dtypes output k of an op may have in any opset, as a mask over DType
+ * numbers, from its schemas' type constraints; 0 when not known. */
+static uint32_t output_types(const char *domain, const char *op, int k)
+{
+	size_t n;
+	const OpSchema *all = op_schema_all(&n);
+	size_t lo = 0, hi = n;
+	while (lo < hi) {               /* the first of (domain, op) */
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(all[mid].domain, domain);
+		if (!c)
+			c = strcmp(all[mid].name, op);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t mask = 0;
+	for (size_t i = lo; i < n && !strcmp(all[i].domain, domain) && !strcmp(all[i].name, op); i++) {
+		const OpSchema *s = &all[i];
+		if (s->noutputs == 0)
+			return 0;
+		const OpFormal *f = &s->outputs[k < s->noutputs ? k : s->noutputs - 1];
+		uint32_t m = 0;
+		if (!f->type_str)
+			return 0;
+		if (strncmp(f->type_str, "tensor(", 7) == 0) {
+			char name[32];
+			size_t len = strlen(f->type_str);
+			snprintf(name, sizeof name, "%.*s", (int)(len > 8 ? len - 8 : 0), f->type_str + 7);
+			int dt = dtype_from_name(name);
+			m = dt ? UINT32_C(1) << dt : 0;
+		}
+		for (int c = 0; c < s->nconstraints && !m; c++)
+			if (strcmp(s->constraints[c].param, f->type_str) == 0 && !s->constraints[c].has_non_tensor)
+				m = s->constraints[c].tensor_types;
+		if (!m)
+			return 0;
+		mask |= m;
+	}
+	return mask;
+}
+
 static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root);
 
 static Term *attr_term(Analyser *an, RuleInfo *ri, const Expr *v)
@@ -261,10 +332,6 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 		unsupported(ri, "an op the checker did not resolve");
 		return NULL;
 	}
-	if (p->output > 0 && !root) {
-		unsupported(ri, "output #%d of an inner node", p->output);
-		return NULL;
-	}
 	Term *t = lhs_term(an, ri, T_OP);
 	t->name = p->name;
 	t->domain = p->domain ? p->domain : "";
@@ -274,17 +341,11 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 	t->root = root;
 	t->output = p->output;
 	t->schema = s;
+	t->types = output_types(t->domain, t->name, p->output);
 	if (p->bind)
 		note_var(ri, p->bind, t);
-	int npos = 0, nslots = 0;
-	for (int i = 0; i < p->nargs; i++) {
-		if (p->args[i]->kind == PAT_REST) {
-			unsupported(ri, "a rest list ('%s...')", p->args[i]->name);
-			return NULL;
-		}
-		npos++;
-	}
-	nslots = npos;
+	int npos = p->nargs, nslots = npos;
+	bool rest = npos > 0 && p->args[npos - 1]->kind == PAT_REST;
 	for (int i = 0; i < p->nattrs; i++) {
 		int k = opset_form_attr_input(s, p->attrs[i].name);
 		if (k + 1 > nslots)
@@ -319,21 +380,33 @@ static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 		a->form_slot = is_form_slot(s, i);
 		t->slots[i] = a;
 	}
-	if (commutative(s, npos, nslots, t->slots))
+	if (!rest && commutative(s, npos, nslots, t->slots))
 		t->cidx = ri->ncommut++;
 	return t;
 }
 
 static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
 {
-	if (p->nnots) {
-		unsupported(ri, "a negative pattern (':!%s')", p->nots[0].name);
-		return NULL;
-	}
 	switch (p->kind) {
 	case PAT_OP:
 		return op_pattern(an, ri, p, root);
 	case PAT_VAR: {
+		VarRef *node = p->has_output ? find_var(ri, p->name) : NULL;
+		if (node && node->t->kind == T_OP) {
+			/* s#k: output k of the node s binds (bound before, left to right) */
+			Term *t = lhs_term(an, ri, T_OP);
+			const Term *n = node->t;
+			*t = *n;
+			t->id = ri->nterms - 1;
+			t->bind = NULL;
+			t->root = false;
+			t->shared = true;   /* its node is matched where s is */
+			t->cidx = -1;
+			t->output = p->output;
+			t->node_of = node_of(n);
+			t->types = output_types(t->domain, t->name, p->output);
+			return t;
+		}
 		if (p->has_output) {
 			unsupported(ri, "an output '%s#%d' of a node binding", p->name, p->output);
 			return NULL;
@@ -345,6 +418,8 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 		t->optional = p->optional;
 		t->g_const = b ? b->is_const : false;
 		t->g_optional = b ? b->optional || p->optional : true;
+		t->nots = p->nots;
+		t->nnots = p->nnots;
 		if (b && b->type != TY_NODE)
 			note_var(ri, p->name, t);
 		return t;
@@ -352,6 +427,8 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 	case PAT_WILDCARD: {
 		Term *t = lhs_term(an, ri, T_ANY);
 		t->optional = p->optional;
+		t->nots = p->nots;
+		t->nnots = p->nnots;
 		return t;
 	}
 	case PAT_LITERAL: {
@@ -359,9 +436,12 @@ static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool roo
 		t->lit = p->lit;
 		return t;
 	}
-	case PAT_REST:
-		unsupported(ri, "a rest list ('%s...')", p->name);
-		return NULL;
+	case PAT_REST: {
+		Term *t = lhs_term(an, ri, T_REST);
+		t->name = p->name;
+		note_var(ri, p->name, t);
+		return t;
+	}
 	}
 	return NULL;
 }
@@ -425,6 +505,11 @@ static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
 		t->name = e->s;
 		t->is_const = t->g_const = b->is_const;
 		t->optional = t->g_optional = b->optional;
+		VarRef *v = find_var(ri, e->s);
+		if (v && (v->t->kind == T_VAR || v->t->kind == T_ANY)) {
+			t->nots = v->t->nots;   /* the value x:!Conv matched is still no Conv output */
+			t->nnots = v->t->nnots;
+		}
 		return t;
 	}
 	case EXPR_INT: case EXPR_FLOAT: {
@@ -709,9 +794,28 @@ static const Term *b_attr(Sub *s, const Term *b, const char *name)
 
 static bool sub_match(Sub *s, const Term *a, const Term *b);
 
+static void note_hit(Sub *s, const Term *b)
+{
+	if (s->nhit == s->caphit) {
+		s->caphit = s->caphit ? 2 * s->caphit : 16;
+		s->hit = realloc(s->hit, sizeof *s->hit * (size_t)s->caphit);
+		if (!s->hit)
+			abort();
+	}
+	s->hit[s->nhit++] = b;
+}
+
 static bool sub_op(Sub *s, const Term *a, const Term *b)
 {
 	b = resolve(s, b);
+	if (a->node_of) {
+		/* s#k: B's term must be output k of the node A's s matched */
+		if (!b || b->kind != T_OP || b->output != a->output)
+			return false;
+		const Term *n = resolve(s, bound(s, a->node_of->bind));
+		note_hit(s, b);
+		return n && n->kind == T_OP && node_of(n) == node_of(b);
+	}
 	if (!b || b->kind != T_OP || strcmp(a->name, b->name) != 0 || strcmp(a->domain, b->domain) != 0)
 		return false;
 	if (!a->root && a->output != b->output)
@@ -721,13 +825,7 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 			return false;
 		s->single_use = true;
 	}
-	if (s->nhit == s->caphit) {
-		s->caphit = s->caphit ? 2 * s->caphit : 16;
-		s->hit = realloc(s->hit, sizeof *s->hit * (size_t)s->caphit);
-		if (!s->hit)
-			abort();
-	}
-	s->hit[s->nhit++] = b;
+	note_hit(s, b);
 	if (a->bind && !bind_or_same(s, a->bind, b))
 		return false;
 	for (int i = 0; i < a->nattrs; i++) {
@@ -751,6 +849,13 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 			continue;
 		}
 		const Term *ai = a->slots[swap ? 1 - i : i];
+		if (ai && ai->kind == T_REST) {
+			/* A's rest list takes whatever B has from here on */
+			const Term *br = i < b->nslots ? b->slots[i] : NULL;
+			return br && br->kind == T_REST ? bind_or_same(s, ai->name, br) : true;
+		}
+		if (i < b->nslots && b->slots[i] && b->slots[i]->kind == T_REST)
+			return false;   /* B may have any number of inputs here, A asks for these */
 		/* past B's inputs: absent (vendor ops: anything); a gap of B: any value or none */
 		const Term *bi = i < b->nslots ? b->slots[i] : b->vendor ? NULL : &s->an->absent;
 		if (!bi)
@@ -761,10 +866,41 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 	return true;
 }
 
+/* A's x:!Conv matches only what is surely not an output of those ops. */
+static bool surely_not(const Term *a, const Term *b)
+{
+	if (!a->nnots)
+		return true;
+	if (!b)
+		return false;
+	switch (b->kind) {
+	case T_OP:
+		return not_one_of(b, a->nots, a->nnots);
+	case T_ABSENT:
+		return true;
+	case T_LIT:                 /* a constant: an initializer or a Constant's output */
+		return not_one_of(&(Term){.name = "Constant", .domain = ""}, a->nots, a->nnots);
+	case T_VAR: case T_ANY:
+		for (int i = 0; i < a->nnots; i++) {
+			bool found = false;
+			for (int k = 0; k < b->nnots && !found; k++)
+				found = !strcmp(a->nots[i].name, b->nots[k].name) &&
+				        !strcmp(a->nots[i].domain ? a->nots[i].domain : "", b->nots[k].domain ? b->nots[k].domain : "");
+			if (!found)
+				return false;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool sub_match(Sub *s, const Term *a, const Term *b)
 {
 	if (!a)
 		return true;                /* a gap of A: any value or none */
+	if (a->nnots && !surely_not(a, resolve(s, b)))
+		return false;
 	switch (a->kind) {
 	case T_ANY:
 		return a->optional || present(b);
@@ -875,26 +1011,6 @@ static const char *result_partial(const RuleInfo *ri, const Expr *e)
 	return NULL;
 }
 
-/* The extern a guard or result calls, or NULL. */
-static const char *calls_extern(const Expr *e)
-{
-	if (!e)
-		return NULL;
-	if (e->kind == EXPR_CALL && !dsl_builtin_lookup(e->s))
-		return e->s;
-	for (int i = 0; i < e->n; i++) {
-		const char *x = calls_extern(e->items[i]);
-		if (x)
-			return x;
-	}
-	for (int i = 0; i < e->nattrs; i++) {
-		const char *x = calls_extern(e->attrs[i].value);
-		if (x)
-			return x;
-	}
-	return NULL;
-}
-
 static int result_count(const Rule *r)
 {
 	return r->rhs->kind == EXPR_TUPLE ? r->rhs->n : 1;
@@ -940,15 +1056,19 @@ static void sub_free(Sub *s)
 	free(s->hit);
 }
 
+static bool guard_implied(Sub *s, const RuleInfo *a, const RuleInfo *b);
+static bool guard_excluded(Sub *s, const RuleInfo *ri);
+
 /* Does every graph matching B's left side match A's?  (commit: and does A
- * then surely rewrite it?) */
-static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool commit)
+ * then surely rewrite it?  guards: and does B's guard imply A's?) */
+static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool commit, bool guards)
 {
 	if (!a->lhs || !b->lhs || a->ncommut > MAX_COMMUTATIVE)
 		return false;
 	for (unsigned m = 0; m < 1u << a->ncommut; m++) {
 		Sub s = {.an = an, .b = b, .swaps = m};
-		bool ok = subsumes_with(&s, a, b->lhs, b) && (!commit || commits_where(&s, a, b));
+		bool ok = subsumes_with(&s, a, b->lhs, b) && (!commit || commits_where(&s, a, b)) &&
+		          (!guards || guard_implied(&s, a, b));
 		sub_free(&s);
 		if (ok)
 			return true;
@@ -956,7 +1076,9 @@ static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool co
 	return false;
 }
 
-/* Does the result of r, as a graph, match r's own left side? */
+/* Does the result of r, as a graph, match r's own left side, with r's
+ * guard possibly holding there (not surely false given that it held on
+ * the match the result replaces)? */
 static bool recreates(Analyser *an, RuleInfo *ri)
 {
 	if (!ri->lhs || ri->r->rhs->kind == EXPR_TUPLE || ri->r->lhs->output != 0 || ri->ncommut > MAX_COMMUTATIVE)
@@ -966,7 +1088,7 @@ static bool recreates(Analyser *an, RuleInfo *ri)
 		return false;
 	for (unsigned m = 0; m < 1u << ri->ncommut; m++) {
 		Sub s = {.an = an, .swaps = m};
-		bool ok = subsumes_with(&s, ri, res, NULL);
+		bool ok = subsumes_with(&s, ri, res, NULL) && !guard_excluded(&s, ri);
 		sub_free(&s);
 		if (ok)
 			return true;
@@ -978,6 +1100,7 @@ static bool recreates(Analyser *an, RuleInfo *ri)
 
 typedef struct Class {
 	const Term *op, *lit, *alit;
+	const Term *neg;            /* a term with :!Op, whose ops the value is not */
 	bool absent, present, konst;
 } Class;
 
@@ -1032,6 +1155,9 @@ static bool unify_ops(Uf *u, const Term *x, const Term *y)
 	int n = x->nslots > y->nslots ? x->nslots : y->nslots;
 	for (int i = 0; i < n; i++) {
 		const Term *xi = oriented(u, x, i), *yi = oriented(u, y, i);
+		bool xr = xi && xi->kind == T_REST, yr = yi && yi->kind == T_REST;
+		if (xr || yr)           /* a rest list: any inputs from here on */
+			return !(xr && yr) || unify(u, xi, yi);
 		if (xi && yi && !unify(u, xi, yi))
 			return false;
 	}
@@ -1051,12 +1177,16 @@ static bool unify(Uf *u, const Term *x, const Term *y)
 		.op = cx.op ? cx.op : cy.op,
 		.lit = cx.lit ? cx.lit : cy.lit,
 		.alit = cx.alit ? cx.alit : cy.alit,
+		.neg = cx.neg ? cx.neg : cy.neg,
 		.absent = cx.absent || cy.absent,
 		.present = cx.present || cy.present,
 		.konst = cx.konst || cy.konst,
 	};
 	u->cls[rx] = m;
 	if (m.absent && m.present)
+		return false;
+	if (m.op && ((cx.neg && !not_one_of(m.op, cx.neg->nots, cx.neg->nnots)) ||
+	             (cy.neg && !not_one_of(m.op, cy.neg->nots, cy.neg->nnots))))
 		return false;
 	if (m.op && (m.konst || m.lit) && strcmp(m.op->name, "Constant") != 0)
 		return false;
@@ -1135,8 +1265,8 @@ static void class_init(Class *c, const Term *t)
 	switch (t->kind) {
 	case T_OP: c->op = t; c->present = true; break;
 	case T_LIT: c->lit = t; c->present = c->konst = true; break;
-	case T_VAR: c->present = !t->optional; c->konst = t->is_const; break;
-	case T_ANY: c->present = !t->optional; break;
+	case T_VAR: c->present = !t->optional; c->konst = t->is_const; c->neg = t->nnots ? t : NULL; break;
+	case T_ANY: c->present = !t->optional; c->neg = t->nnots ? t : NULL; break;
 	case T_ALIT: c->alit = t; break;
 	case T_ABSENT: c->absent = true; break;
 	default: break;
@@ -1235,6 +1365,520 @@ static bool results_same(Uf *u, const Expr *x, const Expr *y)
 	       results_same(u, x->items[1], y->items[0]);
 }
 
+/* ---- guards ------------------------------------------------------------------------------ */
+
+/* A guard is the conjunction of its top-level && terms, its atoms.  An atom
+ * that compares an expression, its subject, with a literal (==, !=, <, <=,
+ * >, >=), a || of equalities of one subject, the ! of such a set,
+ * is_int(v) or is_float(v) (a set of dtype(v)) is a constraint: the subject
+ * lies in a set of literals, outside one, or in an interval.  Any other
+ * atom (a helper call, a || of other things) is opaque, compared only as
+ * written.  The two rules' variables are compared through the subsumption
+ * (A's variable -> B's term) or through the unifier.  A guard that cannot
+ * be evaluated (an unknown dtype or rank) does not hold, so a known atom of
+ * B's implies what it implies. */
+
+#define MAX_VALS 16
+
+typedef enum ValKind { V_NUM, V_DTYPE, V_STR } ValKind;
+
+typedef struct Val {
+	ValKind kind;
+	double num;                 /* V_NUM; V_DTYPE: the DType number */
+	const char *s;              /* V_STR */
+} Val;
+
+/* A dtype's DSL name as its DType number (float32 is ONNX's "float"). */
+static int dsl_dtype(const char *name)
+{
+	if (strcmp(name, "float32") == 0)
+		return DT_FLOAT;
+	if (strcmp(name, "float64") == 0)
+		return DT_DOUBLE;
+	return dtype_from_name(name);
+}
+
+typedef enum ConsKind { C_OPAQUE, C_IN, C_NOTIN, C_RANGE } ConsKind;
+
+typedef struct Atom {
+	const Expr *e;              /* the atom as written */
+	ConsKind kind;
+	const Expr *subj;           /* the subject (the value, for dtype(v)) */
+	bool dtype_of;              /* the subject is dtype(subj) */
+	Val v[MAX_VALS];            /* C_IN, C_NOTIN */
+	int n;
+	double lo, hi;              /* C_RANGE */
+	bool lo_in, hi_in;
+} Atom;
+
+static bool val_of(const Expr *e, Val *v)
+{
+	if (num_of(e, &v->num)) {
+		v->kind = V_NUM;
+		return true;
+	}
+	if (e->kind == EXPR_VAR && !e->binding && dsl_is_dtype_name(e->s) && dsl_dtype(e->s)) {
+		v->kind = V_DTYPE;
+		v->num = dsl_dtype(e->s);
+		return true;
+	}
+	if (e->kind == EXPR_STRING) {
+		v->kind = V_STR;
+		v->s = e->s;
+		return true;
+	}
+	return false;
+}
+
+/* 1 equal, 0 not, -1 not comparable */
+static int val_eq(const Val *a, const Val *b)
+{
+	if (a->kind != b->kind)
+		return -1;
+	return a->kind == V_STR ? strcmp(a->s, b->s) == 0 : a->num == b->num;
+}
+
+/* Does v satisfy atom x?  1 yes, 0 no, -1 unknown. */
+static int sat(const Atom *x, const Val *v)
+{
+	switch (x->kind) {
+	case C_IN: case C_NOTIN: {
+		bool in = false;
+		for (int i = 0; i < x->n; i++) {
+			int e = val_eq(&x->v[i], v);
+			if (e < 0)
+				return -1;
+			in = in || e;
+		}
+		return in == (x->kind == C_IN);
+	}
+	case C_RANGE:
+		if (v->kind != V_NUM || isnan(v->num))
+			return v->kind == V_NUM ? 0 : -1;
+		return (v->num > x->lo || (v->num == x->lo && x->lo_in)) && (v->num < x->hi || (v->num == x->hi && x->hi_in));
+	default:
+		return -1;
+	}
+}
+
+/* is_int(v) and is_float(v), as rw_gen.c's rwg_is_int and rwg_is_float decide */
+static const int int_dtypes[] = {DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_INT4,
+                                 DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_UINT4};
+static const int float_dtypes[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_FLOAT8E4M3FN,
+                                   DT_FLOAT8E4M3FNUZ, DT_FLOAT8E5M2, DT_FLOAT8E5M2FNUZ, DT_FLOAT4E2M1};
+
+static void set_subject(Atom *a, const Expr *subj)
+{
+	a->dtype_of = subj->kind == EXPR_CALL && strcmp(subj->s, "dtype") == 0 && subj->n == 1;
+	a->subj = a->dtype_of ? subj->items[0] : subj;
+}
+
+/* x op lit (or lit op x) */
+static void compare_atom(const Expr *e, Atom *a)
+{
+	static const ExprOp flipped[] = {[EX_EQ] = EX_EQ, [EX_NE] = EX_NE, [EX_LT] = EX_GT,
+	                                 [EX_LE] = EX_GE, [EX_GT] = EX_LT, [EX_GE] = EX_LE};
+	const Expr *subj = e->items[0], *lit = e->items[1];
+	ExprOp op = e->op;
+	Val v, w;
+	if (val_of(subj, &w)) {
+		if (val_of(lit, &v))
+			return;             /* two literals */
+		subj = e->items[1];
+		lit = e->items[0];
+		op = flipped[op];
+	}
+	if (!val_of(lit, &v))
+		return;
+	set_subject(a, subj);
+	if (a->dtype_of != (v.kind == V_DTYPE))
+		return;
+	if (op == EX_EQ || op == EX_NE) {
+		a->kind = op == EX_EQ ? C_IN : C_NOTIN;
+		a->v[a->n++] = v;
+		return;
+	}
+	if (v.kind != V_NUM || isnan(v.num))
+		return;
+	a->kind = C_RANGE;
+	a->lo = -INFINITY;
+	a->hi = INFINITY;
+	if (op == EX_LT || op == EX_LE) {
+		a->hi = v.num;
+		a->hi_in = op == EX_LE;
+	} else {
+		a->lo = v.num;
+		a->lo_in = op == EX_GE;
+	}
+}
+
+static void atom_of(const Expr *e, Atom *a)
+{
+	memset(a, 0, sizeof *a);
+	a->e = e;
+	a->kind = C_OPAQUE;
+	if (e->kind == EXPR_BINARY && e->op >= EX_EQ && e->op <= EX_GE) {
+		compare_atom(e, a);
+	} else if (e->kind == EXPR_BINARY && e->op == EX_OR) {
+		Atom x, y;
+		atom_of(e->items[0], &x);
+		atom_of(e->items[1], &y);
+		if (x.kind == C_IN && y.kind == C_IN && x.dtype_of == y.dtype_of && expr_equal(x.subj, y.subj) &&
+		    x.n + y.n <= MAX_VALS) {
+			*a = x;
+			a->e = e;
+			for (int i = 0; i < y.n; i++)
+				a->v[a->n++] = y.v[i];
+		}
+	} else if (e->kind == EXPR_UNARY && e->op == EX_NOT) {
+		atom_of(e->items[0], a);
+		a->e = e;
+		if (a->kind == C_IN || a->kind == C_NOTIN)
+			a->kind = a->kind == C_IN ? C_NOTIN : C_IN;
+		else
+			a->kind = C_OPAQUE;
+	} else if (e->kind == EXPR_CALL && e->n == 1 && (!strcmp(e->s, "is_int") || !strcmp(e->s, "is_float"))) {
+		bool is_int = e->s[3] == 'i';
+		const int *dts = is_int ? int_dtypes : float_dtypes;
+		size_t n = is_int ? sizeof int_dtypes / sizeof *int_dtypes : sizeof float_dtypes / sizeof *float_dtypes;
+		a->kind = C_IN;
+		a->dtype_of = true;
+		a->subj = e->items[0];
+		for (size_t i = 0; i < n; i++)
+			a->v[a->n++] = (Val){.kind = V_DTYPE, .num = dts[i]};
+	}
+}
+
+static void split_guard(RuleInfo *ri, const Expr *e, int *cap)
+{
+	if (!e)
+		return;
+	if (e->kind == EXPR_BINARY && e->op == EX_AND) {
+		split_guard(ri, e->items[0], cap);
+		split_guard(ri, e->items[1], cap);
+		return;
+	}
+	if (ri->natoms == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		ri->atoms = realloc(ri->atoms, sizeof *ri->atoms * (size_t)*cap);
+		if (!ri->atoms)
+			abort();
+	}
+	atom_of(e, &ri->atoms[ri->natoms++]);
+}
+
+
+/* An atom S == T (neither a literal) lets what the guard says of T be said
+ * of S, and the other way round: len(ints(u)) == len(ints(a)) && len(ints(a)) > 0
+ * gives len(ints(u)) > 0.  One step, no chains. */
+static void derive_equals(RuleInfo *ri, int *cap)
+{
+	int n = ri->natoms;
+	for (int i = 0; i < n; i++) {
+		const Expr *e = ri->atoms[i].e;
+		Val v;
+		if (e->kind != EXPR_BINARY || e->op != EX_EQ || val_of(e->items[0], &v) || val_of(e->items[1], &v))
+			continue;
+		for (int side = 0; side < 2; side++) {
+			const Expr *from = e->items[side], *to = e->items[1 - side];
+			for (int k = 0; k < n; k++) {
+				Atom *a = &ri->atoms[k];
+				if (k == i || a->kind == C_OPAQUE || a->dtype_of || !expr_equal(a->subj, from))
+					continue;
+				if (ri->natoms == *cap) {
+					*cap = 2 * *cap;
+					ri->atoms = realloc(ri->atoms, sizeof *ri->atoms * (size_t)*cap);
+					if (!ri->atoms)
+						abort();
+					a = &ri->atoms[k];
+				}
+				Atom d = *a;
+				d.subj = to;
+				d.e = NULL;     /* derived: compared by its constraint only */
+				ri->atoms[ri->natoms++] = d;
+			}
+		}
+	}
+}
+
+/* How two rules' variables correspond: A's (side 0) and B's (side 1). */
+typedef struct GMap {
+	const RuleInfo *ri[2];
+	Sub *s;                     /* A's variables -> B's terms (shadowing, recreation) */
+	Uf *u;                      /* or the unifier (conflicts) */
+} GMap;
+
+static bool pattern_var(const RuleInfo *ri, const Expr *v)
+{
+	return v->binding && find_var(ri, v->s) != NULL;
+}
+
+/* The name B's guard knows term t by, if any. */
+static const char *term_name(const Term *t)
+{
+	if (!t)
+		return NULL;
+	if (t->kind == T_VAR || t->kind == T_AVAR || t->kind == T_REST)
+		return t->name;
+	return t->kind == T_OP ? t->bind : NULL;
+}
+
+static bool gvar_same(const GMap *g, const Expr *x, const Expr *y)
+{
+	bool px = pattern_var(g->ri[0], x), py = pattern_var(g->ri[1], y);
+	if (!px || !py)             /* a quantifier's element (or a dtype's name) */
+		return !px && !py && strcmp(x->s, y->s) == 0;
+	if (g->u)
+		return var_class(g->u, 0, x->s) == var_class(g->u, 1, y->s);
+	const char *n = term_name(resolve(g->s, bound(g->s, x->s)));
+	return n && strcmp(n, y->s) == 0;
+}
+
+/* The literal an attribute variable of side `side` surely is, or NULL. */
+static const Expr *gvar_lit(const GMap *g, int side, const Expr *v)
+{
+	if (!pattern_var(g->ri[side], v))
+		return NULL;
+	const Term *t = NULL;
+	if (g->u) {
+		int c = var_class(g->u, side, v->s);
+		t = c >= 0 ? g->u->cls[c].alit : NULL;
+	} else if (side == 0) {
+		t = resolve(g->s, bound(g->s, v->s));
+	}
+	return t && t->kind == T_ALIT && is_literal(t->lit) ? t->lit : NULL;
+}
+
+/* The dtypes a variable of side `side` may have: those of the op that
+ * makes it, if the match says; 0 when not known. */
+static const Term *gvar_op(const GMap *g, int side, const Expr *v);
+
+static uint32_t gvar_types(const GMap *g, int side, const Expr *v)
+{
+	const Term *t = gvar_op(g, side, v);
+	return t ? t->types : 0;
+}
+
+/* Atom x of side `side` on the dtype of a value an op makes: 1 true for
+ * every dtype the op allows, 0 for none, -1 not known. */
+static int atom_on_types(const GMap *g, int side, const Atom *x)
+{
+	uint32_t m = x->kind != C_OPAQUE && x->dtype_of ? gvar_types(g, side, x->subj) : 0;
+	if (!m)
+		return -1;
+	bool some = false, all = true;
+	for (int dt = 1; dt < 32; dt++) {
+		if (!(m >> dt & 1))
+			continue;
+		int r = sat(x, &(Val){.kind = V_DTYPE, .num = dt});
+		some = some || r != 0;
+		all = all && r == 1;
+	}
+	return all ? 1 : some ? -1 : 0;
+}
+
+/* x (of A) and y (of B) are the same expression of the same values. */
+static bool gx_equal(const GMap *g, const Expr *x, const Expr *y)
+{
+	double a, b;
+	if (num_of(x, &a) && num_of(y, &b))
+		return same_num(a, b) && x->tol == y->tol;
+	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
+		return false;
+	switch (x->kind) {
+	case EXPR_VAR:
+		if (x->binding && y->binding)
+			return gvar_same(g, x, y);
+		return !x->binding && !y->binding && strcmp(x->s, y->s) == 0;
+	case EXPR_STRING: case EXPR_CALL: case EXPR_QUANT:
+		if (strcmp(x->s, y->s) != 0)
+			return false;
+		break;
+	case EXPR_OP:
+		return false;
+	default:
+		break;
+	}
+	for (int i = 0; i < x->n; i++)
+		if (!gx_equal(g, x->items[i], y->items[i]))
+			return false;
+	return true;
+}
+
+static bool same_subject(const GMap *g, const Atom *x, const Atom *y)
+{
+	return x->kind != C_OPAQUE && y->kind != C_OPAQUE && x->dtype_of == y->dtype_of && gx_equal(g, x->subj, y->subj);
+}
+
+/* Does constraint y imply constraint x (of the same subject)? */
+static bool cons_implies(const Atom *y, const Atom *x)
+{
+	switch (y->kind) {
+	case C_IN:
+		for (int i = 0; i < y->n; i++)
+			if (sat(x, &y->v[i]) != 1)
+				return false;
+		return true;
+	case C_NOTIN:
+		if (x->kind != C_NOTIN)
+			return false;
+		for (int i = 0; i < x->n; i++) {
+			bool found = false;
+			for (int k = 0; k < y->n && !found; k++)
+				found = val_eq(&x->v[i], &y->v[k]) == 1;
+			if (!found)
+				return false;
+		}
+		return true;
+	case C_RANGE:
+		if (x->kind == C_NOTIN) {
+			for (int i = 0; i < x->n; i++)
+				if (sat(y, &x->v[i]) != 0)
+					return false;
+			return true;
+		}
+		return x->kind == C_RANGE && (x->lo < y->lo || (x->lo == y->lo && (x->lo_in || !y->lo_in))) &&
+		       (x->hi > y->hi || (x->hi == y->hi && (x->hi_in || !y->hi_in)));
+	default:
+		return false;
+	}
+}
+
+/* Can no subject satisfy both? */
+static bool cons_exclusive(const Atom *x, const Atom *y)
+{
+	if (y->kind == C_IN) {
+		const Atom *t = x;
+		x = y;
+		y = t;
+	}
+	if (x->kind == C_IN) {
+		for (int i = 0; i < x->n; i++)
+			if (sat(y, &x->v[i]) != 0)
+				return false;
+		return true;
+	}
+	if (x->kind == C_RANGE && y->kind == C_RANGE)
+		return x->hi < y->lo || (x->hi == y->lo && !(x->hi_in && y->lo_in)) || y->hi < x->lo ||
+		       (y->hi == x->lo && !(y->hi_in && x->lo_in));
+	return false;
+}
+
+/* The op term that makes variable v of side `side`, if the match says. */
+static const Term *gvar_op(const GMap *g, int side, const Expr *v)
+{
+	if (v->kind != EXPR_VAR || !pattern_var(g->ri[side], v))
+		return NULL;
+	const Term *t = NULL;
+	if (g->u) {
+		int c = var_class(g->u, side, v->s);
+		t = c >= 0 ? g->u->cls[c].op : NULL;
+	} else if (side == 0) {
+		t = resolve(g->s, bound(g->s, v->s));
+	}
+	return t && t->kind == T_OP ? t : NULL;
+}
+
+/* The rank of variable v of side `side`, when an op of the match fixes it
+ * (a Transpose's perm literal has one item per axis); -1 if not known. */
+static int gvar_rank(const GMap *g, int side, const Expr *v)
+{
+	const Term *t = gvar_op(g, side, v);
+	if (!t || *t->domain || strcmp(t->name, "Transpose") != 0)
+		return -1;
+	for (int i = 0; i < t->nattrs; i++) {
+		if (strcmp(t->attrs[i].name, "perm") != 0)
+			continue;
+		const Term *p = t->attrs[i].value;
+		if (g->u && p->id >= 0 && p->kind == T_AVAR) {
+			const Term *l = g->u->cls[find(g->u, gid(g->u, p))].alit;
+			p = l ? l : p;
+		}
+		return p->kind == T_ALIT && p->lit->kind == EXPR_LIST && is_literal(p->lit) ? p->lit->n : -1;
+	}
+	return -1;
+}
+
+/* Atom x of side `side` on an attribute variable the match pins to a
+ * literal, or on the rank of a value an op of the match fixes: 1 true
+ * there, 0 false, -1 not known. */
+static int atom_on_literal(const GMap *g, int side, const Atom *x)
+{
+	if (x->kind == C_OPAQUE || x->dtype_of)
+		return -1;
+	const Expr *e = x->subj;
+	if (e->kind == EXPR_CALL && strcmp(e->s, "rank") == 0 && e->n == 1) {
+		int r = gvar_rank(g, side, e->items[0]);
+		return r >= 0 ? sat(x, &(Val){.kind = V_NUM, .num = r}) : -1;
+	}
+	if (e->kind != EXPR_VAR)
+		return -1;
+	const Expr *l = gvar_lit(g, side, e);
+	Val v;
+	return l && val_of(l, &v) ? sat(x, &v) : -1;
+}
+
+/* Does B's guard make atom x of A hold? */
+static bool atom_implied(const GMap *g, const Atom *x, const RuleInfo *b)
+{
+	if (atom_on_literal(g, 0, x) == 1 || atom_on_types(g, 0, x) == 1)
+		return true;
+	for (int i = 0; i < b->natoms; i++) {
+		const Atom *y = &b->atoms[i];
+		if ((x->e && y->e && gx_equal(g, x->e, y->e)) || (same_subject(g, x, y) && cons_implies(y, x)))
+			return true;
+	}
+	return false;
+}
+
+/* Can atom x of A and atom y of B not both hold? */
+static bool atoms_exclusive(const GMap *g, const Atom *x, const Atom *y)
+{
+	const Expr *xe = x->e, *ye = y->e;
+	if (!xe || !ye)
+		return same_subject(g, x, y) && cons_exclusive(x, y);
+	if (xe->kind == EXPR_UNARY && xe->op == EX_NOT && gx_equal(g, xe->items[0], ye))
+		return true;
+	if (ye->kind == EXPR_UNARY && ye->op == EX_NOT && gx_equal(g, xe, ye->items[0]))
+		return true;
+	return same_subject(g, x, y) && cons_exclusive(x, y);
+}
+
+/* Can A's guard and B's not both hold on one match? */
+static bool guards_exclusive(const GMap *g, const RuleInfo *a, const RuleInfo *b)
+{
+	for (int i = 0; i < a->natoms; i++)
+		if (atom_on_literal(g, 0, &a->atoms[i]) == 0 || atom_on_types(g, 0, &a->atoms[i]) == 0)
+			return true;
+	for (int k = 0; k < b->natoms; k++)
+		if (atom_on_literal(g, 1, &b->atoms[k]) == 0 || atom_on_types(g, 1, &b->atoms[k]) == 0)
+			return true;
+	for (int i = 0; i < a->natoms; i++)
+		for (int k = 0; k < b->natoms; k++)
+			if (atoms_exclusive(g, &a->atoms[i], &b->atoms[k]))
+				return true;
+	return false;
+}
+
+/* Under subsumption s of B by A: does B's guard imply every atom of A's? */
+static bool guard_implied(Sub *s, const RuleInfo *a, const RuleInfo *b)
+{
+	GMap g = {.ri = {a, b}, .s = s};
+	for (int i = 0; i < a->natoms; i++)
+		if (a->atoms[i].e && !atom_implied(&g, &a->atoms[i], b))   /* derived atoms follow from the others */
+			return false;
+	return true;
+}
+
+/* s matched ri's left side against its own result, ri's variables standing
+ * for the values they had at the match the result replaces: is ri's guard
+ * surely false there, given that it held on that match? */
+static bool guard_excluded(Sub *s, const RuleInfo *ri)
+{
+	GMap g = {.ri = {ri, ri}, .s = s};
+	return guards_exclusive(&g, ri, ri);
+}
+
 /* Is there a graph both left sides match, where the results differ? */
 static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
 {
@@ -1253,6 +1897,8 @@ static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
 			free(color);
 		}
 		overlap = overlap && single_use_holds(&u, 0) && single_use_holds(&u, 1);
+		GMap g = {.ri = {a, b}, .u = &u};
+		overlap = overlap && !guards_exclusive(&g, a, b);
 		bool differ = overlap && !results_same(&u, a->r->rhs, b->r->rhs);
 		free(u.parent);
 		free(u.cls);
@@ -1288,20 +1934,11 @@ static void describe(Analyser *an, RuleInfo *ri)
 	ri->lhs = from_pattern(an, ri, p, true);
 	if (ri->skip == SKIP_CONSTRUCT)
 		ri->lhs = NULL;
-	/* a guard or a helper is the reason to give, even with a construct too */
-	const char *helper = calls_extern(r->guard);
-	if (helper) {
-		ri->skip = SKIP_HELPER;
-		snprintf(ri->why, sizeof ri->why, "its guard calls the helper '%s'", helper);
-	} else if ((helper = calls_extern(r->rhs)) != NULL) {
-		ri->skip = SKIP_HELPER;
-		snprintf(ri->why, sizeof ri->why, "its result calls the helper '%s'", helper);
-	} else if (r->guard) {
-		ri->skip = SKIP_GUARD;
-		snprintf(ri->why, sizeof ri->why, "it has a guard");
-	}
 	if (!ri->lhs)
 		return;
+	int cap = 0;
+	split_guard(ri, r->guard, &cap);
+	derive_equals(ri, &cap);
 	ri->partial = result_partial(ri, r->rhs);
 }
 
@@ -1426,7 +2063,7 @@ static void check_shadowed(Analyser *an, RuleInfo *b)
 			continue;
 		if (a->partial) {
 			/* it would shadow b if its result always built: say so rather than pass */
-			if (subsumes(an, a, b, false) && a->skip == SKIP_NONE) {
+			if (subsumes(an, a, b, false, true) && a->skip == SKIP_NONE) {
 				a->skip = SKIP_RESULT;
 				snprintf(a->why, sizeof a->why,
 				         "its result may fail to build (%s), so whether it shadows '%s' is not decided",
@@ -1434,7 +2071,7 @@ static void check_shadowed(Analyser *an, RuleInfo *b)
 			}
 			continue;
 		}
-		if (subsumes(an, a, b, true) && (!best || tried_before(a, best)))
+		if (subsumes(an, a, b, true, true) && (!best || tried_before(a, best)))
 			best = a;
 	}
 	if (best) {
@@ -1450,13 +2087,12 @@ static void check_conflicts(Analyser *an, RuleInfo *b)
 {
 	for (int i = b->glo; i < b->ghi; i++) {
 		RuleInfo *a = an->group[i];
-		if (a == b || !a->lhs || a->skip == SKIP_GUARD || a->skip == SKIP_HELPER ||
-		    a->r->priority != b->r->priority || a->order > b->order || a->shadowed)
+		if (a == b || !a->lhs || a->r->priority != b->r->priority || a->order > b->order || a->shadowed)
 			continue;
 		if (a->level != b->level || !ranges_meet(a, b))
 			continue;
 		/* a special case before a general rule is deliberate, not a conflict */
-		if (subsumes(an, a, b, false) || subsumes(an, b, a, false))
+		if (subsumes(an, a, b, false, false) || subsumes(an, b, a, false, false))
 			continue;
 		if (conflicts(an, a, b)) {
 			dsl_warning(an->d, b->f, name_pos(b->r),
@@ -1471,8 +2107,6 @@ static void check_conflicts(Analyser *an, RuleInfo *b)
 static const char *skip_kind(Skip s)
 {
 	switch (s) {
-	case SKIP_GUARD: return "guard";
-	case SKIP_HELPER: return "helper";
 	case SKIP_CONSTRUCT: return "unsupported construct";
 	case SKIP_RESULT: return "result that may not build";
 	default: return NULL;
@@ -1510,7 +2144,7 @@ bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 			check_shadowed(&an, &an.rules[i]);
 	for (int i = 0; i < an.nrules; i++) {
 		RuleInfo *ri = &an.rules[i];
-		if (!ri->lhs || ri->skip == SKIP_GUARD || ri->skip == SKIP_HELPER || ri->shadowed)
+		if (!ri->lhs || ri->shadowed)
 			continue;
 		check_conflicts(&an, ri);
 		if (recreates(&an, ri))
@@ -1536,6 +2170,7 @@ bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 	}
 	for (int i = 0; i < an.nrules; i++) {
 		free(an.rules[i].terms);
+		free(an.rules[i].atoms);
 		free(an.rules[i].text);
 		free(an.rules[i].vars);
 		namemap_free(an.rules[i].var_index);
@@ -1561,10 +2196,10 @@ char *dsl_analysis_summary(const DslAnalysis *a)
 {
 	if (!a || a->nskipped == 0)
 		return NULL;
-	static const char *const kinds[] = {"guard", "helper", "unsupported construct", "result that may not build"};
-	const char *seen[4];
+	static const char *const kinds[] = {"unsupported construct", "result that may not build"};
+	const char *seen[2];
 	int nseen = 0;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < a->nskipped; i++)
 			if (strcmp(a->skipped[i].kind, kinds[k]) == 0) {
 				seen[nseen++] = kinds[k];

@@ -3,14 +3,17 @@
  * After dsl_check has passed, graftc asks dsl_analyse about the rules of one
  * run, grouped by root op and taken in the engine's order (higher priority
  * first, then source order across the files):
- *   - a warning for a rule shadowed by an unguarded rule tried before it
- *     whose left side is as general (the later rule never fires);
- *   - a warning for two unguarded rules of equal priority whose left sides
- *     overlap and whose right sides differ there;
- *   - an error for a rule whose right side matches its own left side again.
- * What cannot be decided (guards, helpers, constructs the analysis does not
- * handle) is listed in DslAnalysis, never silently passed.  See the section
- * "Compile-time analysis" of docs/rule-language.md. */
+ *   - a warning for a rule shadowed by a rule tried before it whose left
+ *     side is as general and whose guard (the conjunction of its && terms)
+ *     follows from the later rule's guard (the later rule never fires);
+ *   - a warning for two rules of equal priority whose left sides overlap,
+ *     whose guards are not provably exclusive and whose right sides differ;
+ *   - an error for a rule whose right side matches its own left side again
+ *     with its guard possibly holding there.
+ * Guards and helpers are analysed (a helper call is compared as written).
+ * What cannot be decided (a construct the analysis does not model, a result
+ * that may not build) is listed in DslAnalysis, never silently passed.  See
+ * the section "Compile-time analysis" of docs/rule-language.md. */
 #ifndef GRAFT_DSL_ANALYSE_H
 #define GRAFT_DSL_ANALYSE_H
 
@@ -23,9 +26,10 @@
 typedef struct DslUnanalysed {
 	const RuleFile *file;
 	const Rule *rule;
-	const char *kind;           /* for the summary: "guard", "helper", "unsupported construct",
+	const char *kind;           /* for the summary: "unsupported construct" or
 	                               "result that may not build" */
-	char reason[200];           /* for --analysis: "its guard calls the helper 'f'" */
+	char reason[200];           /* for --analysis: "it uses an input bound through its older
+	                               attribute ('axes'), which the analysis does not model" */
 } DslUnanalysed;
 
 typedef struct DslAnalysis {
@@ -39,7 +43,7 @@ typedef struct DslAnalysis {
 bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out);
 void dsl_analysis_free(DslAnalysis *a);
 
-/* "not analysed (guard or helper): a, b" (malloc'ed), or NULL when every
+/* "not analysed (unsupported construct): a, b" (malloc'ed), or NULL when every
  * rule was analysed. */
 char *dsl_analysis_summary(const DslAnalysis *a);
 

@@ -88,15 +88,23 @@ char dsl_type_letter(DslType t)
 	}
 }
 
+/* The levels' names: the one table the rules files, --level, --enable and
+ * --disable, the audit and the report read. */
+static const char *const level_names[] = {
+	[LEVEL_NONE] = "none", [LEVEL_BASIC] = "basic", [LEVEL_EXTENDED] = "extended", [LEVEL_LAYOUT] = "layout",
+};
+
 const char *dsl_level_name(Level l)
 {
-	switch (l) {
-	case LEVEL_NONE: return "none";
-	case LEVEL_BASIC: return "basic";
-	case LEVEL_EXTENDED: return "extended";
-	case LEVEL_LAYOUT: return "layout";
-	}
-	return "?";
+	return l >= LEVEL_NONE && l <= LEVEL_LAYOUT ? level_names[l] : "?";
+}
+
+Level dsl_level_parse(const char *name, size_t len)
+{
+	for (Level l = LEVEL_BASIC; l <= LEVEL_LAYOUT; l++)
+		if (strlen(level_names[l]) == len && strncmp(name, level_names[l], len) == 0)
+			return l;
+	return LEVEL_NONE;
 }
 
 bool dsl_expr_emits_vendor(const Expr *e)

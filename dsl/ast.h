@@ -241,5 +241,8 @@ const char *dsl_type_name(DslType t);
  * (com.microsoft), in its operands or attribute values? */
 bool dsl_expr_emits_vendor(const Expr *e);
 const char *dsl_level_name(Level l);
+/* The level named by name[0..len) ("basic", "extended", "layout"), or
+ * LEVEL_NONE. */
+Level dsl_level_parse(const char *name, size_t len);
 
 #endif

@@ -235,8 +235,7 @@ void dsl_resynced(DslParser *p)
 
 static Level level_of(Token t)
 {
-	return tokis(t, "basic") ? LEVEL_BASIC : tokis(t, "extended") ? LEVEL_EXTENDED :
-	       tokis(t, "layout") ? LEVEL_LAYOUT : LEVEL_NONE;
+	return t.z ? dsl_level_parse(t.z, t.n) : LEVEL_NONE;
 }
 
 static void unknown_level(DslParser *p, Token t)

@@ -173,9 +173,6 @@ IrModel *ir_model_new(void)
 	return m;
 }
 
-void ir_tensors_free(IrModel *m); /* tensor.c */
-void ir_proto_free(IrModel *m);   /* onnx_load.c */
-
 void ir_model_free(IrModel *m)
 {
 	if (!m)

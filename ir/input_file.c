@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,26 +56,32 @@ const char *ir_open_strerror(int err)
  * cleanup hook (temporary outputs to remove), and exit status 1.  Only
  * async-signal-safe calls in the handler: write, _exit. */
 
-enum { GUARD_SLOTS = 16, GUARD_PATH = 1024 };
-
-static struct {
-	volatile sig_atomic_t used;
+/* The guarded mappings, as many as are mapped (a model with external data
+ * maps each data file).  The table grows outside the handler only: a
+ * SIGBUS comes from touching a mapping, never from inside ir_guard_add
+ * (graft runs one thread), so the handler always sees a whole table. */
+typedef struct Guarded {
 	const uint8_t *base;
 	size_t len;
-	char path[GUARD_PATH];
-} guarded[GUARD_SLOTS];
+	char *path;
+} Guarded;
+
+static Guarded *volatile guarded;
+static volatile sig_atomic_t nguarded;
+static int guard_cap;
 static void (*guard_cleanup)(void);
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
 	(void)ctx;
 	const uint8_t *a = si->si_addr;
-	for (int i = 0; i < GUARD_SLOTS; i++) {
-		if (!guarded[i].used || a < guarded[i].base || a >= guarded[i].base + guarded[i].len)
+	for (int i = 0; i < nguarded; i++) {
+		const Guarded *gd = &guarded[i];
+		if (!gd->base || a < gd->base || a >= gd->base + gd->len)
 			continue;
 		static const char pre[] = "graft: ", post[] = ": the file changed size while graft was reading it\n";
 		ssize_t r = write(2, pre, sizeof pre - 1);
-		r = write(2, guarded[i].path, strnlen(guarded[i].path, GUARD_PATH));
+		r = write(2, gd->path, strlen(gd->path));
 		r = write(2, post, sizeof post - 1);
 		(void)r;
 		if (guard_cleanup)
@@ -101,20 +108,41 @@ bool ir_guard_mapped_inputs(void (*cleanup)(void))
 
 void ir_guard_add(const void *base, size_t len, const char *path)
 {
-	for (int i = 0; i < GUARD_SLOTS; i++)
-		if (!guarded[i].used) {
-			guarded[i].base = base;
+	char *copy = strdup(path);
+	if (!copy)
+		return; /* out of memory: this mapping goes unguarded */
+	for (int i = 0; i < nguarded; i++)
+		if (!guarded[i].base) {
+			guarded[i].path = copy;
 			guarded[i].len = len;
-			snprintf(guarded[i].path, GUARD_PATH, "%s", path);
-			guarded[i].used = 1;
+			guarded[i].base = base;
 			return;
 		}
-	/* more than 16 models mapped at once: the rest go unguarded */
+	if (nguarded == guard_cap) {
+		/* a new table, filled, then published: the old one stays valid
+		 * until the pointer moves (and is freed after) */
+		int cap = guard_cap ? 2 * guard_cap : 16;
+		Guarded *t = calloc((size_t)cap, sizeof *t), *old = guarded;
+		if (!t) {
+			free(copy);
+			return;
+		}
+		if (nguarded)
+			memcpy(t, old, sizeof *t * (size_t)nguarded);
+		guarded = t;
+		guard_cap = cap;
+		free(old);
+	}
+	guarded[nguarded] = (Guarded){base, len, copy};
+	nguarded++;
 }
 
 void ir_guard_remove(const void *base)
 {
-	for (int i = 0; i < GUARD_SLOTS; i++)
-		if (guarded[i].used && guarded[i].base == base)
-			guarded[i].used = 0;
+	for (int i = 0; i < nguarded; i++)
+		if (guarded[i].base == base) {
+			guarded[i].base = NULL;
+			free(guarded[i].path);
+			guarded[i].path = NULL;
+		}
 }

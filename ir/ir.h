@@ -307,6 +307,11 @@ void ir_value_set_type(IrModel *m, ValueId v, int dtype, const Shape *shape);
 /* v's type as the audit shows it: "float[1,N,?]", "float[]" for a scalar,
  * "float[*]" for an unknown rank. */
 void ir_value_type_print(const IrValue *v, FILE *f);
+/* What value v is declared to hold, from the graph input or output entry it
+ * came with (onnx_load.c): a sequence, an optional, or else a tensor (also
+ * when nothing is declared). */
+typedef enum IrDeclKind { IR_DECL_TENSOR = 0, IR_DECL_SEQUENCE, IR_DECL_OPTIONAL } IrDeclKind;
+IrDeclKind ir_value_declared_kind(IrModel *m, ValueId v);
 /* A constant: an initializer callers cannot override.  An initializer also
  * listed as a graph input is overridable from IR version 4 on; before that
  * ONNX required every initializer to be listed as an input, so it is not. */
@@ -374,6 +379,21 @@ TensorId ir_tensor_deferred(IrModel *m, int dtype, const int64_t *dims, int rank
  * without computing or copying the rest of a deferred or misaligned tensor:
  * for streaming and sampling.  A range outside t writes nothing. */
 void ir_tensor_read(IrModel *m, TensorId t, size_t off, size_t len, uint8_t *out);
+/* String element i of a DT_STRING tensor: its bytes (not NUL-terminated),
+ * the count in *len; NULL past the strings the tensor holds. */
+const uint8_t *ir_tensor_string(IrModel *m, TensorId t, int64_t i, size_t *len);
+/* A serialized TensorProto (a .pb file of ONNX's backend tests, an item of
+ * a SequenceProto) as a tensor of m: the message is kept in m's arena, its
+ * name in *name (NULL if it has none).  0 when the bytes are no TensorProto
+ * (*parsed false, nothing said) or the tensor in them is not valid (*parsed
+ * true, the reason on d, naming `where`). */
+TensorId ir_tensor_decode(IrModel *m, const uint8_t *buf, size_t len, const char *where, const char **name,
+                          bool *parsed, Diag *d);
+/* A tensor as a serialized TensorProto named `name` (malloc'd, *len bytes):
+ * dtype, dims, and nbytes of raw little-endian data, or for DT_STRING the
+ * product of dims NUL-terminated strings (data is char *[]; NULL for ""). */
+uint8_t *ir_tensor_encode(const char *name, int dtype, int rank, const int64_t *dims, const void *data,
+                          size_t nbytes, size_t *len);
 /* A deferred tensor's recipe reads t: its bytes stay until the hold ends,
  * whatever happens to the values holding t. */
 void ir_tensor_hold(IrModel *m, TensorId t);

@@ -450,6 +450,23 @@ typedef struct Loader {
 
 static const char *str(const char *s) { return s ? s : ""; }
 
+IrDeclKind ir_value_declared_kind(IrModel *m, ValueId v)
+{
+	const Onnx__ValueInfoProto *vi = ir_value(m, v)->info;
+	/* a graph output's declared type is in its graph's output entry */
+	IrGraph *gr = ir_graph(m, ir_value(m, v)->graph);
+	for (uint32_t i = 0; !vi && i < gr->noutputs; i++)
+		if (gr->outputs[i] == v)
+			vi = gr->output_info[i];
+	if (!vi || !vi->type)
+		return IR_DECL_TENSOR;
+	switch (vi->type->value_case) {
+	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return IR_DECL_SEQUENCE;
+	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return IR_DECL_OPTIONAL;
+	default: return IR_DECL_TENSOR;
+	}
+}
+
 /* The declared type of value v.  A rank over graft's limit is refused here,
  * once, so nothing later meets one. */
 static bool parse_type(Loader *L, ValueId v, const Onnx__TypeProto *tp)
@@ -874,32 +891,6 @@ static bool check_cycles(Loader *L)
 		free(order);
 	}
 	return true;
-}
-
-void ir_proto_free(IrModel *m)
-{
-	if (m->proto)
-		onnx__model_proto__free_unpacked(m->proto, m->alloc);
-	m->proto = NULL;
-	free(m->alloc);
-	m->alloc = NULL;
-	if (m->map) {
-		ir_guard_remove(m->map);
-		munmap(m->map, m->map_len);
-	}
-	m->map = NULL;
-	if (m->map_fd >= 0)
-		close(m->map_fd);
-	m->map_fd = -1;
-	for (uint32_t i = 0; i < m->next_maps; i++) {
-		ir_guard_remove(m->ext_maps[i].base);
-		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
-		if (m->ext_maps[i].fd >= 0)
-			close(m->ext_maps[i].fd);
-	}
-	free(m->ext_maps);
-	m->ext_maps = NULL;
-	m->next_maps = 0;
 }
 
 IrModel *ir_load_bytes(const uint8_t *buf, size_t len, const char *name, const char *dir,

@@ -680,6 +680,7 @@ static bool copy_append(const IrModel *m, const uint8_t *data, size_t len, OutFi
 			continue;
 		if (n <= 0)
 			break;
+		out_count(out, (size_t)n);
 		left -= (size_t)n;
 	}
 	if (left) /* what the kernel did not copy goes through memory */
@@ -734,6 +735,7 @@ static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
 			continue;
 		if (n <= 0)
 			break;
+		out_count(out, (size_t)n);
 		left -= (size_t)n;
 	}
 	if (left) { /* what the kernel did not copy goes through memory */

@@ -8,10 +8,28 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- bytes written -------------------------------------------------------- */
+
+/* What every OutFile has written, for the CLI's progress line (read by its
+ * thread: atomic). */
+static _Atomic unsigned long long written;
+
+uint64_t out_bytes_written(void)
+{
+	return written;
+}
+
+void out_count(OutFile *o, size_t n)
+{
+	(void)o;
+	written += n;
+}
 
 /* ---- pending temporary files -------------------------------------------- */
 
@@ -169,6 +187,7 @@ bool out_write(OutFile *o, const void *buf, size_t n)
 		}
 		p += w;
 		n -= (size_t)w;
+		written += (unsigned long long)w;
 	}
 	return !o->failed;
 }
@@ -188,6 +207,7 @@ bool out_pwrite(OutFile *o, const void *buf, size_t n, off_t off)
 		p += w;
 		off += w;
 		n -= (size_t)w;
+		written += (unsigned long long)w;
 	}
 	return !o->failed;
 }

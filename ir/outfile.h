@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -54,6 +55,12 @@ bool out_commit(OutFile *o, Diag *d);
  * lands between the renames, so neither is replaced without the other but
  * for a failing rename() itself.  On failure both are abandoned. */
 bool out_rename_pair(OutFile *first, OutFile *second, Diag *d);
+/* n bytes written to o's file other than by out_write/out_pwrite (the
+ * kernel's copy_file_range), for the count below. */
+void out_count(OutFile *o, size_t n);
+/* Bytes every OutFile of the process has written so far (any thread may
+ * read it: the CLI's progress line). */
+uint64_t out_bytes_written(void);
 /* Remove the temporary file (if any) and release o. */
 void out_abandon(OutFile *o);
 /* The whole of data into path, through an OutFile. */

@@ -6,7 +6,16 @@
  * first typed access only if misaligned for the element type).  Typed fields
  * (float_data, int64_data, ...) are decoded to raw little-endian bytes on
  * first use and the buffer is owned.  A deferred tensor's bytes are computed
- * on first use too, or read piece by piece (ir_tensor_read). */
+ * on first use too, or read piece by piece (ir_tensor_read).
+ *
+ * A tensor converts to and from a TensorProto's bytes here too (.pb files,
+ * ir_tensor_decode / ir_tensor_encode), and string elements are read here
+ * (ir_tensor_string), so the evaluator never sees protobuf.
+ *
+ * The model's storage is freed here too, below graph.c's ir_model_free:
+ * the tensors' own buffers, then the loaded file (unpacked protobuf, input
+ * file and external-data mappings) that onnx_load.c attached and the
+ * borrowed bytes point into. */
 #include "ir.h"
 #include "ir_internal.h"
 #include "arena.h"
@@ -440,6 +449,67 @@ const uint8_t *ir_tensor_bytes(IrModel *m, TensorId id, size_t *nbytes)
 	return t->data;
 }
 
+/* ---- TensorProto bytes ------------------------------------------------- */
+
+const uint8_t *ir_tensor_string(IrModel *m, TensorId id, int64_t i, size_t *len)
+{
+	const Onnx__TensorProto *p = ir_tensor(m, id)->proto;
+	if (!p || i < 0 || (size_t)i >= p->n_string_data)
+		return NULL;
+	*len = p->string_data[i].len;
+	return p->string_data[i].data ? p->string_data[i].data : (const uint8_t *)"";
+}
+
+static void *arena_pb_alloc(void *arena, size_t size) { return arena_alloc(arena, size ? size : 1); }
+static void arena_pb_free(void *arena, void *p) { (void)arena, (void)p; }
+
+TensorId ir_tensor_decode(IrModel *m, const uint8_t *buf, size_t len, const char *where, const char **name,
+                          bool *parsed, Diag *d)
+{
+	/* unpacked into m's arena: the tensor's bytes and strings point into
+	 * the message, which lives as long as m */
+	ProtobufCAllocator alloc = {arena_pb_alloc, arena_pb_free, m->arena};
+	Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, len, buf);
+	*parsed = tp != NULL;
+	*name = tp ? tp->name : NULL;
+	return tp ? ir_tensor_from_proto(m, tp, where, d) : 0;
+}
+
+uint8_t *ir_tensor_encode(const char *name, int dtype, int rank, const int64_t *dims, const void *data,
+                          size_t nbytes, size_t *len)
+{
+	Onnx__TensorProto tp;
+	onnx__tensor_proto__init(&tp);
+	tp.name = (char *)name;
+	tp.has_data_type = 1;
+	tp.data_type = dtype;
+	tp.n_dims = (size_t)rank;
+	tp.dims = (int64_t *)dims;
+	ProtobufCBinaryData *strs = NULL;
+	if (dtype == DT_STRING) {
+		int64_t numel = ir_numel(dims, rank);
+		strs = calloc((size_t)numel + 1, sizeof *strs);
+		for (int64_t i = 0; i < numel; i++) {
+			const char *s = ((char *const *)data)[i];
+			strs[i].data = (uint8_t *)s;
+			strs[i].len = s ? strlen(s) : 0;
+		}
+		tp.n_string_data = (size_t)numel;
+		tp.string_data = strs;
+	} else {
+		tp.has_raw_data = 1;
+		tp.raw_data.data = (uint8_t *)data;
+		tp.raw_data.len = nbytes;
+	}
+	*len = onnx__tensor_proto__get_packed_size(&tp);
+	uint8_t *buf = malloc(*len ? *len : 1);
+	onnx__tensor_proto__pack(&tp, buf);
+	free(strs);
+	return buf;
+}
+
+/* ---- freeing ------------------------------------------------------------- */
+
 void ir_tensors_free(IrModel *m)
 {
 	/* recipes first: letting go of their holds may free what they read */
@@ -452,4 +522,32 @@ void ir_tensors_free(IrModel *m)
 	for (uint32_t i = 1; i < m->ntensors; i++)
 		if (m->tensors[i].owns_data)
 			free((void *)m->tensors[i].data);
+}
+
+/* The loaded file the tensors' bytes may point into: the unpacked
+ * protobuf, the mapped input file and external-data files. */
+void ir_proto_free(IrModel *m)
+{
+	if (m->proto)
+		onnx__model_proto__free_unpacked(m->proto, m->alloc);
+	m->proto = NULL;
+	free(m->alloc);
+	m->alloc = NULL;
+	if (m->map) {
+		ir_guard_remove(m->map);
+		munmap(m->map, m->map_len);
+	}
+	m->map = NULL;
+	if (m->map_fd >= 0)
+		close(m->map_fd);
+	m->map_fd = -1;
+	for (uint32_t i = 0; i < m->next_maps; i++) {
+		ir_guard_remove(m->ext_maps[i].base);
+		munmap(m->ext_maps[i].base, m->ext_maps[i].len);
+		if (m->ext_maps[i].fd >= 0)
+			close(m->ext_maps[i].fd);
+	}
+	free(m->ext_maps);
+	m->ext_maps = NULL;
+	m->next_maps = 0;
 }

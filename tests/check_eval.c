@@ -1301,6 +1301,36 @@ START_TEST(test_squeeze_empty_axes)
 }
 END_TEST
 
+/* Pads whose sum with the dim overflows int64 are an error naming the
+ * dim, not undefined behaviour (fuzz-graph's UBSan report: 17 + INT64_MAX
+ * and a crop of INT64_MIN). */
+START_TEST(test_pad_hostile_pads)
+{
+	static const char *pads[] = {"9223372036854775807, 0", "-9223372036854775808, 0", "0, 9223372036854775807"};
+	static const char *want[] = {"padded dimension 0 is too large", "pads crop more than dimension 0 holds",
+	                             "padded dimension 0 is too large"};
+	for (int k = 0; k < 3; k++) {
+		char text[512];
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+		         "g (float[17] x) => (y) {\n"
+		         "  p = Constant <value = int64[2] {%s}> ()\n"
+		         "  y = Pad (x, p)\n"
+		         "}\n", pads[k]);
+		IrModel *m = parse(text);
+		ck_assert_ptr_nonnull(m);
+		Diag d;
+		diag_init(&d, NULL);
+		int64_t dims[1] = {17};
+		EvValue *in[1] = {ev_tensor_new(DT_FLOAT, 1, dims)}, *out[1] = {0};
+		ck_assert(!ev_run(m, (const EvValue *const *)in, 1, out, NULL, &d));
+		ck_assert_msg(strstr(d.first, want[k]), "%s", d.first);
+		ev_unref(in[0]);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 Suite *suite_eval(void)
 {
 	Suite *s = suite_create("eval");
@@ -1313,6 +1343,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_max_min_zero_ties);
 	tcase_add_test(tc, test_clip_bounds);
 	tcase_add_test(tc, test_slice_empty_backwards);
+	tcase_add_test(tc, test_pad_hostile_pads);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_test(tc, test_fold_chain);

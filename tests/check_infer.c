@@ -893,6 +893,32 @@ START_TEST(test_nonzero_scalar)
 }
 END_TEST
 
+/* OneHot's depth dim is what the kernel reads: a float depth truncated
+ * (3.7 -> 3), one the kernel refuses (<= 0, NaN) unknown; an infinite
+ * depth was an undefined cast (fuzz-graph's UBSan report). */
+START_TEST(test_onehot_depth_as_kernel)
+{
+	Fixture f = infer_text("<ir_version: 8, opset_import: [\"\" : 11]>\n"
+	                       "g (int64[2] ids) => (a, b, c, e) {\n"
+	                       "  v = Constant <value = float[2] {0, 1}> ()\n"
+	                       "  d1 = Constant <value = float {3.7}> ()\n"
+	                       "  d2 = Constant <value = float {-2}> ()\n"
+	                       "  d3 = Constant <value = float {nan}> ()\n"
+	                       "  d4 = Constant <value = int64 {5}> ()\n"
+	                       "  a = OneHot (ids, d1, v)\n"
+	                       "  b = OneHot (ids, d2, v)\n"
+	                       "  c = OneHot (ids, d3, v)\n"
+	                       "  e = OneHot (ids, d4, v)\n"
+	                       "}\n");
+	ck_infer_ok(f);
+	ck_type(f, "a", "float[2,3]");
+	ck_type(f, "b", "float[2,?]");
+	ck_type(f, "c", "float[2,?]");
+	ck_type(f, "e", "float[2,5]");
+	fixture_free(&f);
+}
+END_TEST
+
 /* A Loop body input declared with a shape the Loop's initial value
  * contradicts: an error, not a body inferred (and folded) from a
  * declaration the run does not follow (fuzz-graph: Shape of the scan output
@@ -982,6 +1008,7 @@ Suite *suite_infer(void)
 	tcase_add_test(tc, test_window_dims_match_kernels);
 	tcase_add_test(tc, test_slice_dims_match_kernels);
 	tcase_add_test(tc, test_nonzero_scalar);
+	tcase_add_test(tc, test_onehot_depth_as_kernel);
 	tcase_add_test(tc, test_loop_body_input_contradicts);
 	tcase_add_test(tc, test_loop_trip_count_needs_passthrough);
 	suite_add_tcase(s, tc);

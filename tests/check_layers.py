@@ -12,12 +12,16 @@ sources and build/obj/):
    its folder's layer).  A header is found
    as the compiler finds it: next to the file, then in the -I folders.
 
+   A private header may be included in its own folder only: ONNX's
+   protobuf (onnx.pb-c.h) is the IR's business, the layers above see
+   tensors and value types through ir.h.
+
 2. No circle of files calling each other.  From the object files (nm):
    file A calls file B when A uses a symbol B defines.  Files that reach
    each other through such calls form a circle; each is printed with the
-   calls that close it.  KNOWN lists the circles there are, to be broken
-   (issue 28): they are notes until then, and one that changes (broken,
-   or joined by another file) must be written anew in the list.
+   calls that close it.  A lower file that must reach an upper one does it
+   through an interface the upper one fills in (EvCtx.run_body,
+   RwRuleSet.back_end), never by name.
 
 Exit status 0 when both hold, 1 otherwise (each problem on stderr).
 """
@@ -52,16 +56,8 @@ INCLUDE_DIRS = [".", "ir", "runtime/eval", "runtime/infer", "runtime/plan", "run
 # generated headers: the layer of what they were generated from
 GENERATED = {"onnx.pb-c.h": "ir", "text_grammar.h": "ir", "dsl_grammar.h": "dsl",
              "kernel_families.h": "runtime/eval"}
-# the circles of files calling each other there are (2026-11-27), each
-# whole, to be broken (issue 28): a file joining one is a new circle
-KNOWN = [
-    {"ir/graph.c", "ir/onnx_load.c", "ir/schema_check.c", "ir/validate.c"},
-    {"runtime/eval/eval.c", "runtime/eval/kernels/registry.c", "runtime/eval/kernels/control.c",
-     "runtime/eval/kernels/seqmisc.c", "runtime/eval/vendor.c"},
-    {"runtime/infer/infer.c", "runtime/infer/infer_ops.c"},
-    {"runtime/engine/rewrite.c", "runtime/engine/rw_interp.c", "runtime/engine/rw_gen.c"},
-]
-
+# headers only their own layer may include
+PRIVATE = {"onnx.pb-c.h": "ir"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -102,7 +98,11 @@ def check_includes():
             to = header_folder(f, m.group(1))
             to = layer(to) if to else None
             line = text.count("\n", 0, m.start()) + 1
-            if to is None:
+            base = os.path.basename(m.group(1))
+            if base in PRIVATE and folder != PRIVATE[base]:
+                problems.append(f"{f}:{line}: includes \"{m.group(1)}\", which only {PRIVATE[base]}/ may "
+                                f"(the layers above it go through ir.h)")
+            elif to is None:
                 problems.append(f"{f}:{line}: includes \"{m.group(1)}\", which is in none of its folders")
             elif to != folder and to not in LAYERS.get(folder, []):
                 problems.append(f"{f}:{line}: includes \"{m.group(1)}\" of {to}/, which {folder}/ may not "
@@ -185,18 +185,11 @@ def main():
     for comp in found:
         edges = "; ".join(f"{a} calls {b} ({graph[a][b]})" for a in sorted(comp) for b in sorted(graph[a])
                           if b in comp)
-        if comp in KNOWN:
-            print(f"check_layers: note: known circle (issue 28): {edges}", file=sys.stderr)
-        else:
-            problems.append(f"files calling each other in a circle: {edges}")
-    for k in KNOWN:
-        if k not in found:
-            problems.append(f"the circle {' <-> '.join(sorted(k))} is gone: take it off KNOWN in "
-                            "tests/check_layers.py")
+        problems.append(f"files calling each other in a circle: {edges}")
     for p in problems:
         print(f"check_layers: {p}", file=sys.stderr)
     print(f"check_layers: {len(problems)} problem{'s' if len(problems) != 1 else ''} "
-          f"({len(found)} circle{'s' if len(found) != 1 else ''} of files, {len(KNOWN)} known)")
+          f"({len(found)} circle{'s' if len(found) != 1 else ''} of files, {len(graph)} files)")
     return 1 if problems else 0
 
 

@@ -4,6 +4,7 @@
  * are a small hand-written matcher in the shape graftc generates, so the
  * engine is tested on its own. */
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static bool match(Rewriter *rw, NodeId n)
 	return false;
 }
 
-static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match, NULL, NULL, NULL};
+static const RwRuleSet test_set = {"test", GRAFT_BUILDER_API_VERSION, rules, R_COUNT, match, NULL, NULL, NULL, NULL};
 static const RwRuleSet *const sets[] = {&test_set};
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -1034,7 +1035,7 @@ static const char *relu_chain =
  * RW_ERROR; its message stays in *d. */
 static void run_bad(RwMatchFn match, int nrules, RwResult *r, Diag *d)
 {
-	const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, nrules, match, NULL, NULL, NULL};
+	const RwRuleSet bad = {"bad", GRAFT_BUILDER_API_VERSION, bad_rules, nrules, match, NULL, NULL, NULL, NULL};
 	const RwRuleSet *bad_sets[] = {&bad};
 	IrModel *m = parse(relu_chain);
 	RwOptions o = {.no_fold = true};
@@ -1322,6 +1323,66 @@ START_TEST(test_loop_carried_shape_grows)
 }
 END_TEST
 
+/* printf into a new string (the caller frees). */
+static char *cat_fmt(const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	char *s = NULL;
+	ck_assert_int_ge(vasprintf(&s, f, ap), 0);
+	va_end(ap);
+	return s;
+}
+
+/* The progress line (issue 29): --progress on a pipe prints a line per
+ * stage as it ends, before the summary; on a terminal (script(1) gives one)
+ * a run under a second shows nothing, --progress draws the line in place
+ * and erases it before the summary, --quiet after it silences it. */
+START_TEST(test_cli_progress)
+{
+	const char *graft = cli_graft();
+	if (!graft)
+		return;
+	char *tmp = temp_dir(), *out, *cmd;
+	cmd = cat_fmt("%s optimize examples/tiny_cnn.onnx -o %s/a.onnx --progress 2>&1 >/dev/null", graft, tmp);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
+	const char *l = strstr(out, "graft: loading examples/tiny_cnn.onnx (");
+	const char *r = l ? strstr(l, "\ngraft: rewriting, ") : NULL;
+	char *want_save = cat_fmt("\ngraft: saving %s/a.onnx: ", tmp);
+	const char *sv = r ? strstr(r, want_save) : NULL;
+	const char *sum = sv ? strstr(sv, " written, ") : NULL;
+	ck_assert_msg(l == out && r && sv && sum && strstr(sum, "/s, ") && strstr(sum, " s\nop "), "%s", out);
+	ck_assert_msg(!strchr(out, '\r'), "a carriage return on a pipe:\n%s", out);
+	free(want_save);
+	free(out);
+	free(cmd);
+	if (system("command -v script > /dev/null 2>&1") != 0)
+		return;
+	/* a terminal, a run well under a second: nothing */
+	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/b.onnx' /dev/null", graft, tmp);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
+	ck_assert_msg(!strstr(out, "graft: ") && strstr(out, "op "), "%s", out);
+	free(out);
+	free(cmd);
+	/* --progress on a terminal: drawn in place, erased before the summary */
+	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/c.onnx --progress' /dev/null", graft, tmp);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
+	const char *drawn = strstr(out, "\rgraft: ");
+	const char *erased = drawn ? strstr(drawn, "\r\033[Kop ") : NULL;
+	ck_assert_msg(drawn && erased && !strstr(erased + 1, "graft: "), "%s", out);
+	free(out);
+	free(cmd);
+	/* --quiet, the last given, wins */
+	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/d.onnx --progress --quiet' /dev/null", graft, tmp);
+	ck_assert_int_eq(run_shell(cmd, &out), 0);
+	ck_assert_msg(!strstr(out, "graft: ") && strstr(out, "op "), "%s", out);
+	free(out);
+	free(cmd);
+	rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
 Suite *suite_rewrite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -1352,6 +1413,7 @@ Suite *suite_rewrite(void)
 	tcase_add_test(tc, test_cli_fold_budget_recount);
 	tcase_add_test(tc, test_cli_report_html_fields);
 	tcase_add_test(tc, test_loop_carried_shape_grows);
+	tcase_add_test(tc, test_cli_progress);
 #ifdef GRAFT_DEBUG
 	tcase_add_test(tc, test_debug_impure_match);
 	tcase_add_test(tc, test_debug_validate_after_rewrite);

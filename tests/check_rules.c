@@ -2155,7 +2155,7 @@ END_TEST
 /* The LLaMA-style decoders of tests/llama/ (torch exports, dynamic dims)
  * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses
  * (grouped-query: repeat_kv goes), the decode step (KV cache) too; in
- * float16 RMSNorm and the rotary embeddings.  ONNX Runtime's
+ * float16 as well (attention from the softmax computed in float32).  ONNX Runtime's
  * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
 START_TEST(test_llama_decoder)
 {
@@ -2167,7 +2167,9 @@ START_TEST(test_llama_decoder)
 		                   "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "499 -> 66 nodes"},
 		{"llama_decode", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
 		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "508 -> 75 nodes"},
-		{"llama_prefill_fp16", {"rms_norm_half                5", "rotary_embedding_cast        4"}, "499 -> 122 nodes"},
+		{"llama_prefill_fp16", {"rms_norm_half                         5", "rotary_embedding_cast                 4",
+		                        "attention_half_mask_scaled_div        2", "attention_repeat_kv                   2"},
+		 "499 -> 68 nodes"},
 	};
 	char *tmp = temp_dir();
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -3911,7 +3913,7 @@ START_TEST(test_interpreted_twin)
 	ck_assert_int_eq(d.nerrors, 0);
 	/* a set without text answers no --why */
 	static const RwRule one[] = {{.name = "r", .level = RW_LEVEL_BASIC, .root_op = "Relu", .root_domain = ""}};
-	const RwRuleSet bare = {"bare", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL, NULL, NULL};
+	const RwRuleSet bare = {"bare", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL, NULL, NULL, NULL};
 	ck_assert_ptr_null(rw_rules_interpreted(&bare, &d));
 	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
 	                          "graftc)");
@@ -3997,6 +3999,63 @@ START_TEST(test_decision_tree)
 }
 END_TEST
 
+/* BERT's self-attention below opset 23 with the vendor ops: the heads split
+ * by Reshape/Transpose, FusedMatMul's scaled scores (fused_matmul_scale
+ * first), an additive [B, 1, 1, L] mask, softmax, the heads merged ->
+ * com.microsoft.MultiHeadAttention with the mask expanded to [.., S, L]
+ * (the Expand of a constant folds); without the vendor ops the scale goes
+ * into the query (matmul_mul_operand is opset 23 only: nothing fuses). */
+START_TEST(test_multi_head_attention_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v) => (float[2,3,8] y)"
+	                   " <float c = {0.5}, int64[4] sh = {2, 3, 2, 4}, int64[3] sh2 = {2, 3, 8},"
+	                   " float[2,1,1,3] m = {0, 0, -10000, 0, -10000, 0}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n%s  p = Softmax <axis = -1> (%s)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	char *t = fmt(text, "  s2 = Add (s1, m)\n", "s2");
+	vendor_case(t, "MultiHeadAttention",
+	            "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Add Softmax MatMul Transpose Reshape", 1e-5);
+	free(t);
+	t = fmt(text, "", "s1");
+	vendor_case(t, "MultiHeadAttention",
+	            "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Softmax MatMul Transpose Reshape", 1e-5);
+	free(t);
+}
+END_TEST
+
+/* An initializer no node reads goes; below IR version 4 with its entry
+ * in the main graph's inputs (every initializer had to be listed there,
+ * and ONNX Runtime does not count it among the session's inputs), from
+ * version 4 on it stays with the input, which a caller may feed. */
+START_TEST(test_ir3_unused_initializer_inputs)
+{
+	const char *text = "<ir_version: %d, opset_import: [\"\" : 9]>\n"
+	                   "g (float[2] x, float[2] u = {1, 2}) => (float[2] y) <float[3] w = {1, 2, 3}> {\n"
+	                   "  y = Relu (x)\n"
+	                   "}\n";
+	for (int ir = 3; ir <= 4; ir++) {
+		char buf[512];
+		snprintf(buf, sizeof buf, text, ir);
+		IrModel *m = parse(buf);
+		Backend be = backend(0);
+		RwOptions o = {0};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, be.sets, be.nsets, &o, &r, &d), "%s", d.first);
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		ck_assert_uint_eq(g->ninputs, ir == 3 ? 1 : 2);
+		ck_assert_uint_eq(g->ninits, ir == 3 ? 0 : 1);
+		ck_assert_uint_eq(ir_lookup(m, IR_MAIN_GRAPH, "w"), 0);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
@@ -4028,6 +4087,8 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_llama_blocks);
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
+	tcase_add_test(tc, test_multi_head_attention_vendor);
+	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
 	tcase_add_test(tc, test_rms_norm);

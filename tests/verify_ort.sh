@@ -6,7 +6,9 @@
 # verify proves the rules on graft's evaluator; this shows ORT accepts
 # and computes the same.  verify draws inf and NaN into constants too; an
 # instance whose outputs differ only where one side is inf or NaN (a fusion
-# meets them in another order: docs/evaluator.md) is counted apart.
+# meets them in another order: docs/evaluator.md) is counted apart.  A rule
+# with a declared [tolerance X] is held to it as graft verify holds it
+# (ort_gate.mjs --tolerances), where the gate's own tolerances are tighter.
 #
 # usage: tests/verify_ort.sh ORT_TOOLS [KEEP]   (KEEP instances per rule, default 10)
 set -euo pipefail
@@ -23,8 +25,10 @@ for b in "$tmp"/inst/*.rewritten.onnx; do
   a=${b%.rewritten.onnx}.onnx
   printf '%s\t%s\t%s\n' "$(basename "$a" .onnx)" "$a" "$b"
 done > "$tmp/list"
+# each rule's declared tolerance, from verify's lines "... (tolerance X)"
+sed -n 's/^verified  *\([a-z0-9_]*\) .*(tolerance \([0-9.e+-]*\))$/\1\t\2/p' "$tmp/report" > "$tmp/tolerances"
 fail=0
-node tests/ort_gate.mjs "$ort" "$tmp/list" --nonfinite-ok > "$tmp/gate" || fail=1
+node tests/ort_gate.mjs "$ort" "$tmp/list" --nonfinite-ok --tolerances "$tmp/tolerances" > "$tmp/gate" || fail=1
 grep '^FAIL' "$tmp/gate" || true
 echo "verify instances in ORT: $(grep '^gate:' "$tmp/gate" || echo 'no summary')"
 exit $fail

@@ -189,12 +189,9 @@ void graft_rules_close(GraftRules *r)
 
 long graft_level_bit(const char *name)
 {
-	if (strcmp(name, "basic") == 0)
-		return 1L << RW_LEVEL_BASIC;
-	if (strcmp(name, "extended") == 0)
-		return 1L << RW_LEVEL_EXTENDED;
-	if (strcmp(name, "layout") == 0)
-		return 1L << RW_LEVEL_LAYOUT;
+	Level l = dsl_level_parse(name, strlen(name));
+	if (l != LEVEL_NONE)
+		return 1L << l;
 	return strcmp(name, "all") == 0 ? 0 : -1;
 }
 
@@ -281,6 +278,8 @@ int graft_optimize_model(GraftOptimize *job, IrModel *m, Diag *d)
 {
 	RwOptions ro = job->rw;
 	FILE *log = job->log;
+	if (job->target_opset && job->stage)
+		job->stage("converting", NULL);
 	if (job->target_opset && !graft_convert_and_say(m, job->target_opset, log, d))
 		return GRAFT_INPUT;
 	audit_histogram(m, &job->before);
@@ -288,6 +287,8 @@ int graft_optimize_model(GraftOptimize *job, IrModel *m, Diag *d)
 		job->before.memory = plan_figures(job->input, job->data, job->size, job->target_opset, log);
 	if (!ro.fold.max_total_bytes)
 		ro.fold.max_total_bytes = fold_default_budget(m);
+	if (job->stage)
+		job->stage("rewriting", NULL);
 	bool ok = rw_run(m, job->sets, job->nsets, &ro, &job->r, d);
 	RwResult *r = &job->r;
 	if (r->fold_over_budget && log)
@@ -297,11 +298,15 @@ int graft_optimize_model(GraftOptimize *job, IrModel *m, Diag *d)
 	int rc = ok ? GRAFT_OK : r->stop == RW_ERROR ? GRAFT_INPUT : GRAFT_STOPPED;
 	audit_histogram(m, &job->after);
 	if (r->stop != RW_ERROR) {
+		if (job->stage && job->output)
+			job->stage("saving", job->output);
 		bool saved = job->output ? graft_save(m, job->output, &job->save, log, d)
 		                         : made_nodes_fit(m, job->input, d) && ir_save_bytes_inline(m, &job->out_data, &job->out_size, d);
 		if (!saved)
 			rc = GRAFT_INPUT;
 	}
+	if (job->stage)
+		job->stage(NULL, NULL);
 	if (rc != GRAFT_INPUT && job->memory_plan) {
 		job->after.memory = job->output ? plan_figures(job->output, NULL, 0, 0, log)
 		                                : plan_figures(job->input, job->out_data, job->out_size, 0, log);

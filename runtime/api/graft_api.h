@@ -81,6 +81,9 @@ typedef struct GraftOptimize {
 	const char *output;                 /* where to save; NULL: into out_data */
 	bool memory_plan;                   /* the memory plan's figures before and after (the audit's) */
 	FILE *log;                          /* what graft optimize prints on stderr */
+	/* called as each stage starts ("converting", "rewriting", "saving" with
+	 * the output's path) and with NULL before the summary; may be NULL */
+	void (*stage)(const char *stage, const char *what);
 	/* results */
 	AuditHist before, after;
 	RwResult r;

@@ -31,6 +31,7 @@
 #include "infer.h"
 #include "ir.h"
 #include "outfile.h"
+#include "progress.h"
 #include "plan.h"
 #include "run.h"
 #include "text.h"
@@ -119,19 +120,26 @@ static bool parse_real_arg(const char *flag, const char *s, double lo, double hi
  * ONNX's textual syntax when it ends in ".onnxtxt", binary protobuf otherwise. */
 static bool save_model(IrModel *m, const char *path, const SaveOptions *so, Diag *d)
 {
-	return graft_save(m, path, so, stderr, d);
+	progress_stage("saving", path, 0);
+	bool ok = graft_save(m, path, so, progress_log(), d);
+	progress_end();
+	return ok;
 }
 
 /* ---- the options of every command that saves a model -------------------------
  * roundtrip, optimize, convert and fold take these besides their own: one
  * table, one parser, one help text. */
-enum { OPT_EXTERNAL = 0x100, OPT_EXT_THRESHOLD, OPT_OVERWRITE };
+enum { OPT_EXTERNAL = 0x100, OPT_EXT_THRESHOLD, OPT_OVERWRITE, OPT_QUIET, OPT_PROGRESS };
 
 static const struct option save_opts[] = {
 	{"external-data", no_argument, NULL, OPT_EXTERNAL},
 	{"external-data-threshold", required_argument, NULL, OPT_EXT_THRESHOLD},
 	{"overwrite", no_argument, NULL, OPT_OVERWRITE},
+	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
 };
+/* --quiet / --progress (progress.h); the last given wins */
+static ProgressMode progress_mode = PROGRESS_AUTO;
 enum { NSAVE_OPTS = sizeof save_opts / sizeof save_opts[0] };
 
 static const char *const save_help =
@@ -141,7 +149,11 @@ static const char *const save_help =
 	"                        without asking (with a note on stderr) when MODEL has\n"
 	"                        external data or OUT would pass protobuf's 2 GB limit\n"
 	"  --external-data-threshold BYTES   the same, with the tensors of BYTES or more\n"
-	"  --overwrite           allow OUT to be MODEL (and OUT.data MODEL's data file)\n";
+	"  --overwrite           allow OUT to be MODEL (and OUT.data MODEL's data file)\n"
+	"  --quiet               no progress line (shown on a terminal when a run takes\n"
+	"                        over a second: the stage, bytes, rate and time)\n"
+	"  --progress            the progress line from the start, also when stderr is\n"
+	"                        not a terminal (then a line per stage as it ends)\n";
 
 /* The command's own options (ending in {0}) followed by save_opts, in buf. */
 static const struct option *with_save_opts(const struct option *own, struct option *buf, size_t cap)
@@ -174,6 +186,12 @@ static int save_option(int c, const char *arg, SaveOptions *so)
 		return 1;
 	case OPT_OVERWRITE:
 		so->overwrite_input = true;
+		return 1;
+	case OPT_QUIET:
+		progress_mode = PROGRESS_NEVER;
+		return 1;
+	case OPT_PROGRESS:
+		progress_mode = PROGRESS_ALWAYS;
 		return 1;
 	}
 	return 0;
@@ -239,6 +257,13 @@ static bool claim_model_output(IrModel *m, const char *out, const SaveOptions *s
 /* A model file; one whose name ends in ".onnxtxt" is ONNX's textual syntax
  * (what `graft print` writes and onnx.parser reads), so a fixture can be
  * written by hand and saved as ONNX with `graft roundtrip`. */
+/* The size of the file at path, or 0. */
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
 static IrModel *load_with(const char *path, Diag *d)
 {
 	prepare_heap(path);
@@ -249,7 +274,11 @@ static IrModel *load(const char *path)
 {
 	Diag d;
 	diag_init(&d, stderr);
-	return load_with(path, &d);
+	progress_stage("loading", path, file_size(path)); /* a command that saves a model shows it */
+	IrModel *m = load_with(path, &d);
+	if (!m)
+		progress_end();
+	return m;
 }
 
 /* ---- info -------------------------------------------------------------- */
@@ -411,13 +440,13 @@ static int cmd_roundtrip(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct option table[8];
+	struct option table[16];
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 8), NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, sizeof table / sizeof *table), NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'h':
@@ -441,10 +470,12 @@ static int cmd_roundtrip(int argc, char **argv)
 		return usage_error("roundtrip: expected one MODEL%s", "");
 	if (!out)
 		return usage_error("roundtrip: missing -o OUT%s", "");
+	progress_begin(progress_mode);
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
 	if (!claim_model_output(m, out, &so)) {
+		progress_end();
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -866,14 +897,14 @@ static int cmd_fold(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct option table[12];
+	struct option table[20];
 	FoldOptions fo = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:hv", with_save_opts(opts, table, 12), NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hv", with_save_opts(opts, table, sizeof table / sizeof *table), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -915,10 +946,12 @@ static int cmd_fold(int argc, char **argv)
 		return usage_error("fold: expected one MODEL%s", "");
 	if (!out)
 		return usage_error("fold: missing -o OUT%s", "");
+	progress_begin(progress_mode);
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
 	if (!claim_model_output(m, out, &so)) {
+		progress_end();
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -928,6 +961,7 @@ static int cmd_fold(int argc, char **argv)
 	for (GraphId g = 1; g < m->ngraphs; g++)
 		before += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
 	FoldStats st;
+	progress_stage("folding", NULL, 0);
 	bool ok = fold_model(m, &fo, &st, &d);
 	for (GraphId g = 1; g < m->ngraphs; g++)
 		after += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
@@ -950,7 +984,8 @@ static int cmd_fold(int argc, char **argv)
  * converter's message and that nothing was written. */
 static bool convert_and_say(IrModel *m, int target, Diag *d)
 {
-	return graft_convert_and_say(m, target, stderr, d);
+	progress_stage("converting", NULL, 0);
+	return graft_convert_and_say(m, target, progress_log(), d);
 }
 
 static int cmd_convert(int argc, char **argv)
@@ -961,13 +996,13 @@ static int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct option table[8];
+	struct option table[16];
 	SaveOptions so = {0};
 	const char *out = NULL;
 	int target = 0, c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 8), NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, sizeof table / sizeof *table), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -1003,10 +1038,12 @@ static int cmd_convert(int argc, char **argv)
 		return usage_error("convert: missing -o OUT%s", "");
 	if (!target)
 		return usage_error("convert: missing --opset N%s", "");
+	progress_begin(progress_mode);
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
 	if (!claim_model_output(m, out, &so)) {
+		progress_end();
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
@@ -1071,7 +1108,7 @@ static int cmd_optimize(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct option table[40];
+	struct option table[48];
 	RwOptions ro = {.trace_out = stderr};
 	int target_opset = 0;
 	SaveOptions so = {0};
@@ -1083,7 +1120,7 @@ static int cmd_optimize(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, 40), NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", with_save_opts(opts, table, sizeof table / sizeof *table), NULL)) != -1) {
 		long long v;
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -1233,6 +1270,16 @@ static int cmd_optimize(int argc, char **argv)
 	return rc;
 }
 
+/* GraftOptimize's stage hook: the progress line's stage (NULL: the run's
+ * summary follows, the line goes). */
+static void on_stage(const char *stage, const char *what)
+{
+	if (stage)
+		progress_stage(stage, what, 0);
+	else
+		progress_end();
+}
+
 /* graft optimize, once the rule sets are known. */
 static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, const char *out,
                          const char *report, const char *dot, bool list, int target_opset,
@@ -1247,13 +1294,13 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		for (int s = 0; s < nrule_sets; s++)
 			for (int i = 0; i < rule_sets[s]->nrules; i++) {
 				const RwRule *r = &rule_sets[s]->rules[i];
-				static const char *levels[] = {"", "basic", "extended", "layout"};
+				const char *level = dsl_level_name((Level)r->level);
 				const RwRule *o = rw_rules_overrider(rule_sets, nrule_sets, s, r->name);
 				if (o)
-					printf("%-32s %-9s %s:%d  overridden by %s:%d\n", r->name, levels[r->level], r->file, r->line,
+					printf("%-32s %-9s %s:%d  overridden by %s:%d\n", r->name, level, r->file, r->line,
 					       o->file, o->line);
 				else
-					printf("%-32s %-9s %s:%d  %s\n", r->name, levels[r->level], r->file, r->line, r->doc ? r->doc : "");
+					printf("%-32s %-9s %s:%d  %s\n", r->name, level, r->file, r->line, r->doc ? r->doc : "");
 			}
 		printf("built-in passes: fold, inline-if (an If on a constant condition, A13; part of fold), cse, dce,\n"
 		       "  push-transpose (layout level: Transposes pushed through the ops that commute with them, J122-J124),\n"
@@ -1280,18 +1327,22 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 	if (ro.layout_nhwc && !ro.allow_vendor_ops)
 		return usage_error("--layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
 		                   "(each Conv becomes com.microsoft NhwcConv)%s", "");
+	progress_begin(progress_mode);
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
 	if (!claim_model_output(m, out, so) || (report && !claim(report, 0)) || (dot && !claim(dot, 0)) ||
 	    (html_out && !claim(html_out, 0))) {
+		progress_end();
 		ir_model_free(m);
 		return EXIT_USAGE;
 	}
 	/* convert, rewrite, save, the summary on stderr (the library's work) */
 	GraftOptimize job = {.rw = ro, .save = *so, .target_opset = target_opset, .sets = rule_sets, .nsets = nrule_sets,
-	                     .input = argv[optind], .output = out, .memory_plan = report != NULL, .log = stderr};
+	                     .input = argv[optind], .output = out, .memory_plan = report != NULL,
+	                     .log = progress_log(), .stage = on_stage};
 	int rc = graft_optimize_model(&job, m, &d);
+	progress_end();
 	AuditHist before = job.before, after = job.after;
 	RwResult r = job.r;
 	if (rc != EXIT_INPUT) {

@@ -30,7 +30,6 @@
 #include "eval.h"
 #include "infer.h"
 #include "opschema.h"
-#include "onnx.pb-c.h"
 #include "ort_kernels.h"
 
 typedef struct Conv {
@@ -1044,122 +1043,130 @@ static bool down_lppool2(Conv *c, NodeId n)
 typedef bool (*AdaptFn)(Conv *c, NodeId n);
 
 typedef struct Adapter {
-	const char *op;
+	OpKind op;
 	int step;        /* the version on the upper side */
 	bool up;
 	AdaptFn fn;      /* NULL (and no rename): no exact conversion */
 	const char *why; /* for that case: what changed */
-	const char *rename; /* the op that replaces op, same inputs and attributes */
+	OpKind rename;   /* the op that replaces op, same inputs and attributes (OP_UNKNOWN: none) */
 } Adapter;
 
-static const char *const reduce18[] = {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
-                                       "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"};
+/* An entry by op kind (ir/ops.def), so a misspelt op does not compile: an
+ * adapter (fn, or NULL and why there is none), or a rename to op `to`. */
+#define ADAPT(name, step_, up_, fn_, why_) {.op = OP_##name, .step = (step_), .up = (up_), .fn = (fn_), .why = (why_)}
+#define RENAME(name, step_, up_, to) {.op = OP_##name, .step = (step_), .up = (up_), .rename = OP_##to}
+
+static const OpKind reduce18[] = {OP_ReduceL1, OP_ReduceL2, OP_ReduceLogSum, OP_ReduceLogSumExp, OP_ReduceMax,
+                                  OP_ReduceMean, OP_ReduceMin, OP_ReduceProd, OP_ReduceSumSquare};
 
 static const Adapter adapters[] = {
-	{"BatchNormalization", 9, true, up_bn_spatial, NULL, NULL},
-	{"Upsample", 9, true, up_upsample_scales, NULL, NULL},
-	{"Upsample", 9, false, down_upsample_scales, NULL, NULL},
-	{"Slice", 10, true, up_slice, NULL, NULL},
-	{"Slice", 10, false, down_slice, NULL, NULL},
-	{"TopK", 10, true, up_topk, NULL, NULL},
-	{"TopK", 10, false, down_topk, NULL, NULL},
-	{"Upsample", 10, true, NULL, NULL, "Resize"},
-	{"Resize", 10, false, NULL, NULL, "Upsample"},
-	{"Clip", 11, true, up_clip, NULL, NULL},
-	{"Clip", 11, false, down_clip, NULL, NULL},
-	{"Pad", 11, true, up_pad, NULL, NULL},
-	{"Pad", 11, false, down_pad, NULL, NULL},
-	{"Resize", 11, true, up_resize, NULL, NULL},
-	{"Resize", 11, false, down_resize, NULL, NULL},
-	{"Scatter", 11, true, NULL, NULL, "ScatterElements"},
-	{"ScatterElements", 11, false, NULL, NULL, "Scatter"},
-	{"Dropout", 12, true, up_dropout, NULL, NULL},
-	{"Dropout", 12, false, down_dropout, NULL, NULL},
-	{"ReduceSum", 13, true, up_axes, NULL, NULL},
-	{"ReduceSum", 13, false, down_axes, NULL, NULL},
-	{"Squeeze", 13, true, up_axes, NULL, NULL},
-	{"Squeeze", 13, false, down_axes, NULL, NULL},
-	{"Unsqueeze", 13, true, up_axes, NULL, NULL},
-	{"Unsqueeze", 13, false, down_axes, NULL, NULL},
-	{"Split", 13, true, up_split, NULL, NULL},
-	{"Split", 13, false, down_split, NULL, NULL},
-	{"Softmax", 13, true, up_softmax, NULL, NULL},
-	{"Softmax", 13, false, down_softmax, NULL, NULL},
-	{"LogSoftmax", 13, true, up_softmax, NULL, NULL},
-	{"LogSoftmax", 13, false, down_softmax, NULL, NULL},
-	{"Hardmax", 13, true, up_softmax, NULL, NULL},
-	{"Hardmax", 13, false, down_softmax, NULL, NULL},
-	{"BatchNormalization", 14, true, up_bn14, NULL, NULL},
-	{"BatchNormalization", 14, false, down_bn14, NULL, NULL},
-	{"RoiAlign", 16, true, up_roialign, NULL, NULL},
-	{"RoiAlign", 16, false, down_roialign, NULL, NULL},
-	{"Split", 18, true, up_split18, NULL, NULL},
-	{"Split", 18, false, down_split18, NULL, NULL},
-	{"GridSample", 20, true, up_gridsample, NULL, NULL},
-	{"GridSample", 20, false, down_gridsample, NULL, NULL},
-	{"DFT", 20, true, up_dft, NULL, NULL},
-	{"DFT", 20, false, NULL, "the axis input's meaning changed at opset 20", NULL},
-	{"GroupNormalization", 21, true, up_groupnorm, NULL, NULL},
-	{"GroupNormalization", 21, false, NULL, "scale and bias are per channel from opset 21 on", NULL},
-	{"Scan", 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9", NULL},
+	ADAPT(BatchNormalization, 9, true, up_bn_spatial, NULL),
+	ADAPT(Upsample, 9, true, up_upsample_scales, NULL),
+	ADAPT(Upsample, 9, false, down_upsample_scales, NULL),
+	ADAPT(Slice, 10, true, up_slice, NULL),
+	ADAPT(Slice, 10, false, down_slice, NULL),
+	ADAPT(TopK, 10, true, up_topk, NULL),
+	ADAPT(TopK, 10, false, down_topk, NULL),
+	RENAME(Upsample, 10, true, Resize),
+	RENAME(Resize, 10, false, Upsample),
+	ADAPT(Clip, 11, true, up_clip, NULL),
+	ADAPT(Clip, 11, false, down_clip, NULL),
+	ADAPT(Pad, 11, true, up_pad, NULL),
+	ADAPT(Pad, 11, false, down_pad, NULL),
+	ADAPT(Resize, 11, true, up_resize, NULL),
+	ADAPT(Resize, 11, false, down_resize, NULL),
+	RENAME(Scatter, 11, true, ScatterElements),
+	RENAME(ScatterElements, 11, false, Scatter),
+	ADAPT(Dropout, 12, true, up_dropout, NULL),
+	ADAPT(Dropout, 12, false, down_dropout, NULL),
+	ADAPT(ReduceSum, 13, true, up_axes, NULL),
+	ADAPT(ReduceSum, 13, false, down_axes, NULL),
+	ADAPT(Squeeze, 13, true, up_axes, NULL),
+	ADAPT(Squeeze, 13, false, down_axes, NULL),
+	ADAPT(Unsqueeze, 13, true, up_axes, NULL),
+	ADAPT(Unsqueeze, 13, false, down_axes, NULL),
+	ADAPT(Split, 13, true, up_split, NULL),
+	ADAPT(Split, 13, false, down_split, NULL),
+	ADAPT(Softmax, 13, true, up_softmax, NULL),
+	ADAPT(Softmax, 13, false, down_softmax, NULL),
+	ADAPT(LogSoftmax, 13, true, up_softmax, NULL),
+	ADAPT(LogSoftmax, 13, false, down_softmax, NULL),
+	ADAPT(Hardmax, 13, true, up_softmax, NULL),
+	ADAPT(Hardmax, 13, false, down_softmax, NULL),
+	ADAPT(BatchNormalization, 14, true, up_bn14, NULL),
+	ADAPT(BatchNormalization, 14, false, down_bn14, NULL),
+	ADAPT(RoiAlign, 16, true, up_roialign, NULL),
+	ADAPT(RoiAlign, 16, false, down_roialign, NULL),
+	ADAPT(Split, 18, true, up_split18, NULL),
+	ADAPT(Split, 18, false, down_split18, NULL),
+	ADAPT(GridSample, 20, true, up_gridsample, NULL),
+	ADAPT(GridSample, 20, false, down_gridsample, NULL),
+	ADAPT(DFT, 20, true, up_dft, NULL),
+	ADAPT(DFT, 20, false, NULL, "the axis input's meaning changed at opset 20"),
+	ADAPT(GroupNormalization, 21, true, up_groupnorm, NULL),
+	ADAPT(GroupNormalization, 21, false, NULL, "scale and bias are per channel from opset 21 on"),
+	ADAPT(Scan, 9, true, NULL, "Scan-8's batch axis and sequence_lens are gone at opset 9"),
 	/* opsets 1..7 */
-	{"Add", 7, true, up_broadcast, NULL, NULL},
-	{"Add", 7, false, down_broadcast, NULL, NULL},
-	{"Sub", 7, true, up_broadcast, NULL, NULL},
-	{"Sub", 7, false, down_broadcast, NULL, NULL},
-	{"Mul", 7, true, up_broadcast, NULL, NULL},
-	{"Mul", 7, false, down_broadcast, NULL, NULL},
-	{"Div", 7, true, up_broadcast, NULL, NULL},
-	{"Div", 7, false, down_broadcast, NULL, NULL},
-	{"Pow", 7, true, up_broadcast, NULL, NULL},
-	{"Pow", 7, false, down_broadcast, NULL, NULL},
-	{"And", 7, true, up_broadcast, NULL, NULL},
-	{"And", 7, false, down_broadcast, NULL, NULL},
-	{"Or", 7, true, up_broadcast, NULL, NULL},
-	{"Or", 7, false, down_broadcast, NULL, NULL},
-	{"Xor", 7, true, up_broadcast, NULL, NULL},
-	{"Xor", 7, false, down_broadcast, NULL, NULL},
-	{"Equal", 7, true, up_broadcast, NULL, NULL},
-	{"Equal", 7, false, down_broadcast, NULL, NULL},
-	{"Greater", 7, true, up_broadcast, NULL, NULL},
-	{"Greater", 7, false, down_broadcast, NULL, NULL},
-	{"Less", 7, true, up_broadcast, NULL, NULL},
-	{"Less", 7, false, down_broadcast, NULL, NULL},
-	{"Gemm", 7, true, up_gemm7, NULL, NULL},
-	{"Gemm", 7, false, down_gemm7, NULL, NULL},
-	{"PRelu", 7, true, up_prelu7, NULL, NULL},
-	{"PRelu", 7, false, down_prelu7, NULL, NULL},
-	{"BatchNormalization", 7, true, up_bn7, NULL, NULL},
-	{"BatchNormalization", 7, false, down_bn7, NULL, NULL},
-	{"Dropout", 7, true, up_dropout7, NULL, NULL},
-	{"Dropout", 7, false, down_dropout7, NULL, NULL},
-	{"Upsample", 7, true, up_upsample7, NULL, NULL},
-	{"Upsample", 7, false, down_upsample7, NULL, NULL},
-	{"Cast", 6, true, up_cast6, NULL, NULL},
-	{"Cast", 6, false, down_cast6, NULL, NULL},
-	{"BatchNormalization", 6, false, down_bn6, NULL, NULL},
-	{"Tile", 6, true, NULL, "Tile-1's tiles and axis inputs became one repeats input at opset 6", NULL},
-	{"Reshape", 5, true, up_reshape5, NULL, NULL},
-	{"Reshape", 5, false, down_reshape5, NULL, NULL},
-	{"Concat", 4, true, up_concat4, NULL, NULL},
-	{"Pad", 2, true, up_pad2, NULL, NULL},
-	{"Pad", 2, false, down_pad2, NULL, NULL},
-	{"Split", 2, true, up_split2, NULL, NULL},
-	{"LpPool", 2, true, up_lppool2, NULL, NULL},
-	{"LpPool", 2, false, down_lppool2, NULL, NULL},
-	{"GlobalLpPool", 2, true, up_lppool2, NULL, NULL},
-	{"GlobalLpPool", 2, false, down_lppool2, NULL, NULL},
+	ADAPT(Add, 7, true, up_broadcast, NULL),
+	ADAPT(Add, 7, false, down_broadcast, NULL),
+	ADAPT(Sub, 7, true, up_broadcast, NULL),
+	ADAPT(Sub, 7, false, down_broadcast, NULL),
+	ADAPT(Mul, 7, true, up_broadcast, NULL),
+	ADAPT(Mul, 7, false, down_broadcast, NULL),
+	ADAPT(Div, 7, true, up_broadcast, NULL),
+	ADAPT(Div, 7, false, down_broadcast, NULL),
+	ADAPT(Pow, 7, true, up_broadcast, NULL),
+	ADAPT(Pow, 7, false, down_broadcast, NULL),
+	ADAPT(And, 7, true, up_broadcast, NULL),
+	ADAPT(And, 7, false, down_broadcast, NULL),
+	ADAPT(Or, 7, true, up_broadcast, NULL),
+	ADAPT(Or, 7, false, down_broadcast, NULL),
+	ADAPT(Xor, 7, true, up_broadcast, NULL),
+	ADAPT(Xor, 7, false, down_broadcast, NULL),
+	ADAPT(Equal, 7, true, up_broadcast, NULL),
+	ADAPT(Equal, 7, false, down_broadcast, NULL),
+	ADAPT(Greater, 7, true, up_broadcast, NULL),
+	ADAPT(Greater, 7, false, down_broadcast, NULL),
+	ADAPT(Less, 7, true, up_broadcast, NULL),
+	ADAPT(Less, 7, false, down_broadcast, NULL),
+	ADAPT(Gemm, 7, true, up_gemm7, NULL),
+	ADAPT(Gemm, 7, false, down_gemm7, NULL),
+	ADAPT(PRelu, 7, true, up_prelu7, NULL),
+	ADAPT(PRelu, 7, false, down_prelu7, NULL),
+	ADAPT(BatchNormalization, 7, true, up_bn7, NULL),
+	ADAPT(BatchNormalization, 7, false, down_bn7, NULL),
+	ADAPT(Dropout, 7, true, up_dropout7, NULL),
+	ADAPT(Dropout, 7, false, down_dropout7, NULL),
+	ADAPT(Upsample, 7, true, up_upsample7, NULL),
+	ADAPT(Upsample, 7, false, down_upsample7, NULL),
+	ADAPT(Cast, 6, true, up_cast6, NULL),
+	ADAPT(Cast, 6, false, down_cast6, NULL),
+	ADAPT(BatchNormalization, 6, false, down_bn6, NULL),
+	ADAPT(Tile, 6, true, NULL, "Tile-1's tiles and axis inputs became one repeats input at opset 6"),
+	ADAPT(Reshape, 5, true, up_reshape5, NULL),
+	ADAPT(Reshape, 5, false, down_reshape5, NULL),
+	ADAPT(Concat, 4, true, up_concat4, NULL),
+	ADAPT(Pad, 2, true, up_pad2, NULL),
+	ADAPT(Pad, 2, false, down_pad2, NULL),
+	ADAPT(Split, 2, true, up_split2, NULL),
+	ADAPT(LpPool, 2, true, up_lppool2, NULL),
+	ADAPT(LpPool, 2, false, down_lppool2, NULL),
+	ADAPT(GlobalLpPool, 2, true, up_lppool2, NULL),
+	ADAPT(GlobalLpPool, 2, false, down_lppool2, NULL),
 };
 
-static const Adapter *find_adapter(const char *op, int step, bool up, AdaptFn *reduce)
+static const Adapter *find_adapter(const char *name, int step, bool up, AdaptFn *reduce)
 {
-	for (size_t i = 0; i < sizeof adapters / sizeof *adapters; i++)
-		if (adapters[i].step == step && adapters[i].up == up && strcmp(adapters[i].op, op) == 0)
-			return &adapters[i];
+	OpKind op = op_kind_lookup(name);
 	*reduce = NULL;
+	if (op == OP_UNKNOWN)
+		return NULL;
+	for (size_t i = 0; i < sizeof adapters / sizeof *adapters; i++)
+		if (adapters[i].step == step && adapters[i].up == up && adapters[i].op == op)
+			return &adapters[i];
 	if (step == 18)
 		for (size_t i = 0; i < sizeof reduce18 / sizeof *reduce18; i++)
-			if (strcmp(reduce18[i], op) == 0)
+			if (reduce18[i] == op)
 				*reduce = up ? up_axes : down_axes;
 	return NULL;
 }
@@ -1234,24 +1241,10 @@ static bool allows_non_tensor(const OpSchema *s, const OpFormal *f)
 	return false;
 }
 
-static bool is_sequence_type(const Onnx__ValueInfoProto *vi)
-{
-	return vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
-}
-
 /* v is declared a sequence, as a graph input or output */
 static bool declared_sequence(IrModel *m, ValueId v)
 {
-	const IrValue *val = ir_value(m, v);
-	if (!val->non_tensor)
-		return false;
-	if (is_sequence_type(val->info))
-		return true;
-	IrGraph *g = ir_graph(m, val->graph);
-	for (uint32_t i = 0; val->is_output && i < g->noutputs; i++)
-		if (g->outputs[i] == v && g->output_info && is_sequence_type(g->output_info[i]))
-			return true;
-	return false;
+	return ir_value(m, v)->non_tensor && ir_value_declared_kind(m, v) == IR_DECL_SEQUENCE;
 }
 
 /* Going down, value v at formal `slot` of node n (an output if `out`) must
@@ -1459,11 +1452,11 @@ static bool convert_step(Conv *c)
 			AdaptFn reduce;
 			const Adapter *ad = find_adapter(node->op_type, c->step, c->up, &reduce);
 			AdaptFn fn = ad ? ad->fn : reduce;
-			if (ad && !fn && !ad->rename)
+			if (ad && !fn && ad->rename == OP_UNKNOWN)
 				return fail(c, n, "no exact conversion: %s", ad->why);
 			if (fn || ad) {
-				if (ad && ad->rename)
-					rename_op(c, n, ad->rename);
+				if (ad && ad->rename != OP_UNKNOWN)
+					rename_op(c, n, op_kind_name(ad->rename));
 				else if (!fn(c, n))
 					return false;
 				c->st->adapted++;

@@ -4,6 +4,7 @@
  * records graft's version, a hash of the rule set, the input's sha256, the
  * op histograms and every firing in order with its provenance. */
 #include "audit.h"
+#include "ast.h"
 #include "outfile.h"
 
 #include "sha256.h"
@@ -275,7 +276,6 @@ static const RwRule *rule_named(const RwRuleSet *const *sets, int nsets, const c
 	return NULL;
 }
 
-static const char *level_names[] = {"", "basic", "extended", "layout"};
 
 /* The report's "rules": each rule that fired or was asked --why, with its
  * level, source and text (the page shows them). */
@@ -284,7 +284,7 @@ static void add_rule(json_t *rules, const RwRule *rule)
 	if (json_object_get(rules, rule->name))
 		return;
 	json_t *o = json_object();
-	json_object_set_new(o, "level", json_string(level_names[rule->level]));
+	json_object_set_new(o, "level", json_string(dsl_level_name((Level)rule->level)));
 	char where[512];
 	snprintf(where, sizeof where, "%s:%d", rule->file ? rule->file : "?", rule->line);
 	json_object_set_new(o, "source", json_string(where));
@@ -347,8 +347,7 @@ static json_t *report_json(const char *input, const void *input_data, size_t inp
 		json_object_set_new(o, "rule", json_string(rw_firing_name(sets, f)));
 		if (f->rule >= 0) {
 			const RwRule *rule = &sets[f->set]->rules[f->rule];
-			static const char *levels[] = {"", "basic", "extended", "layout"};
-			json_object_set_new(o, "level", json_string(levels[rule->level]));
+			json_object_set_new(o, "level", json_string(dsl_level_name((Level)rule->level)));
 			char where[512];
 			snprintf(where, sizeof where, "%s:%d", rule->file ? rule->file : "?", rule->line);
 			json_object_set_new(o, "source", json_string(where));

@@ -6,9 +6,15 @@
  * touched is revisited (the nodes it created, the consumers of the values it
  * replaced, the producers of its operands).  Nodes are removed as they die.
  * Built-in passes run first on every popped node: constant folding, then
- * common-subexpression elimination; each is reported like a rule. */
+ * common-subexpression elimination; each is reported like a rule.
+ *
+ * Rule sets are run only through their interface (rewrite.h): a set's
+ * match functions, and for --why, --match-each and [override] its back end
+ * (RwRuleSet.back_end, the interpreter's for graftc's and loaded sets).
+ * The back ends sit above this file: they build through its builder API,
+ * and it names none of them. */
 #include "rewrite.h"
-#include "rw_interp.h"
+#include "ast.h"
 #include "infer.h"
 #include "layout.h"
 #include "split_slices.h"
@@ -635,9 +641,13 @@ static bool try_cse(Rewriter *rw, NodeId n)
 
 /* ---- rule enablement ---------------------------------------------------------------- */
 
+/* The engine's levels are the rule language's (dsl/ast.h: one table of names). */
+_Static_assert(RW_LEVEL_BASIC == (int)LEVEL_BASIC && RW_LEVEL_EXTENDED == (int)LEVEL_EXTENDED &&
+               RW_LEVEL_LAYOUT == (int)LEVEL_LAYOUT, "RwLevel and the rule language's Level differ");
+
 static const char *level_name(RwLevel l)
 {
-	return l == RW_LEVEL_BASIC ? "basic" : l == RW_LEVEL_EXTENDED ? "extended" : "layout";
+	return dsl_level_name((Level)l);
 }
 
 /* A name matches a rule by rule name, by rule file (path or its last part,
@@ -657,8 +667,9 @@ static bool names_rule(const char *name, const RwRule *r)
 
 bool rw_name_known(const RwRuleSet *const *sets, int nsets, const char *name)
 {
-	static const char *const builtin[] = {"basic", "extended", "layout", "inline-if", "push-transpose", "split-slices",
-	                                      "concat-concat"};
+	static const char *const builtin[] = {"inline-if", "push-transpose", "split-slices", "concat-concat"};
+	if (dsl_level_parse(name, strlen(name)) != LEVEL_NONE)
+		return true;
 	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
 		if (strcmp(name, builtin[i]) == 0)
 			return true;
@@ -709,6 +720,20 @@ static void order_passes(Rewriter *rw)
 	free(all);
 }
 
+/* [override]: the rule of a set other than rw->sets[s] that takes the place
+ * of its rules named `name` (a loaded rule marked [override]), asked of
+ * each set's back end; NULL if none. */
+static const RwRule *overrider(Rewriter *rw, int s, const char *name)
+{
+	for (int t = 0; t < rw->nsets; t++) {
+		const RwBackEnd *be = t != s ? rw->sets[t]->back_end : NULL;
+		const RwRule *o = be ? be->override_rule(rw->sets[t], name) : NULL;
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
 static void compute_enabled(Rewriter *rw)
 {
 	int opset = (int)ir_opset(rw->m, "");
@@ -731,7 +756,7 @@ static void compute_enabled(Rewriter *rw)
 				if (names_rule(rw->o.disabled[k], r))
 					on = false;
 			/* a loaded [override] rule of that name takes its place */
-			if (on && rw_rules_overrider(rw->sets, rw->nsets, s, r->name))
+			if (on && overrider(rw, s, r->name))
 				on = false;
 			rw->enabled[s][i] = on;
 		}
@@ -873,7 +898,7 @@ bool rw_why_disabled(Rewriter *rw, int rule)
 	}
 	if (r->vendor && !rw->o.allow_vendor_ops)
 		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "it emits com.microsoft ops: needs --allow-vendor-ops");
-	const RwRule *o = rw_rules_overrider(rw->sets, rw->nsets, rw->cur, r->name);
+	const RwRule *o = overrider(rw, rw->cur, r->name);
 	if (o)
 		return rw_why_fail(rw, 1, RW_WHY_DISABLED, "overridden by %s:%d", o->file, o->line);
 	return rw_why_fail(rw, 1, RW_WHY_DISABLED, "its level or --enable/--disable leave it off");
@@ -903,7 +928,13 @@ static bool why_pass(Rewriter *rw)
 	/* a compiled set answers through the interpreter, from its rules text:
 	 * the same rules in the same order, so the engine's state for the set
 	 * (enabled rules, overrides) holds for it */
-	const RwRuleSet *rs = rw_rules_interpreted(rw->sets[set], rw->d);
+	const RwBackEnd *be = rw->sets[set]->back_end;
+	if (!be) {
+		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: it carries no rules text (regenerate it "
+		           "with this graftc)", rw->sets[set]->name);
+		return false;
+	}
+	const RwRuleSet *rs = be->twin(rw->sets[set], rw->d);
 	if (!rs)
 		return false;
 	const RwRuleSet *const *run_sets = rw->sets;
@@ -926,7 +957,7 @@ static bool why_pass(Rewriter *rw)
 			rw->why_kind = RW_WHY_FIRES;
 			rw->why_detail[0] = 0;
 			rw->why_values[0] = 0;
-			rw_interp_rule(rw, rule, order[i], true);
+			be->rule(rw, rule, order[i], true);
 			RwResult *res = rw->res;
 			res->why = xrealloc(res->why, sizeof *res->why * (size_t)(res->nwhy + 1));
 			res->why[res->nwhy++] = (RwWhy){label_of(m, order[i]), rw->why_kind, strdup(rw->why_detail),
@@ -2052,10 +2083,15 @@ static void seed(Rewriter *rw)
 	}
 	/* initializers no node reads (in any graph: a body's read of an outer
 	 * value is a use) and no graph lists as output; graph inputs are the
-	 * interface and stay, overridable initializers with them */
+	 * interface and stay, overridable initializers with them.  Below IR
+	 * version 4 every initializer had to be listed as an input of the main
+	 * graph without being one (ONNX Runtime does not list it among the
+	 * session's inputs): such an entry goes with its initializer. */
 	for (ValueId v = 1; !rw->o.no_dce && v < m->nvalues; v++) {
 		IrValue *val = ir_value(m, v);
-		if (val->dead || val->is_input || !(val->tensor || val->sparse) || ir_graph(m, val->graph)->dead)
+		bool ir3_listed = val->is_input && m->ir_version < 4 && val->graph == IR_MAIN_GRAPH;
+		if (val->dead || (val->is_input && !ir3_listed) || !(val->tensor || val->sparse) ||
+		    ir_graph(m, val->graph)->dead)
 			continue;
 		if (!val->nuses && !val->is_output && !val->producer) {
 			if (!f)
@@ -2128,7 +2164,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	const RwRuleSet *each[nsets + 1];
 	if (o->match_each) {
 		for (int s = 0; s < nsets; s++) {
-			each[s] = sets[s]->match_each || !sets[s]->sources ? sets[s] : rw_rules_interpreted(sets[s], d);
+			each[s] = sets[s]->match_each || !sets[s]->back_end ? sets[s] : sets[s]->back_end->twin(sets[s], d);
 			if (!each[s]) {
 				r->stop = RW_ERROR;
 				return false;

@@ -61,7 +61,27 @@ typedef struct RwRuleSet {
 	                               (no --why) */
 	const struct RwInterp *interp;  /* rules loaded at run time (rw_interp.h), run by the
 	                               interpreter; NULL (graftc leaves it out) for compiled sets */
+	const struct RwBackEnd *back_end;  /* what runs the set's rules one at a time for --why,
+	                               --match-each and [override] (graftc and the loader put the
+	                               interpreter's, rw_interp.h); NULL: none (no --why) */
 } RwRuleSet;
+
+/* A back end that runs a set's rules one at a time: what the engine asks
+ * of a set beyond its match functions.  The engine reaches it only through
+ * the set (RwRuleSet.back_end) and names no back end; the interpreter
+ * (rw_interp.c) is the one there is. */
+typedef struct RwBackEnd {
+	/* Set s as this back end runs it: s itself if it runs s already, else
+	 * one made from s (RwRuleSet.sources) with the same rules in the same
+	 * order, kept; NULL with an error on d. */
+	const RwRuleSet *(*twin)(const RwRuleSet *s, Diag *d);
+	/* Run rule `rule` of the set being matched (a set twin gave) at node n;
+	 * why: record why it does not fire (rw_why_fail).  True if it fired. */
+	bool (*rule)(Rewriter *rw, int rule, NodeId n, bool why);
+	/* The rule of set s marked [override] that is named `name`, or NULL:
+	 * it takes the place of the other sets' rules of that name. */
+	const RwRule *(*override_rule)(const RwRuleSet *s, const char *name);
+} RwBackEnd;
 
 /* Why a rule did not fire at a node: the kind of the first condition that failed. */
 typedef enum RwWhyKind {

@@ -347,13 +347,22 @@ static void inherit_priorities(RuleFile **files, int nfiles, const RwRuleSet *co
 		}
 }
 
+/* Set s's loaded rule marked [override] named `name`, or NULL (RwBackEnd.override_rule). */
+static const RwRule *override_rule(const RwRuleSet *s, const char *name)
+{
+	const RwInterp *I = s->interp;
+	for (int i = 0; I && i < I->prog->nrules; i++)
+		if (I->prog->rules[i].rule->override && !strcmp(I->prog->rules[i].name, name))
+			return &I->rules[i];
+	return NULL;
+}
+
 const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s, const char *name)
 {
 	for (int t = 0; t < nsets; t++) {
-		const RwInterp *I = t != s ? sets[t]->interp : NULL;
-		for (int i = 0; I && i < I->prog->nrules; i++)
-			if (I->prog->rules[i].rule->override && !strcmp(I->prog->rules[i].name, name))
-				return &I->rules[i];
+		const RwRule *o = t != s ? override_rule(sets[t], name) : NULL;
+		if (o)
+			return o;
 	}
 	return NULL;
 }
@@ -457,6 +466,7 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 	s->match = rw_interp_match;
 	s->match_each = match_each;
 	s->interp = I;
+	s->back_end = &rw_interpreter;
 	return s;
 }
 
@@ -548,6 +558,8 @@ const RwRuleSet *rw_rules_interpreted(const RwRuleSet *s, Diag *d)
 		diag_error(d, NULL, "rule set '%s' cannot be interpreted: %s", s->name, why);
 	return t;
 }
+
+const RwBackEnd rw_interpreter = {rw_rules_interpreted, rw_interp_rule, override_rule};
 
 /* ---- expressions -------------------------------------------------------------------------- */
 

@@ -101,8 +101,16 @@ bool rw_rules_name_clashes(const struct MRuleSet *p, const RwRuleSet *const *oth
  * own. */
 const RwRule *rw_rules_overrider(const RwRuleSet *const *sets, int nsets, int s, const char *name);
 
-/* The engine's entry points for an interpreted set (RwRuleSet.interp). */
+/* The interpreter's entry points for a set it runs: match (a loaded set's
+ * RwRuleSet.match: the decision tree of the node's op; its match_each tries
+ * the rules in turn), and one rule (RwBackEnd.rule). */
 bool rw_interp_match(Rewriter *rw, NodeId n);
 bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why);
+
+/* The interpreter as a back end (rewrite.h): {rw_rules_interpreted,
+ * rw_interp_rule, a set's [override] rules}.  The sets it loads and those
+ * graftc writes point to it (RwRuleSet.back_end); the engine reaches the
+ * interpreter only through them. */
+extern const RwBackEnd rw_interpreter;
 
 #endif

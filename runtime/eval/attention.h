@@ -46,4 +46,10 @@ void att_flash_f32(const AttShape *s, const AttInputs *in, float *y);
 void att_naive_f64(const AttShape *s, const AttInputs *in, double *y);
 void att_flash_f64(const AttShape *s, const AttInputs *in, double *y);
 
+/* com.microsoft MultiHeadAttention on the same kernel (its table entry is
+ * in runtime/eval/vendor.c). */
+struct EvCtx;
+struct EvValue;
+bool ev_kernel_multi_head_attention(struct EvCtx *c, struct EvValue **in, int nin, struct EvValue **out, int nout);
+
 #endif

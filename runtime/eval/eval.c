@@ -1,8 +1,11 @@
 /* eval.c - the graph interpreter: runs a graph node by node in topological
  * order, holding one EvValue per IR value, and frees each intermediate value
- * after its last use.  Bodies of If/Loop/Scan run through ev_run_body (the
- * kernels in kernels/control.c call it), sharing the value table, so a body
- * reads outer values directly.
+ * after its last use.  It is the top of the evaluator: it finds each node's
+ * kernel (ev_kernel_find: the standard kernels of kernels/registry.c, or
+ * vendor.c's for com.microsoft) and calls it.  Bodies of If/Loop/Scan run
+ * through the context's run_body entry (EvCtx.run_body, which the kernels in
+ * kernels/control.c call without naming this file), sharing the value
+ * table, so a body reads outer values directly.
  *
  * With a memory plan (EvOptions.placement, made by runtime/plan) the main
  * graph runs in the plan's schedule and every placed value lives at its
@@ -13,7 +16,6 @@
  * except for the buffers alive at the current step, so a kernel reading or
  * writing a buffer the plan says is dead is caught. */
 #include "eval.h"
-#include "onnx.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,17 +115,9 @@ static void set_val(EvEnv *e, ValueId v, EvValue *x)
 
 EvKind ev_declared_kind(IrModel *m, ValueId v)
 {
-	const Onnx__ValueInfoProto *vi = ir_value(m, v)->info;
-	/* a graph output's declared type is in its graph's output entry */
-	IrGraph *gr = ir_graph(m, ir_value(m, v)->graph);
-	for (uint32_t i = 0; !vi && i < gr->noutputs; i++)
-		if (gr->outputs[i] == v)
-			vi = gr->output_info[i];
-	if (!vi || !vi->type)
-		return EV_TENSOR;
-	switch (vi->type->value_case) {
-	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return EV_SEQUENCE;
-	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return EV_NONE;
+	switch (ir_value_declared_kind(m, v)) {
+	case IR_DECL_SEQUENCE: return EV_SEQUENCE;
+	case IR_DECL_OPTIONAL: return EV_NONE;
 	default: return EV_TENSOR;
 	}
 }
@@ -253,6 +247,18 @@ static bool place_outputs(EvEnv *e, EvCtx *c, IrNode *node, EvValue **out)
 	return ok;
 }
 
+const EvKernel *ev_kernel_find(const char *domain, const char *op)
+{
+	if (domain && !strcmp(domain, "com.microsoft"))
+		return ev_kernel_vendor(op);
+	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
+		return NULL;
+	return ev_kernel_std(op);
+}
+
+static bool run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs,
+                     uint32_t noutputs);
+
 /* Run node n's kernel on in[]; out[] gets one value per present output.
  * placed: a main-graph node run inside a memory plan, whose outputs the
  * kernel writes at their places in the arena (ev_set_slots) and
@@ -261,7 +267,7 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 {
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
-	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
+	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body};
 	memset(out, 0, sizeof *out * (node->noutputs + 1));   /* callers unref them on failure */
 	const EvKernel *k = ev_kernel_find(node->domain, node->op_type);
 	if (!k) {
@@ -358,7 +364,7 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 		ValueId v = node->inputs[i];
 		if (v && ir_value(m, v)->graph == node->graph && !p->pinned[v] && p->uses[v] && --p->uses[v] == 0) {
 			if (placed && e->pl->how[v] != EV_PLACE_NONE && e->vals[v] && e->vals[v]->refs > 1) {
-				EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e};
+				EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body};
 				return ev_fail(&c, "plan: value '%s' is still referenced after its last use", ir_value(m, v)->name);
 			}
 			set_val(e, v, NULL);
@@ -552,7 +558,9 @@ bool ev_run(IrModel *m, const EvValue *const *inputs, uint32_t ninputs,
 	return ok;
 }
 
-bool ev_run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs, uint32_t noutputs)
+/* EvCtx.run_body: one body graph inside the current evaluation. */
+static bool run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs,
+                     uint32_t noutputs)
 {
 	memset(outputs, 0, sizeof *outputs * noutputs);
 	return run_graph(c->env, body, inputs, ninputs, outputs, noutputs);

@@ -162,19 +162,34 @@ typedef struct EvCtx {
 	const char *where;      /* model path for messages */
 	uint64_t seed;          /* for random ops */
 	struct EvEnv *env;      /* the interpreter, for ops with bodies */
+	/* Run one body graph (If/Loop/Scan, SequenceMap) inside the current
+	 * evaluation: the interpreter's entry (eval.c), which the kernels call
+	 * through the context rather than by name, as they sit below it. */
+	bool (*run_body)(struct EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs,
+	                 uint32_t noutputs);
 } EvCtx;
 
 typedef bool (*EvKernelFn)(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
 
 typedef struct EvKernel {
-	const char *op;         /* default-domain op name */
+	const char *op;         /* the op's name */
+	OpKind kind;            /* a standard op's kind (ir/ops.def); OP_UNKNOWN for vendor ops */
 	EvKernelFn fn;
 	uint32_t dtypes;        /* bit mask of DTypes the kernel computes (for graft ops) */
 } EvKernel;
+/* A family table's entry for standard op `name`: a name not in ir/ops.def
+ * does not compile. */
+#define EV_KERNEL(name, f, dt) {.op = #name, .kind = OP_##name, .fn = (f), .dtypes = (dt)}
 
-/* Each kernel family exports a table ending with {NULL}; registry.c lists them. */
+/* The kernel of op in domain ("" or "ai.onnx": the standard kernels;
+ * "com.microsoft": vendor.c's), or NULL (eval.c). */
 const EvKernel *ev_kernel_find(const char *domain, const char *op);
-/* Every kernel, for `graft ops`: count in *n. */
+/* The standard kernel of a default-domain op, or NULL: each kernel family
+ * exports a table ending with {NULL}; kernels/registry.c lists them. */
+const EvKernel *ev_kernel_std(const char *op);
+/* The com.microsoft kernel of op, or NULL (vendor.c). */
+const EvKernel *ev_kernel_vendor(const char *op);
+/* Every standard kernel, for `graft ops`: count in *n. */
 const EvKernel *const *ev_kernels_all(size_t *n);
 
 /* One-line failure naming the node: "<model>: node 'Conv_3': <message>". Returns false. */
@@ -249,8 +264,6 @@ typedef struct EvOptions {
  * outputs[i] holds a reference per graph output. */
 bool ev_run(IrModel *m, const EvValue *const *inputs, uint32_t ninputs,
             EvValue **outputs, const EvOptions *opt, Diag *d);
-/* Run one body graph (If/Loop/Scan) inside the current evaluation. */
-bool ev_run_body(EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs, uint32_t noutputs);
 /* Evaluate one node on given input values (the constant folder's entry). */
 bool ev_eval_node(IrModel *m, NodeId n, EvValue **in, EvValue **out, Diag *d);
 

@@ -1,10 +1,12 @@
 /* value.c - runtime values of the evaluator: allocation and reference
  * counts, element access with ONNX's conversion rules, float16/bfloat16,
  * broadcasting, TensorProto (.pb) files, and the attribute helpers kernels
- * use.  See eval.h. */
+ * use.  See eval.h.  A tensor's TensorProto form is the IR's to read and
+ * write (ir_tensor_decode, ir_tensor_encode, ir_tensor_string): only
+ * SequenceProto and OptionalProto, which ONNX's libraries do not ship, are
+ * read here, field by field. */
 #include "outfile.h"
 #include "eval.h"
-#include "onnx.pb-c.h"
 
 #include <errno.h>
 #include <math.h>
@@ -551,10 +553,10 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 		EvValue *v = ev_tensor_new(DT_STRING, t->rank, t->dims);
 		if (!v)
 			return NULL;
-		for (int64_t i = 0; i < v->numel && t->proto && (size_t)i < t->proto->n_string_data; i++) {
-			const ProtobufCBinaryData *s = &t->proto->string_data[i];
-			((char **)v->data)[i] = s->len ? strndup((const char *)s->data, s->len) : strdup("");
-		}
+		size_t len;
+		const uint8_t *s;
+		for (int64_t i = 0; i < v->numel && (s = ir_tensor_string(m, id, i, &len)) != NULL; i++)
+			((char **)v->data)[i] = len ? strndup((const char *)s, len) : strdup("");
 		for (int64_t i = 0; i < v->numel; i++)
 			if (!((char **)v->data)[i])
 				((char **)v->data)[i] = strdup("");
@@ -591,23 +593,28 @@ EvValue *ev_value_from_ir_tensor(IrModel *m, TensorId id)
 	return ev_tensor_borrow(t->dtype, t->rank, t->dims, bytes ? bytes : (const uint8_t *)"", n);
 }
 
-/* A TensorProto into an owned value (via a throwaway IR model, which knows
- * every way a TensorProto can hold its data). */
-static EvValue *from_tensor_proto(const Onnx__TensorProto *tp, const char *where, Diag *d)
+/* A serialized TensorProto into an owned value (via a throwaway IR model,
+ * which knows every way a TensorProto can hold its data).  *parsed: the
+ * bytes were a TensorProto; name (may be NULL): a copy of its name, if it
+ * has one. */
+static EvValue *from_tensor_bytes(const uint8_t *buf, size_t len, const char *where, char **name, bool *parsed,
+                                  Diag *d)
 {
 	IrModel *tmp = ir_model_new();
-	extern TensorId ir_tensor_from_proto(IrModel *, const Onnx__TensorProto *, const char *, Diag *);
-	TensorId id = ir_tensor_from_proto(tmp, tp, where, d);
+	const char *tname;
+	TensorId id = ir_tensor_decode(tmp, buf, len, where, &tname, parsed, d);
+	if (name && tname)
+		*name = strdup(tname);
 	EvValue *v = NULL;
 	if (id) {
 		if (ir_tensor(tmp, id)->external) {
-			diag_error(d, where, "tensor '%s': external data in a .pb file is not supported", tp->name ? tp->name : "");
+			diag_error(d, where, "tensor '%s': external data in a .pb file is not supported", tname ? tname : "");
 		} else {
 			EvValue *b = ev_value_from_ir_tensor(tmp, id);
 			v = b ? ev_copy(b) : NULL;
 			ev_unref(b);
 			if (!v)
-				diag_error(d, where, "tensor '%s': too large or of an unsupported type", tp->name ? tp->name : "");
+				diag_error(d, where, "tensor '%s': too large or of an unsupported type", tname ? tname : "");
 		}
 	}
 	ir_model_free(tmp);
@@ -664,13 +671,12 @@ static EvValue *parse_container(const uint8_t *p, const uint8_t *end, bool optio
 		if (field == 1 && name && !*name) {
 			*name = strndup((const char *)body, len);
 		} else if (field == 3) {
-			Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, body);
-			if (!tp) {
+			bool parsed;
+			item = from_tensor_bytes(body, len, where, NULL, &parsed, d);
+			if (!parsed) {
 				ok = false;
 				break;
 			}
-			item = from_tensor_proto(tp, where, d);
-			onnx__tensor_proto__free_unpacked(tp, NULL);
 			ok = item != NULL;
 		} else if (field == 5) {
 			item = parse_container(body, body + len, false, NULL, where, d, depth + 1);
@@ -735,15 +741,10 @@ EvValue *ev_load_pb(const char *path, EvKind kind, char **name, Diag *d)
 	/* The file does not say what it holds (a SequenceProto even parses as a
 	 * TensorProto), so the caller says, from the graph's declared type. */
 	if (kind == EV_TENSOR) {
-		Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, (size_t)len, buf);
-		if (!tp) {
+		bool parsed;
+		v = from_tensor_bytes(buf, (size_t)len, path, name, &parsed, d);
+		if (!parsed)
 			diag_error(d, path, "not a TensorProto: protobuf parse failed");
-		} else {
-			if (name && tp->name)
-				*name = strdup(tp->name);
-			v = from_tensor_proto(tp, path, d);
-			onnx__tensor_proto__free_unpacked(tp, NULL);
-		}
 	} else {
 		v = parse_container(buf, buf + len, kind == EV_NONE, name, path, d, 0);
 	}
@@ -757,32 +758,8 @@ bool ev_save_pb(const char *path, const EvValue *v, const char *name, Diag *d)
 		diag_error(d, path, "writing sequences and optionals to .pb is not supported");
 		return false;
 	}
-	Onnx__TensorProto tp;
-	onnx__tensor_proto__init(&tp);
-	tp.name = (char *)name;
-	tp.has_data_type = 1;
-	tp.data_type = v->dtype;
-	tp.n_dims = (size_t)v->rank;
-	tp.dims = (int64_t *)v->dims;
-	ProtobufCBinaryData *strs = NULL;
-	if (v->dtype == DT_STRING) {
-		strs = calloc((size_t)v->numel + 1, sizeof *strs);
-		for (int64_t i = 0; i < v->numel; i++) {
-			const char *s = ((char **)v->data)[i];
-			strs[i].data = (uint8_t *)s;
-			strs[i].len = s ? strlen(s) : 0;
-		}
-		tp.n_string_data = (size_t)v->numel;
-		tp.string_data = strs;
-	} else {
-		tp.has_raw_data = 1;
-		tp.raw_data.data = v->data;
-		tp.raw_data.len = v->nbytes;
-	}
-	size_t len = onnx__tensor_proto__get_packed_size(&tp);
-	uint8_t *buf = malloc(len ? len : 1);
-	onnx__tensor_proto__pack(&tp, buf);
-	free(strs);
+	size_t len;
+	uint8_t *buf = ir_tensor_encode(name, v->dtype, v->rank, v->dims, v->data, v->nbytes, &len);
 	bool ok = out_write_file(path, buf, len, d);
 	free(buf);
 	return ok;

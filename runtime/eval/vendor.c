@@ -10,9 +10,12 @@
  * which tests/verify_ort.sh checks.  Semantics from onnxruntime's
  * docs/ContribOperators.md.  EmbedLayerNormalization is the exception: no
  * standard op computes it, so its kernel follows ORT's CPU kernel step by
- * step in float.  registry.c looks these up by name for the
- * com.microsoft domain; they are not a kernel family (several share a name
- * with a standard op). */
+ * step in float; MultiHeadAttention runs on the Attention kernel
+ * (kernels/attention.c).  They are looked up by name (ev_kernel_vendor, which
+ * eval.c's ev_kernel_find asks for the com.microsoft domain); they are not
+ * a kernel family (several share a name with a standard op).  They sit
+ * above the standard kernels, which they find through kernels/registry.c. */
+#include "attention.h"
 #include "eval.h"
 #include "kernels/ew_util.h"
 #include "kernels/nn_util.h"
@@ -22,7 +25,7 @@
 
 static bool run_std(EvCtx *c, const char *op, EvValue **in, int nin, EvValue **out, int nout)
 {
-	const EvKernel *k = ev_kernel_find("", op);
+	const EvKernel *k = ev_kernel_std(op);
 	return k ? k->fn(c, in, nin, out, nout) : ev_fail(c, "no kernel for %s", op);
 }
 
@@ -497,20 +500,29 @@ static bool k_EmbedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue *
 	return true;
 }
 
-const EvKernel ev_kernels_vendor[] = {
-	{"BiasGelu", k_BiasGelu, 0},
-	{"DynamicQuantizeMatMul", k_DynamicQuantizeMatMul, 0},
-	{"EmbedLayerNormalization", k_EmbedLayerNormalization, 0},
-	{"FastGelu", k_FastGelu, 0},
-	{"FusedConv", k_FusedConv, 0},
-	{"FusedGemm", k_FusedGemm, 0},
-	{"FusedMatMul", k_FusedMatMul, 0},
-	{"Gelu", k_Gelu, 0},
-	{"LayerNormalization", k_LayerNormalization, 0},
-	{"MatMulIntegerToFloat", k_MatMulIntegerToFloat, 0},
-	{"NhwcConv", k_NhwcConv, 0},
-	{"QuickGelu", k_QuickGelu, 0},
-	{"SimplifiedLayerNormalization", k_SimplifiedLayerNormalization, 0},
-	{"SkipLayerNormalization", k_SkipLayerNormalization, 0},
-	{NULL, NULL, 0},
+static const EvKernel vendor_kernels[] = {
+	{.op = "BiasGelu", .fn = k_BiasGelu, .dtypes = 0},
+	{.op = "DynamicQuantizeMatMul", .fn = k_DynamicQuantizeMatMul, .dtypes = 0},
+	{.op = "EmbedLayerNormalization", .fn = k_EmbedLayerNormalization, .dtypes = 0},
+	{.op = "FastGelu", .fn = k_FastGelu, .dtypes = 0},
+	{.op = "FusedConv", .fn = k_FusedConv, .dtypes = 0},
+	{.op = "FusedGemm", .fn = k_FusedGemm, .dtypes = 0},
+	{.op = "FusedMatMul", .fn = k_FusedMatMul, .dtypes = 0},
+	{.op = "Gelu", .fn = k_Gelu, .dtypes = 0},
+	{.op = "LayerNormalization", .fn = k_LayerNormalization, .dtypes = 0},
+	{.op = "MatMulIntegerToFloat", .fn = k_MatMulIntegerToFloat, .dtypes = 0},
+	{.op = "MultiHeadAttention", .fn = ev_kernel_multi_head_attention, .dtypes = 0},
+	{.op = "NhwcConv", .fn = k_NhwcConv, .dtypes = 0},
+	{.op = "QuickGelu", .fn = k_QuickGelu, .dtypes = 0},
+	{.op = "SimplifiedLayerNormalization", .fn = k_SimplifiedLayerNormalization, .dtypes = 0},
+	{.op = "SkipLayerNormalization", .fn = k_SkipLayerNormalization, .dtypes = 0},
+	{0},
 };
+
+const EvKernel *ev_kernel_vendor(const char *op)
+{
+	for (const EvKernel *k = vendor_kernels; k->op; k++)
+		if (!strcmp(k->op, op))
+			return k;
+	return NULL;
+}

@@ -1,6 +1,7 @@
-/* infer_internal.h - what infer.c (the driver, known values, printing) and
- * infer_ops.c (one shape rule per op) share.  Not part of libgraft's API:
- * callers use infer.h.
+/* infer_internal.h - what the files of runtime/infer/ share, bottom up:
+ * infer.c (the state, the helpers rules use, merging, known values,
+ * printing), infer_ops.c (one shape rule per op) and infer_driver.c (runs
+ * the rules).  Not part of libgraft's API: callers use infer.h.
  *
  * A rule sees one node through an InferCtx: its inputs' types and known
  * values, its attributes, and output slots to fill.  The driver then merges
@@ -90,7 +91,18 @@ typedef struct InferCtx {
 
 typedef bool (*InferFn)(InferCtx *c);
 
-/* infer_ops.c: the rule for an op of the default domain, or NULL. */
+/* ---- infer.c: the driver's steps around a rule ----------------------------- */
+/* Size the state's arrays (by ValueId) to the model's values. */
+void infer_ensure_cap(InferState *s);
+/* Merge what a rule gave output v (o) into the IR's type of v, with what
+ * the model declared; *changed if the IR's type changed.  False (with a
+ * message) on a contradiction with a declared output. */
+bool infer_merge_type(InferCtx *c, ValueId v, const InferOut *o, bool *changed);
+/* Set the known values of the node's outputs; *changed if any differs from before. */
+void infer_propagate_known(InferCtx *c, bool *changed);
+
+/* ---- infer_ops.c: the rules ------------------------------------------------ */
+/* The rule for an op of the default domain, or NULL. */
 InferFn infer_rule_find(const char *op);
 /* com.microsoft NhwcConv's rule (infer_ops.c; graft optimize --layout nhwc emits the op). */
 bool infer_nhwc_conv(InferCtx *c);

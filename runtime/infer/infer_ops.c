@@ -1,6 +1,6 @@
 /* infer_ops.c - one shape and dtype rule per ONNX op, looked up by name in
  * the table at the end (ops without a rule get their dtype from the schema in
- * infer.c and an unknown shape).
+ * infer_driver.c and an unknown shape).
  *
  * A rule reads its inputs' types, attributes and known inputs through the
  * inf_* helpers (infer.c) and fills the outputs with inf_set.  It fails only
@@ -1602,8 +1602,19 @@ static bool r_onehot(InferCtx *c)
 	int axis;
 	if (!inf_axis(c, inf_attr_i(c, "axis", -1), rank + 1, &axis))
 		return false;
-	double depth[1];
-	Dim dd = inf_floats(c, 1, depth, 1) == 1 ? dim_n((int64_t)depth[0]) : dim_unknown();
+	/* depth as the kernel reads it (a float saturates, NaN is 0); one the
+	 * kernel refuses (<= 0) leaves the dim unknown */
+	const EvValue *dv = inf_val(c, 1);
+	Dim dd = dim_unknown();
+	if (dv && dv->kind == EV_TENSOR && dv->numel == 1 && dv->dtype != DT_STRING && ev_elem_size(dv->dtype)) {
+		int64_t depth = ev_get_i(dv, 0);
+		if (depth > 0)
+			dd = dim_n(depth);
+	} else if (!dv) {
+		int64_t depth[1];
+		if (inf_ints(c, 1, depth, 1) == 1 && depth[0] > 0)
+			dd = dim_n(depth[0]);
+	}
 	Dim out[R];
 	int k = 0;
 	for (int i = 0; i <= rank; i++)
@@ -2015,89 +2026,77 @@ static bool r_concat_from_seq(InferCtx *c)
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-typedef struct RuleEntry {
-	const char *op;
-	InferFn fn;
-} RuleEntry;
-
-static const RuleEntry rules[] = {
+/* Each op's shape rule, indexed by its kind (ir/ops.def): an op misspelt
+ * here does not compile, and one given twice is a warning
+ * (-Woverride-init). */
+static const InferFn by_kind[OP_COUNT] = {
 	/* same type and shape as input 0 */
-	{"Abs", r_same}, {"Acos", r_same}, {"Acosh", r_same}, {"Asin", r_same}, {"Asinh", r_same},
-	{"Atan", r_same}, {"Atanh", r_same}, {"BitwiseNot", r_same}, {"Ceil", r_same}, {"Celu", r_same},
-	{"Clip", r_same}, {"Cos", r_same}, {"Cosh", r_same}, {"CumSum", r_same}, {"Elu", r_same},
-	{"Erf", r_same}, {"Exp", r_same}, {"Floor", r_same}, {"Gelu", r_same}, {"HardSigmoid", r_same},
-	{"HardSwish", r_same}, {"Hardmax", r_same}, {"Identity", r_same},
-	{"InstanceNormalization", r_same}, {"LRN", r_same}, {"LeakyRelu", r_same}, {"Log", r_same},
-	{"LogSoftmax", r_same}, {"LpNormalization", r_same}, {"MeanVarianceNormalization", r_same},
-	{"Mish", r_same}, {"Neg", r_same}, {"Not", r_same}, {"Reciprocal", r_same}, {"Relu", r_same},
-	{"ReverseSequence", r_same}, {"Round", r_same}, {"Scatter", r_same}, {"ScatterElements", r_same},
-	{"ScatterND", r_same}, {"Selu", r_same}, {"Shrink", r_same}, {"Sigmoid", r_same}, {"Sign", r_same},
-	{"Sin", r_same}, {"Sinh", r_same}, {"Softmax", r_same}, {"Softplus", r_same}, {"Softsign", r_same},
-	{"Sqrt", r_same}, {"Tan", r_same}, {"Tanh", r_same}, {"ThresholdedRelu", r_same}, {"Trilu", r_same},
-	{"IsInf", r_bool_same}, {"IsNaN", r_bool_same},
-	{"GroupNormalization", r_same}, {"Swish", r_same},
+	[OP_Abs] = r_same, [OP_Acos] = r_same, [OP_Acosh] = r_same, [OP_Asin] = r_same, [OP_Asinh] = r_same,
+	[OP_Atan] = r_same, [OP_Atanh] = r_same, [OP_BitwiseNot] = r_same, [OP_Ceil] = r_same, [OP_Celu] = r_same,
+	[OP_Clip] = r_same, [OP_Cos] = r_same, [OP_Cosh] = r_same, [OP_CumSum] = r_same, [OP_Elu] = r_same,
+	[OP_Erf] = r_same, [OP_Exp] = r_same, [OP_Floor] = r_same, [OP_Gelu] = r_same, [OP_HardSigmoid] = r_same,
+	[OP_HardSwish] = r_same, [OP_Hardmax] = r_same, [OP_Identity] = r_same,
+	[OP_InstanceNormalization] = r_same, [OP_LRN] = r_same, [OP_LeakyRelu] = r_same, [OP_Log] = r_same,
+	[OP_LogSoftmax] = r_same, [OP_LpNormalization] = r_same, [OP_MeanVarianceNormalization] = r_same,
+	[OP_Mish] = r_same, [OP_Neg] = r_same, [OP_Not] = r_same, [OP_Reciprocal] = r_same, [OP_Relu] = r_same,
+	[OP_ReverseSequence] = r_same, [OP_Round] = r_same, [OP_Scatter] = r_same, [OP_ScatterElements] = r_same,
+	[OP_ScatterND] = r_same, [OP_Selu] = r_same, [OP_Shrink] = r_same, [OP_Sigmoid] = r_same, [OP_Sign] = r_same,
+	[OP_Sin] = r_same, [OP_Sinh] = r_same, [OP_Softmax] = r_same, [OP_Softplus] = r_same, [OP_Softsign] = r_same,
+	[OP_Sqrt] = r_same, [OP_Tan] = r_same, [OP_Tanh] = r_same, [OP_ThresholdedRelu] = r_same, [OP_Trilu] = r_same,
+	[OP_IsInf] = r_bool_same, [OP_IsNaN] = r_bool_same,
+	[OP_GroupNormalization] = r_same,
 	/* broadcasting */
-	{"Add", r_binary}, {"And", r_binary}, {"BitwiseAnd", r_binary}, {"BitwiseOr", r_binary},
-	{"BitwiseXor", r_binary}, {"BitShift", r_binary}, {"Div", r_binary}, {"Max", r_binary},
-	{"Mean", r_binary}, {"Min", r_binary}, {"Mod", r_binary}, {"Mul", r_binary}, {"Or", r_binary},
-	{"Sub", r_binary}, {"Sum", r_binary}, {"Xor", r_binary}, {"Pow", r_binary_first},
-	{"Equal", r_compare}, {"Greater", r_compare}, {"GreaterOrEqual", r_compare}, {"Less", r_compare},
-	{"LessOrEqual", r_compare}, {"Where", r_where}, {"PRelu", r_prelu}, {"Expand", r_expand},
+	[OP_Add] = r_binary, [OP_And] = r_binary, [OP_BitwiseAnd] = r_binary, [OP_BitwiseOr] = r_binary,
+	[OP_BitwiseXor] = r_binary, [OP_BitShift] = r_binary, [OP_Div] = r_binary, [OP_Max] = r_binary,
+	[OP_Mean] = r_binary, [OP_Min] = r_binary, [OP_Mod] = r_binary, [OP_Mul] = r_binary, [OP_Or] = r_binary,
+	[OP_Sub] = r_binary, [OP_Sum] = r_binary, [OP_Xor] = r_binary, [OP_Pow] = r_binary_first,
+	[OP_Equal] = r_compare, [OP_Greater] = r_compare, [OP_GreaterOrEqual] = r_compare, [OP_Less] = r_compare,
+	[OP_LessOrEqual] = r_compare, [OP_Where] = r_where, [OP_PRelu] = r_prelu, [OP_Expand] = r_expand,
 	/* types */
-	{"Cast", r_cast}, {"CastLike", r_castlike}, {"Dropout", r_dropout},
-	{"Bernoulli", r_like}, {"RandomNormalLike", r_like}, {"RandomUniformLike", r_like},
-	{"EyeLike", r_eyelike}, {"RandomNormal", r_random}, {"RandomUniform", r_random},
-	{"Multinomial", r_multinomial},
+	[OP_Cast] = r_cast, [OP_CastLike] = r_castlike, [OP_Dropout] = r_dropout,
+	[OP_Bernoulli] = r_like, [OP_RandomNormalLike] = r_like, [OP_RandomUniformLike] = r_like,
+	[OP_EyeLike] = r_eyelike, [OP_RandomNormal] = r_random, [OP_RandomUniform] = r_random,
+	[OP_Multinomial] = r_multinomial,
 	/* normalization */
-	{"BatchNormalization", r_batchnorm}, {"LayerNormalization", r_layernorm},
-	{"RMSNormalization", r_same}, {"Attention", r_attention}, {"RotaryEmbedding", r_same},
+	[OP_BatchNormalization] = r_batchnorm, [OP_LayerNormalization] = r_layernorm,
+	[OP_RMSNormalization] = r_same, [OP_Attention] = r_attention, [OP_RotaryEmbedding] = r_same,
 	/* products */
-	{"MatMul", r_matmul}, {"MatMulInteger", r_matmul_int}, {"QLinearMatMul", r_qlinear_matmul},
-	{"Gemm", r_gemm}, {"Einsum", r_einsum},
+	[OP_MatMul] = r_matmul, [OP_MatMulInteger] = r_matmul_int, [OP_QLinearMatMul] = r_qlinear_matmul,
+	[OP_Gemm] = r_gemm, [OP_Einsum] = r_einsum,
 	/* windows */
-	{"Conv", r_conv}, {"ConvInteger", r_conv}, {"QLinearConv", r_conv},
-	{"ConvTranspose", r_conv_transpose}, {"AveragePool", r_pool}, {"MaxPool", r_pool},
-	{"LpPool", r_pool}, {"GlobalAveragePool", r_global_pool}, {"GlobalMaxPool", r_global_pool},
-	{"GlobalLpPool", r_global_pool}, {"MaxRoiPool", r_roi}, {"RoiAlign", r_roi},
+	[OP_Conv] = r_conv, [OP_ConvInteger] = r_conv, [OP_QLinearConv] = r_conv,
+	[OP_ConvTranspose] = r_conv_transpose, [OP_AveragePool] = r_pool, [OP_MaxPool] = r_pool,
+	[OP_LpPool] = r_pool, [OP_GlobalAveragePool] = r_global_pool, [OP_GlobalMaxPool] = r_global_pool,
+	[OP_GlobalLpPool] = r_global_pool, [OP_MaxRoiPool] = r_roi, [OP_RoiAlign] = r_roi,
 	/* reductions */
-	{"ReduceL1", r_reduce}, {"ReduceL2", r_reduce}, {"ReduceLogSum", r_reduce},
-	{"ReduceLogSumExp", r_reduce}, {"ReduceMax", r_reduce}, {"ReduceMean", r_reduce},
-	{"ReduceMin", r_reduce}, {"ReduceProd", r_reduce}, {"ReduceSum", r_reduce},
-	{"ReduceSumSquare", r_reduce}, {"ArgMax", r_argminmax}, {"ArgMin", r_argminmax}, {"TopK", r_topk},
+	[OP_ReduceL1] = r_reduce, [OP_ReduceL2] = r_reduce, [OP_ReduceLogSum] = r_reduce,
+	[OP_ReduceLogSumExp] = r_reduce, [OP_ReduceMax] = r_reduce, [OP_ReduceMean] = r_reduce,
+	[OP_ReduceMin] = r_reduce, [OP_ReduceProd] = r_reduce, [OP_ReduceSum] = r_reduce,
+	[OP_ReduceSumSquare] = r_reduce, [OP_ArgMax] = r_argminmax, [OP_ArgMin] = r_argminmax, [OP_TopK] = r_topk,
 	/* data movement */
-	{"Reshape", r_reshape}, {"Flatten", r_flatten}, {"Transpose", r_transpose}, {"Concat", r_concat},
-	{"Split", r_split}, {"Slice", r_slice}, {"Gather", r_gather}, {"GatherElements", r_gather_elements},
-	{"GatherND", r_gather_nd}, {"Squeeze", r_squeeze}, {"Unsqueeze", r_unsqueeze}, {"Tile", r_tile},
-	{"Pad", r_pad}, {"Shape", r_shape}, {"Size", r_size}, {"Constant", r_constant},
-	{"ConstantOfShape", r_constant_of_shape}, {"Range", r_range}, {"NonZero", r_nonzero},
-	{"Compress", r_compress}, {"OneHot", r_onehot}, {"DepthToSpace", r_depth_space},
-	{"SpaceToDepth", r_depth_space}, {"Resize", r_resize}, {"Upsample", r_resize}, {"Det", r_det},
+	[OP_Reshape] = r_reshape, [OP_Flatten] = r_flatten, [OP_Transpose] = r_transpose, [OP_Concat] = r_concat,
+	[OP_Split] = r_split, [OP_Slice] = r_slice, [OP_Gather] = r_gather, [OP_GatherElements] = r_gather_elements,
+	[OP_GatherND] = r_gather_nd, [OP_Squeeze] = r_squeeze, [OP_Unsqueeze] = r_unsqueeze, [OP_Tile] = r_tile,
+	[OP_Pad] = r_pad, [OP_Shape] = r_shape, [OP_Size] = r_size, [OP_Constant] = r_constant,
+	[OP_ConstantOfShape] = r_constant_of_shape, [OP_Range] = r_range, [OP_NonZero] = r_nonzero,
+	[OP_Compress] = r_compress, [OP_OneHot] = r_onehot, [OP_DepthToSpace] = r_depth_space,
+	[OP_SpaceToDepth] = r_depth_space, [OP_Resize] = r_resize, [OP_Upsample] = r_resize, [OP_Det] = r_det,
 	/* quantization */
-	{"QuantizeLinear", r_quantize}, {"DequantizeLinear", r_dequantize},
-	{"DynamicQuantizeLinear", r_dyn_quantize},
+	[OP_QuantizeLinear] = r_quantize, [OP_DequantizeLinear] = r_dequantize,
+	[OP_DynamicQuantizeLinear] = r_dyn_quantize,
 	/* recurrent */
-	{"RNN", r_rnn}, {"GRU", r_rnn}, {"LSTM", r_rnn},
+	[OP_RNN] = r_rnn, [OP_GRU] = r_rnn, [OP_LSTM] = r_rnn,
 	/* sequences */
-	{"SequenceConstruct", r_seq_construct}, {"SequenceEmpty", r_seq_empty},
-	{"SequenceInsert", r_seq_insert}, {"SequenceErase", r_seq_same}, {"SequenceAt", r_seq_at},
-	{"SequenceLength", r_seq_length}, {"SplitToSequence", r_split_to_seq},
-	{"ConcatFromSequence", r_concat_from_seq},
+	[OP_SequenceConstruct] = r_seq_construct, [OP_SequenceEmpty] = r_seq_empty,
+	[OP_SequenceInsert] = r_seq_insert, [OP_SequenceErase] = r_seq_same, [OP_SequenceAt] = r_seq_at,
+	[OP_SequenceLength] = r_seq_length, [OP_SplitToSequence] = r_split_to_seq,
+	[OP_ConcatFromSequence] = r_concat_from_seq,
 	/* control flow */
-	{"If", r_if}, {"Loop", r_loop},
+	[OP_If] = r_if, [OP_Loop] = r_loop,
 };
 
 InferFn infer_rule_find(const char *op)
 {
-	static InferFn by_kind[OP_COUNT];
-	static bool built;
-	if (!built) {
-		for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-			OpKind k = op_kind_lookup(rules[i].op);
-			if (k != OP_UNKNOWN)
-				by_kind[k] = rules[i].fn;
-		}
-		built = true;
-	}
 	OpKind k = op_kind_lookup(op);
 	return k == OP_UNKNOWN ? NULL : by_kind[k];
 }

@@ -25,7 +25,7 @@ static bool match(Rewriter *rw, NodeId n)
 	return rw_commit(rw);
 }
 
-static const RwRuleSet set = {"bench", GRAFT_BUILDER_API_VERSION, rules, 1, match, NULL, NULL, NULL};
+static const RwRuleSet set = {"bench", GRAFT_BUILDER_API_VERSION, rules, 1, match, NULL, NULL, NULL, NULL};
 
 /* x -> (Relu, Identity, Neg, Abs) repeated, as a chain with a side branch
  * every block so values have two consumers now and then. */

@@ -119,7 +119,65 @@ static void free_prepared(Prepared *p)
 	free(p->bias);
 }
 
+/* What the op's attributes say (Attention-23's names; MultiHeadAttention
+ * maps its own onto them). */
+typedef struct AttAttrs {
+	int64_t q_heads, kv_heads;   /* 3-D inputs only */
+	bool has_scale;
+	double scale;                /* else 1 / sqrt(head size) */
+	double softcap;
+	bool causal;
+	int64_t qk_mode;
+} AttAttrs;
+
+static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, EvValue **out, int nout);
+
 static bool run_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	AttAttrs a = {
+		.q_heads = ev_attr_int(c, "q_num_heads", 0), .kv_heads = ev_attr_int(c, "kv_num_heads", 0),
+		.has_scale = ev_attr(c, "scale") != NULL, .scale = ev_attr_float(c, "scale", 1.0f),
+		.softcap = ev_attr_float(c, "softcap", 0.0f), .causal = ev_attr_int(c, "is_causal", 0) != 0,
+		.qk_mode = ev_attr_int(c, "qk_matmul_output_mode", 0),
+	};
+	return attention_core(c, &a, in, nin, out, nout);
+}
+
+/* com.microsoft MultiHeadAttention (ONNX Runtime's contrib op), the part
+ * graft's vendor rules emit: query [B, S, D], key [B, L, D], value
+ * [B, L, Dv], all num_heads heads, and an additive attention_bias
+ * [B or 1, num_heads or 1, S, L]; scale as given (0 or absent: 1 /
+ * sqrt(head size)), unidirectional as a causal mask.  That is Attention-23's
+ * 3-D form with q_num_heads = kv_num_heads = num_heads and the bias as its
+ * float mask.  Its other inputs (packed QKV, bias, key_padding_mask, past
+ * key/value) and outputs are refused. */
+bool ev_kernel_multi_head_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 3 || !in[0] || !in[1] || !in[2])
+		return ev_fail(c, "MultiHeadAttention: only separate query, key and value are supported");
+	for (int i = 3; i < nin; i++)
+		if (in[i] && i != 5)
+			return ev_fail(c, "MultiHeadAttention: input %d is not supported (only attention_bias)", i);
+	if (nout > 1)
+		return ev_fail(c, "MultiHeadAttention: only the output is supported, not present_key/value or qk");
+	if (in[0]->rank != 3 || in[1]->rank != 3 || in[2]->rank != 3)
+		return ev_fail(c, "MultiHeadAttention: query, key and value must be 3-D");
+	const EvValue *bias = nin > 5 ? in[5] : NULL;
+	if (bias && (bias->rank != 4 || bias->dims[2] != in[0]->dims[1] || bias->dims[3] != in[1]->dims[1] ||
+	             bias->dtype != in[0]->dtype))
+		return ev_fail(c, "MultiHeadAttention: attention_bias must be [B or 1, heads or 1, %lld, %lld] of the query's type",
+		               (long long)in[0]->dims[1], (long long)in[1]->dims[1]);
+	int64_t heads = ev_attr_int(c, "num_heads", 0);
+	double scale = ev_attr_float(c, "scale", 0.0f);
+	AttAttrs a = {
+		.q_heads = heads, .kv_heads = heads, .has_scale = scale != 0, .scale = scale,
+		.causal = ev_attr_int(c, "unidirectional", 0) != 0,
+	};
+	EvValue *att_in[4] = {in[0], in[1], in[2], (EvValue *)bias};
+	return attention_core(c, &a, att_in, bias ? 4 : 3, out, nout);
+}
+
+static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, EvValue **out, int nout)
 {
 	const EvValue *q = in[0], *k = in[1], *v = in[2];
 	const EvValue *mask = nin > 3 ? in[3] : NULL, *pk = nin > 4 ? in[4] : NULL, *pv = nin > 5 ? in[5] : NULL;
@@ -130,8 +188,8 @@ static bool run_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	bool rank3 = q->rank == 3;
 	int64_t qh, kvh;
 	if (rank3) {
-		qh = ev_attr_int(c, "q_num_heads", 0);
-		kvh = ev_attr_int(c, "kv_num_heads", 0);
+		qh = a->q_heads;
+		kvh = a->kv_heads;
 		if (qh <= 0 || kvh <= 0)
 			return ev_fail(c, "3-D inputs need q_num_heads and kv_num_heads");
 		if (q->dims[2] % qh || k->dims[2] % kvh || v->dims[2] % kvh)
@@ -169,14 +227,13 @@ static bool run_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	s.kv_len = past + klen;
 
 	bool f64 = q->dtype == DT_DOUBLE;
-	const IrAttr *sa = ev_attr(c, "scale");
-	s.scale = sa ? (double)ev_attr_float(c, "scale", 1.0f) : 1.0 / sqrt((double)s.head);
+	s.scale = a->has_scale ? a->scale : 1.0 / sqrt((double)s.head);
 	if (!f64)
 		s.scale = (float)s.scale;
-	s.softcap = ev_attr_float(c, "softcap", 0.0f);
-	s.causal = ev_attr_int(c, "is_causal", 0) != 0;
+	s.softcap = a->softcap;
+	s.causal = a->causal;
 	s.past = past;
-	int64_t mode = ev_attr_int(c, "qk_matmul_output_mode", 0);
+	int64_t mode = a->qk_mode;
 	if (mode < 0 || mode > 3)
 		return ev_fail(c, "qk_matmul_output_mode must be 0 to 3, got %lld", (long long)mode);
 
@@ -284,8 +341,8 @@ static bool run_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 }
 
 const EvKernel ev_kernels_attention[] = {
-	{"Attention", run_attention, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(Attention, run_attention, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: ATT_T is float or double ------------------------- */

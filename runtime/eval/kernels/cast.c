@@ -318,7 +318,7 @@ static bool k_CastLike(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 #define ALL (EW_MASK_NUM | EW_MASK_B | EW_BIT(DT_STRING))
 const EvKernel ev_kernels_cast[] = {
-	{"Cast", k_Cast, ALL},
-	{"CastLike", k_CastLike, ALL},
-	{NULL, NULL, 0},
+	EV_KERNEL(Cast, k_Cast, ALL),
+	EV_KERNEL(CastLike, k_CastLike, ALL),
+	{0},
 };

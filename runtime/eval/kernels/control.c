@@ -1,6 +1,7 @@
 /* control.c - If, Loop and Scan: ops whose bodies are graphs.  Each runs its
- * body through ev_run_body, which shares the interpreter's value table, so a
- * body reads outer values directly. */
+ * body through the context's run_body entry (EvCtx.run_body, eval.c's
+ * interpreter, which these kernels sit below), which shares the
+ * interpreter's value table, so a body reads outer values directly. */
 #include "eval.h"
 
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static bool k_if(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		return ev_fail(c, "If has no %s", truthy(in[0]) ? "then_branch" : "else_branch");
 	if (ir_graph(c->m, g)->noutputs != (uint32_t)nout)
 		return ev_fail(c, "branch has %u outputs, node has %d", ir_graph(c->m, g)->noutputs, nout);
-	return ev_run_body(c, g, NULL, 0, out, (uint32_t)nout);
+	return c->run_body(c, g, NULL, 0, out, (uint32_t)nout);
 }
 
 /* Stack n same-shaped tensors along a new axis (reversed if asked).  With
@@ -131,7 +132,7 @@ static bool k_loop(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		((uint8_t *)bin[1]->data)[0] = cond;
 		for (int i = 0; i < ncarried; i++)
 			bin[2 + i] = carried[i];
-		ok = ev_run_body(c, g, bin, body->ninputs, bout, body->noutputs);
+		ok = c->run_body(c, g, bin, body->ninputs, bout, body->noutputs);
 		ev_unref(bin[0]);
 		ev_unref(bin[1]);
 		if (!ok)
@@ -318,7 +319,7 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 			int64_t at = nd > j && in_dirs[j] ? len - 1 - it : it;
 			bin[n + j] = take(in[n + j], axes[j], at);
 		}
-		ok = ev_run_body(c, g, bin, (uint32_t)(n + m), bout, (uint32_t)(n + k));
+		ok = c->run_body(c, g, bin, (uint32_t)(n + m), bout, (uint32_t)(n + k));
 		for (int j = 0; j < m; j++)
 			ev_unref(bin[n + j]);
 		if (!ok)
@@ -356,8 +357,8 @@ static bool scan9(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 
 #define ALL_TYPES 0x3ffffeu
 const EvKernel ev_kernels_control[] = {
-	{"If", k_if, ALL_TYPES},
-	{"Loop", k_loop, ALL_TYPES},
-	{"Scan", k_scan, ALL_TYPES},
-	{NULL, NULL, 0},
+	EV_KERNEL(If, k_if, ALL_TYPES),
+	EV_KERNEL(Loop, k_loop, ALL_TYPES),
+	EV_KERNEL(Scan, k_scan, ALL_TYPES),
+	{0},
 };

@@ -217,9 +217,9 @@ static bool run_conv_transpose(EvCtx *c, EvValue **in, int nin, EvValue **out, i
 }
 
 const EvKernel ev_kernels_conv[] = {
-	{"Conv", run_conv, NN_FLOATS},
-	{"ConvTranspose", run_conv_transpose, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(Conv, run_conv, NN_FLOATS),
+	EV_KERNEL(ConvTranspose, run_conv_transpose, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: NN_T is float or double ------------------------- */

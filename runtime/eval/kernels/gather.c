@@ -752,15 +752,15 @@ done:
 }
 
 const EvKernel ev_kernels_gather[] = {
-	{"Gather", k_gather, T_MOVE},
-	{"GatherElements", k_gatherelements, T_MOVE},
-	{"GatherND", k_gathernd, T_MOVE},
-	{"Scatter", k_scatter, T_MOVE},
-	{"ScatterElements", k_scatterelements, T_MOVE},
-	{"ScatterND", k_scatternd, T_MOVE},
-	{"NonZero", k_nonzero, SH_T_ALL},
-	{"TopK", k_topk, SH_T_NUM},
-	{"Compress", k_compress, T_MOVE},
-	{"Unique", k_unique, SH_T_ALL},
-	{NULL, NULL, 0},
+	EV_KERNEL(Gather, k_gather, T_MOVE),
+	EV_KERNEL(GatherElements, k_gatherelements, T_MOVE),
+	EV_KERNEL(GatherND, k_gathernd, T_MOVE),
+	EV_KERNEL(Scatter, k_scatter, T_MOVE),
+	EV_KERNEL(ScatterElements, k_scatterelements, T_MOVE),
+	EV_KERNEL(ScatterND, k_scatternd, T_MOVE),
+	EV_KERNEL(NonZero, k_nonzero, SH_T_ALL),
+	EV_KERNEL(TopK, k_topk, SH_T_NUM),
+	EV_KERNEL(Compress, k_compress, T_MOVE),
+	EV_KERNEL(Unique, k_unique, SH_T_ALL),
+	{0},
 };

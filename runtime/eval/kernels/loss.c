@@ -226,7 +226,7 @@ static bool run_sce(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_loss[] = {
-	{"NegativeLogLikelihoodLoss", run_nll, NN_FLOATS},
-	{"SoftmaxCrossEntropyLoss", run_sce, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(NegativeLogLikelihoodLoss, run_nll, NN_FLOATS),
+	EV_KERNEL(SoftmaxCrossEntropyLoss, run_sce, NN_FLOATS),
+	{0},
 };

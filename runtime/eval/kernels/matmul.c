@@ -384,9 +384,9 @@ static bool run_qlinear_matmul(EvCtx *c, EvValue **in, int nin, EvValue **out, i
 }
 
 const EvKernel ev_kernels_matmul[] = {
-	{"MatMul", run_matmul, NN_FLOATS | MM_INTS},
-	{"Gemm", run_gemm, NN_FLOATS | MM_INTS},
-	{"MatMulInteger", run_matmul_integer, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)},
-	{"QLinearMatMul", run_qlinear_matmul, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)},
-	{NULL, NULL, 0},
+	EV_KERNEL(MatMul, run_matmul, NN_FLOATS | MM_INTS),
+	EV_KERNEL(Gemm, run_gemm, NN_FLOATS | MM_INTS),
+	EV_KERNEL(MatMulInteger, run_matmul_integer, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)),
+	EV_KERNEL(QLinearMatMul, run_qlinear_matmul, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)),
+	{0},
 };

@@ -441,8 +441,8 @@ static bool k_det(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_misc[] = {
-	{"StringNormalizer", k_stringnormalizer, SH_BIT(DT_STRING)},
-	{"Einsum", k_einsum, SH_T_NUM},
-	{"Det", k_det, SH_T_FLOAT},
-	{NULL, NULL, 0},
+	EV_KERNEL(StringNormalizer, k_stringnormalizer, SH_BIT(DT_STRING)),
+	EV_KERNEL(Einsum, k_einsum, SH_T_NUM),
+	EV_KERNEL(Det, k_det, SH_T_FLOAT),
+	{0},
 };

@@ -497,15 +497,15 @@ static bool run_dropout(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 }
 
 const EvKernel ev_kernels_norm[] = {
-	{"BatchNormalization", run_batchnorm, NN_FLOATS},
-	{"InstanceNormalization", run_instancenorm, NN_FLOATS},
-	{"LayerNormalization", run_layernorm, NN_FLOATS},
-	{"RMSNormalization", run_rmsnorm, NN_FLOATS},
-	{"GroupNormalization", run_groupnorm, NN_FLOATS},
-	{"LRN", run_lrn, NN_FLOATS},
-	{"MeanVarianceNormalization", run_mvn, NN_FLOATS},
-	{"Dropout", run_dropout, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(BatchNormalization, run_batchnorm, NN_FLOATS),
+	EV_KERNEL(InstanceNormalization, run_instancenorm, NN_FLOATS),
+	EV_KERNEL(LayerNormalization, run_layernorm, NN_FLOATS),
+	EV_KERNEL(RMSNormalization, run_rmsnorm, NN_FLOATS),
+	EV_KERNEL(GroupNormalization, run_groupnorm, NN_FLOATS),
+	EV_KERNEL(LRN, run_lrn, NN_FLOATS),
+	EV_KERNEL(MeanVarianceNormalization, run_mvn, NN_FLOATS),
+	EV_KERNEL(Dropout, run_dropout, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: NN_T is float or double ------------------------- */

@@ -178,13 +178,13 @@ static bool run_global_lppool(EvCtx *c, EvValue **in, int nin, EvValue **out, in
 }
 
 const EvKernel ev_kernels_pool[] = {
-	{"MaxPool", run_maxpool, NN_FLOATS | NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)},
-	{"AveragePool", run_averagepool, NN_FLOATS},
-	{"LpPool", run_lppool, NN_FLOATS},
-	{"GlobalAveragePool", run_global_averagepool, NN_FLOATS},
-	{"GlobalMaxPool", run_global_maxpool, NN_FLOATS},
-	{"GlobalLpPool", run_global_lppool, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(MaxPool, run_maxpool, NN_FLOATS | NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)),
+	EV_KERNEL(AveragePool, run_averagepool, NN_FLOATS),
+	EV_KERNEL(LpPool, run_lppool, NN_FLOATS),
+	EV_KERNEL(GlobalAveragePool, run_global_averagepool, NN_FLOATS),
+	EV_KERNEL(GlobalMaxPool, run_global_maxpool, NN_FLOATS),
+	EV_KERNEL(GlobalLpPool, run_global_lppool, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: NN_T is float or double ------------------------- */

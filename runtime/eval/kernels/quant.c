@@ -478,10 +478,10 @@ static bool run_qlinear_conv(EvCtx *c, EvValue **in, int nin, EvValue **out, int
 }
 
 const EvKernel ev_kernels_quant[] = {
-	{"QuantizeLinear", run_quantize, NN_BIT(DT_FLOAT) | NN_BIT(DT_FLOAT16) | NN_BIT(DT_BFLOAT16) | NN_BIT(DT_INT32) | Q_INTS},
-	{"DequantizeLinear", run_dequantize, Q_INTS | NN_FLOATS},
-	{"DynamicQuantizeLinear", run_dynquant, NN_BIT(DT_FLOAT) | NN_BIT(DT_UINT8)},
-	{"ConvInteger", run_conv_integer, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8) | NN_BIT(DT_INT32)},
-	{"QLinearConv", run_qlinear_conv, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)},
-	{NULL, NULL, 0},
+	EV_KERNEL(QuantizeLinear, run_quantize, NN_BIT(DT_FLOAT) | NN_BIT(DT_FLOAT16) | NN_BIT(DT_BFLOAT16) | NN_BIT(DT_INT32) | Q_INTS),
+	EV_KERNEL(DequantizeLinear, run_dequantize, Q_INTS | NN_FLOATS),
+	EV_KERNEL(DynamicQuantizeLinear, run_dynquant, NN_BIT(DT_FLOAT) | NN_BIT(DT_UINT8)),
+	EV_KERNEL(ConvInteger, run_conv_integer, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8) | NN_BIT(DT_INT32)),
+	EV_KERNEL(QLinearConv, run_qlinear_conv, NN_BIT(DT_INT8) | NN_BIT(DT_UINT8)),
+	{0},
 };

@@ -400,20 +400,20 @@ static bool run_cumsum(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 #define RED_TYPES (NN_FLOATS | NN_SINTS | NN_UINTS)
 
 const EvKernel ev_kernels_reduce[] = {
-	{"ReduceSum", run_reduce_sum, RED_TYPES},
-	{"ReduceMean", run_reduce_mean, RED_TYPES},
-	{"ReduceMax", run_reduce_max, RED_TYPES | NN_BIT(DT_BOOL)},
-	{"ReduceMin", run_reduce_min, RED_TYPES | NN_BIT(DT_BOOL)},
-	{"ReduceProd", run_reduce_prod, RED_TYPES},
-	{"ReduceL1", run_reduce_l1, RED_TYPES},
-	{"ReduceL2", run_reduce_l2, RED_TYPES},
-	{"ReduceLogSum", run_reduce_log_sum, RED_TYPES},
-	{"ReduceLogSumExp", run_reduce_log_sum_exp, RED_TYPES},
-	{"ReduceSumSquare", run_reduce_sum_square, RED_TYPES},
-	{"ArgMax", run_argmax, RED_TYPES},
-	{"ArgMin", run_argmin, RED_TYPES},
-	{"CumSum", run_cumsum, NN_FLOATS | NN_BIT(DT_INT32) | NN_BIT(DT_INT64) | NN_BIT(DT_UINT32) | NN_BIT(DT_UINT64)},
-	{NULL, NULL, 0},
+	EV_KERNEL(ReduceSum, run_reduce_sum, RED_TYPES),
+	EV_KERNEL(ReduceMean, run_reduce_mean, RED_TYPES),
+	EV_KERNEL(ReduceMax, run_reduce_max, RED_TYPES | NN_BIT(DT_BOOL)),
+	EV_KERNEL(ReduceMin, run_reduce_min, RED_TYPES | NN_BIT(DT_BOOL)),
+	EV_KERNEL(ReduceProd, run_reduce_prod, RED_TYPES),
+	EV_KERNEL(ReduceL1, run_reduce_l1, RED_TYPES),
+	EV_KERNEL(ReduceL2, run_reduce_l2, RED_TYPES),
+	EV_KERNEL(ReduceLogSum, run_reduce_log_sum, RED_TYPES),
+	EV_KERNEL(ReduceLogSumExp, run_reduce_log_sum_exp, RED_TYPES),
+	EV_KERNEL(ReduceSumSquare, run_reduce_sum_square, RED_TYPES),
+	EV_KERNEL(ArgMax, run_argmax, RED_TYPES),
+	EV_KERNEL(ArgMin, run_argmin, RED_TYPES),
+	EV_KERNEL(CumSum, run_cumsum, NN_FLOATS | NN_BIT(DT_INT32) | NN_BIT(DT_INT64) | NN_BIT(DT_UINT32) | NN_BIT(DT_UINT64)),
+	{0},
 };
 
 #else /* ---- typed core: NN_T is float or double ------------------------- */

@@ -1,12 +1,15 @@
-/* registry.c - finds the kernel for an op.  Each family file in
- * runtime/kernels/ exports ev_kernels_<family>[] (ending with {NULL}); the
- * Makefile lists the families in build/gen/kernel_families.h, so adding a
- * family needs no edit here.  Lookup is by OpKind through a table built on
- * first use; com.microsoft ops by name in runtime/eval/vendor.c's table. */
+/* registry.c - finds the standard kernel for an op of the default domain
+ * (ev_kernel_std).  Each family file in runtime/eval/kernels/ exports
+ * ev_kernels_<family>[] (ending with {NULL}); the Makefile lists the
+ * families in build/gen/kernel_families.h, so adding a family needs no edit
+ * here.  Entries name their op by kind (EV_KERNEL: a misspelt op does not
+ * compile); lookup is by OpKind through a table built on first use.  It sits
+ * above the families and below what builds on them: vendor.c's
+ * com.microsoft kernels call standard ones through it, and eval.c's
+ * ev_kernel_find picks between the two by domain. */
 #include "eval.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define FAMILY(f) extern const EvKernel ev_kernels_##f[];
 #include "kernel_families.h"
@@ -18,8 +21,6 @@ static const EvKernel *const families[] = {
 #undef FAMILY
 	NULL,
 };
-
-extern const EvKernel ev_kernels_vendor[];
 
 static const EvKernel *by_kind[OP_COUNT];
 static const EvKernel **all;
@@ -39,23 +40,14 @@ static void build(void)
 	for (size_t f = 0; families[f]; f++)
 		for (const EvKernel *k = families[f]; k->op; k++) {
 			all[nall++] = k;
-			OpKind kind = op_kind_lookup(k->op);
-			if (kind != OP_UNKNOWN && !by_kind[kind])
-				by_kind[kind] = k;
+			if (!by_kind[k->kind])
+				by_kind[k->kind] = k;
 		}
 }
 
-const EvKernel *ev_kernel_find(const char *domain, const char *op)
+const EvKernel *ev_kernel_std(const char *op)
 {
 	build();
-	if (domain && !strcmp(domain, "com.microsoft")) {
-		for (const EvKernel *k = ev_kernels_vendor; k->op; k++)
-			if (!strcmp(k->op, op))
-				return k;
-		return NULL;
-	}
-	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
-		return NULL;
 	OpKind kind = op_kind_lookup(op);
 	return kind == OP_UNKNOWN ? NULL : by_kind[kind];
 }

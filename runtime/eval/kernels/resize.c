@@ -613,7 +613,7 @@ static bool k_upsample(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_resize[] = {
-	{"Resize", k_resize, SH_T_ALL},
-	{"Upsample", k_upsample, SH_T_ALL},
-	{NULL, NULL, 0},
+	EV_KERNEL(Resize, k_resize, SH_T_ALL),
+	EV_KERNEL(Upsample, k_upsample, SH_T_ALL),
+	{0},
 };

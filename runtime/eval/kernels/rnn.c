@@ -402,8 +402,8 @@ static bool run_lstm(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_rnn[] = {
-	{"RNN", run_rnn, NN_FLOATS},
-	{"GRU", run_gru, NN_FLOATS},
-	{"LSTM", run_lstm, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(RNN, run_rnn, NN_FLOATS),
+	EV_KERNEL(GRU, run_gru, NN_FLOATS),
+	EV_KERNEL(LSTM, run_lstm, NN_FLOATS),
+	{0},
 };

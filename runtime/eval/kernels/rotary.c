@@ -101,6 +101,6 @@ static bool run_rotary(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_rotary[] = {
-	{"RotaryEmbedding", run_rotary, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(RotaryEmbedding, run_rotary, NN_FLOATS),
+	{0},
 };

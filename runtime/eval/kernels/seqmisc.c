@@ -1,6 +1,6 @@
 /* seqmisc.c - assorted kernels that fit no other family: ReverseSequence,
  * MaxUnpool, SequenceMap (runs a body graph per sequence position, through
- * ev_run_body as the control-flow kernels do), NonMaxSuppression, RoiAlign
+ * EvCtx.run_body as the control-flow kernels do), NonMaxSuppression, RoiAlign
  * and GridSample.
  *
  * ReverseSequence, MaxUnpool and SequenceMap move elements and take every
@@ -144,7 +144,7 @@ static bool run_sequence_map(EvCtx *c, EvValue **in, int nin, EvValue **out, int
 	for (int it = 0; ok && it < n; it++) {
 		for (int i = 0; i < nin; i++)
 			bin[i] = in[i]->kind == EV_SEQUENCE ? in[i]->items[it] : in[i];
-		ok = ev_run_body(c, g, bin, (uint32_t)nin, bout, (uint32_t)nout);
+		ok = c->run_body(c, g, bin, (uint32_t)nin, bout, (uint32_t)nout);
 		for (int k = 0; ok && k < nout; k++) {
 			if (bout[k]->kind != EV_TENSOR) {
 				ok = ev_fail(c, "body output %d is not a tensor", k);
@@ -536,11 +536,11 @@ static bool run_grid_sample(EvCtx *c, EvValue **in, int nin, EvValue **out, int 
 }
 
 const EvKernel ev_kernels_seqmisc[] = {
-	{"ReverseSequence", run_reverse_sequence, SH_T_ALL},
-	{"MaxUnpool", run_max_unpool, SH_T_NUM},
-	{"SequenceMap", run_sequence_map, SH_T_ALL},
-	{"NonMaxSuppression", run_nms, NN_BIT(DT_FLOAT) | NN_BIT(DT_INT64)},
-	{"RoiAlign", run_roi_align, NN_FLOATS},
-	{"GridSample", run_grid_sample, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(ReverseSequence, run_reverse_sequence, SH_T_ALL),
+	EV_KERNEL(MaxUnpool, run_max_unpool, SH_T_NUM),
+	EV_KERNEL(SequenceMap, run_sequence_map, SH_T_ALL),
+	EV_KERNEL(NonMaxSuppression, run_nms, NN_BIT(DT_FLOAT) | NN_BIT(DT_INT64)),
+	EV_KERNEL(RoiAlign, run_roi_align, NN_FLOATS),
+	EV_KERNEL(GridSample, run_grid_sample, NN_FLOATS),
+	{0},
 };

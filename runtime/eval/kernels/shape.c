@@ -548,13 +548,17 @@ static bool pad_core(EvCtx *c, const EvValue *x, const int64_t *pb, const int64_
 	int r = x->rank;
 	int64_t dims[EV_MAX_RANK], lo[EV_MAX_RANK], len[EV_MAX_RANK], before[EV_MAX_RANK];
 	for (int i = 0; i < r; i++) {
+		if (pb[i] < -x->dims[i] || pe[i] < -x->dims[i])
+			return ev_fail(c, "pads crop more than dimension %d holds", i);
 		int64_t cb = pb[i] < 0 ? -pb[i] : 0, ce = pe[i] < 0 ? -pe[i] : 0;
 		lo[i] = cb;
 		len[i] = x->dims[i] - cb - ce;
 		if (len[i] < 0)
 			return ev_fail(c, "pads crop more than dimension %d holds", i);
 		before[i] = pb[i] > 0 ? pb[i] : 0;
-		dims[i] = len[i] + before[i] + (pe[i] > 0 ? pe[i] : 0);
+		if (__builtin_add_overflow(len[i], before[i], &dims[i]) ||
+		    __builtin_add_overflow(dims[i], pe[i] > 0 ? pe[i] : 0, &dims[i]))
+			return ev_fail(c, "padded dimension %d is too large", i);
 		if (mode != PAD_CONSTANT && len[i] == 0 && dims[i] > 0)
 			return ev_fail(c, "cannot pad an empty dimension except in constant mode");
 	}
@@ -1166,28 +1170,28 @@ static bool k_onehot(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_shape[] = {
-	{"Reshape", k_reshape, T_MOVE},
-	{"Transpose", k_transpose, T_MOVE},
-	{"Concat", k_concat, T_MOVE},
-	{"Split", k_split, T_MOVE},
-	{"Slice", k_slice, T_MOVE},
-	{"Squeeze", k_squeeze, T_MOVE},
-	{"Unsqueeze", k_unsqueeze, T_MOVE},
-	{"Expand", k_expand, T_MOVE},
-	{"Tile", k_tile, T_MOVE},
-	{"Pad", k_pad, T_MOVE},
-	{"Flatten", k_flatten, T_MOVE},
-	{"Shape", k_shape, T_MOVE},
-	{"Size", k_size, T_MOVE},
-	{"Identity", k_identity, T_MOVE},
-	{"ConstantOfShape", k_constantofshape, SH_T_NUM | SH_BIT(DT_BOOL)},
-	{"Constant", k_constant, T_MOVE},
-	{"Range", k_range, SH_T_NUM},
-	{"DepthToSpace", k_depthtospace, T_MOVE},
-	{"SpaceToDepth", k_spacetodepth, T_MOVE},
-	{"Trilu", k_trilu, T_MOVE},
-	{"EyeLike", k_eyelike, SH_T_NUM | SH_BIT(DT_BOOL)},
-	{"OneHot", k_onehot, T_MOVE},
-	{"CenterCropPad", k_centercroppad, T_MOVE},
-	{NULL, NULL, 0},
+	EV_KERNEL(Reshape, k_reshape, T_MOVE),
+	EV_KERNEL(Transpose, k_transpose, T_MOVE),
+	EV_KERNEL(Concat, k_concat, T_MOVE),
+	EV_KERNEL(Split, k_split, T_MOVE),
+	EV_KERNEL(Slice, k_slice, T_MOVE),
+	EV_KERNEL(Squeeze, k_squeeze, T_MOVE),
+	EV_KERNEL(Unsqueeze, k_unsqueeze, T_MOVE),
+	EV_KERNEL(Expand, k_expand, T_MOVE),
+	EV_KERNEL(Tile, k_tile, T_MOVE),
+	EV_KERNEL(Pad, k_pad, T_MOVE),
+	EV_KERNEL(Flatten, k_flatten, T_MOVE),
+	EV_KERNEL(Shape, k_shape, T_MOVE),
+	EV_KERNEL(Size, k_size, T_MOVE),
+	EV_KERNEL(Identity, k_identity, T_MOVE),
+	EV_KERNEL(ConstantOfShape, k_constantofshape, SH_T_NUM | SH_BIT(DT_BOOL)),
+	EV_KERNEL(Constant, k_constant, T_MOVE),
+	EV_KERNEL(Range, k_range, SH_T_NUM),
+	EV_KERNEL(DepthToSpace, k_depthtospace, T_MOVE),
+	EV_KERNEL(SpaceToDepth, k_spacetodepth, T_MOVE),
+	EV_KERNEL(Trilu, k_trilu, T_MOVE),
+	EV_KERNEL(EyeLike, k_eyelike, SH_T_NUM | SH_BIT(DT_BOOL)),
+	EV_KERNEL(OneHot, k_onehot, T_MOVE),
+	EV_KERNEL(CenterCropPad, k_centercroppad, T_MOVE),
+	{0},
 };

@@ -376,12 +376,12 @@ static bool run_tfidf(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 }
 
 const EvKernel ev_kernels_signal[] = {
-	{"DFT", run_dft, NN_FLOATS},
-	{"STFT", run_stft, NN_FLOATS},
-	{"HannWindow", run_hann, NN_NUMERIC},
-	{"HammingWindow", run_hamming, NN_NUMERIC},
-	{"BlackmanWindow", run_blackman, NN_NUMERIC},
-	{"MelWeightMatrix", run_mel, NN_NUMERIC},
-	{"TfIdfVectorizer", run_tfidf, NN_BIT(DT_INT32) | NN_BIT(DT_INT64) | NN_BIT(DT_STRING) | NN_BIT(DT_FLOAT)},
-	{NULL, NULL, 0},
+	EV_KERNEL(DFT, run_dft, NN_FLOATS),
+	EV_KERNEL(STFT, run_stft, NN_FLOATS),
+	EV_KERNEL(HannWindow, run_hann, NN_NUMERIC),
+	EV_KERNEL(HammingWindow, run_hamming, NN_NUMERIC),
+	EV_KERNEL(BlackmanWindow, run_blackman, NN_NUMERIC),
+	EV_KERNEL(MelWeightMatrix, run_mel, NN_NUMERIC),
+	EV_KERNEL(TfIdfVectorizer, run_tfidf, NN_BIT(DT_INT32) | NN_BIT(DT_INT64) | NN_BIT(DT_STRING) | NN_BIT(DT_FLOAT)),
+	{0},
 };

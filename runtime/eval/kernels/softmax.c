@@ -86,10 +86,10 @@ static bool run_hardmax(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout
 }
 
 const EvKernel ev_kernels_softmax[] = {
-	{"Softmax", run_softmax, NN_FLOATS},
-	{"LogSoftmax", run_log_softmax, NN_FLOATS},
-	{"Hardmax", run_hardmax, NN_FLOATS},
-	{NULL, NULL, 0},
+	EV_KERNEL(Softmax, run_softmax, NN_FLOATS),
+	EV_KERNEL(LogSoftmax, run_log_softmax, NN_FLOATS),
+	EV_KERNEL(Hardmax, run_hardmax, NN_FLOATS),
+	{0},
 };
 
 #else /* ---- typed core: NN_T is float or double ------------------------- */
