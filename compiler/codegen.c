@@ -588,6 +588,35 @@ static char *fail_cond(const Fn *F, const MInsn *x)
 	return r;
 }
 
+/* An int or ints attribute read only to be compared with a literal (the
+ * pattern's Op[axis = -1], Transpose[perm = [0, 2, 1, 3]]): x's read and
+ * the check after it printed as one test, rwg_attr_int_is or
+ * rwg_attr_ints_is, where they were a variable and two tests.  False (and
+ * nothing printed) for any other pair of steps. */
+static bool attr_literal(Fn *F, const MInsn *x, const MInsn *next)
+{
+	if (x->kind != MI_ATTR || (x->attr_type != ATTR_INT && x->attr_type != ATTR_INTS) || F->uses[x->reg] != 1 ||
+	    next->kind != MI_CHECK || next->index || x->test || next->test)
+		return false;
+	const MExpr *e = next->e;
+	if (e->kind != ME_BIN || e->op != EX_EQ || e->nkids != 2 || e->kids[0]->kind != ME_REG ||
+	    e->kids[0]->reg != x->reg)
+		return false;
+	const MExpr *lit = e->kids[1];
+	bool ints = x->attr_type == ATTR_INTS;
+	if (ints ? lit->kind != ME_LIST || lit->type != MT_INTS : lit->kind != ME_INT)
+		return false;
+	for (int k = 0; ints && k < lit->nkids; k++)
+		if (lit->kids[k]->kind != ME_INT)
+			return false;
+	char *want = cx(F, lit);
+	char *c = fmt("!rwg_attr_%s_is(rw, %s, \"%s\", %s)", ints ? "ints" : "int", node_name(F, x->src), x->name, want);
+	fail_if(F, c);
+	free(c);
+	free(want);
+	return true;
+}
+
 /* ---- the tests a leaf leaves to the tree ------------------------------------------------------ */
 
 /* Step i of a leaf, marked as a test: the tree makes it (dsl/mtree.c
@@ -977,6 +1006,10 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 		if (x->kind == MI_COMMUTE) {
 			print_swap(&F, &p->insns[i + 1], &p->insns[i + 2]);
 			i += 2;
+			continue;
+		}
+		if (i + 1 < p->ninsns && attr_literal(&F, x, &p->insns[i + 1])) {
+			i++;
 			continue;
 		}
 		if (x->kind == MI_GUARD && x->index)

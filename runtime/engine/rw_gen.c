@@ -50,6 +50,12 @@ bool rwg_attr_int_is(Rewriter *rw, NodeId n, const char *name, int64_t want)
 	return rwg_attr_int(rw, n, name, &v) && v == want;
 }
 
+bool rwg_attr_ints_is(Rewriter *rw, NodeId n, const char *name, RwgInts want)
+{
+	RwgInts v;
+	return rwg_attr_ints(rw, n, name, &v) && rwg_ints_eq(v, want);
+}
+
 const char *rwg_what(Rewriter *rw, ValueId v)
 {
 	if (!v)

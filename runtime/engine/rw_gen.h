@@ -113,6 +113,8 @@ bool rwg_attr_int(Rewriter *rw, NodeId n, const char *name, int64_t *out);
 bool rwg_attr_float(Rewriter *rw, NodeId n, const char *name, double *out);
 bool rwg_attr_str(Rewriter *rw, NodeId n, const char *name, RwgStr *out);
 bool rwg_attr_ints(Rewriter *rw, NodeId n, const char *name, RwgInts *out);
+/* Attribute `name` of n (or its default) is the list `want`. */
+bool rwg_attr_ints_is(Rewriter *rw, NodeId n, const char *name, RwgInts want);
 bool rwg_attr_floats(Rewriter *rw, NodeId n, const char *name, RwgFloats *out);
 
 /* ---- --why ---------------------------------------------------------------------- */
