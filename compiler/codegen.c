@@ -1561,9 +1561,10 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	for (int i = 0; i < rs->nrules; i++) {
 		const MRule *m = &rs->rules[i];
 		char *path = c_string(m->file->path), *doc = c_string(m->rule->doc ? m->rule->doc : "");
-		bprintf(&out, "\t[RULE_%s] = {\"%s\", %s, %s, %d,\n\t\t%s,\n\t\t%d, %d, %d, %s, \"%s\", \"%s\"},\n", m->name,
-		        m->name, levels[m->level], path, m->line, doc, m->rule->priority, m->opset_min, m->opset_max,
-		        m->vendor ? "true" : "false", m->root_domain, m->root_op);
+		bprintf(&out, "\t[RULE_%s] = {.name = \"%s\", .level = %s, .file = %s, .line = %d,\n\t\t.doc = %s,\n"
+		        "\t\t.priority = %d, .opset_min = %d, .opset_max = %d, .vendor = %s, .root_domain = \"%s\", "
+		        ".root_op = \"%s\"},\n", m->name, m->name, levels[m->level], path, m->line, doc, m->rule->priority,
+		        m->opset_min, m->opset_max, m->vendor ? "true" : "false", m->root_domain, m->root_op);
 		free(path);
 		free(doc);
 	}

@@ -28,9 +28,12 @@ extern const RwRuleSet graft_rules_basic, graft_rules_extended;
 enum { R_IDENTITY, R_NEG_TO_SUB, R_SUB_TO_NEG, R_COUNT };
 
 static const RwRule rules[R_COUNT] = {
-	{"identity", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "Identity(x) => x", 0, 1, 0, false, "", "Identity"},
-	{"neg_to_sub", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 2, "Neg(x) => Sub(0, x)", 0, 1, 0, false, "", "Neg"},
-	{"sub_to_neg", RW_LEVEL_EXTENDED, "tests/check_rewrite.c", 3, "Sub(0, x) => Neg(x)", 0, 1, 0, false, "", "Sub"},
+	{.name = "identity", .level = RW_LEVEL_BASIC, .file = "tests/check_rewrite.c", .line = 1, .doc = "Identity(x) => x",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Identity"},
+	{.name = "neg_to_sub", .level = RW_LEVEL_EXTENDED, .file = "tests/check_rewrite.c", .line = 2, .doc = "Neg(x) => Sub(0, x)",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Neg"},
+	{.name = "sub_to_neg", .level = RW_LEVEL_EXTENDED, .file = "tests/check_rewrite.c", .line = 3, .doc = "Sub(0, x) => Neg(x)",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Sub"},
 };
 
 static bool match(Rewriter *rw, NodeId n)
@@ -997,8 +1000,10 @@ END_TEST
 /* ---- debug builds: pure matching and the validator after every rewrite ----------- */
 
 static const RwRule bad_rules[] = {
-	{"sneaky", RW_LEVEL_BASIC, "tests/check_rewrite.c", 1, "a matcher that changes the graph", 0, 1, 0, false, "", "Relu"},
-	{"cyclic", RW_LEVEL_BASIC, "tests/check_rewrite.c", 2, "Relu(x) => y where y = Neg(y)", 0, 1, 0, false, "", "Relu"},
+	{.name = "sneaky", .level = RW_LEVEL_BASIC, .file = "tests/check_rewrite.c", .line = 1, .doc = "a matcher that changes the graph",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Relu"},
+	{.name = "cyclic", .level = RW_LEVEL_BASIC, .file = "tests/check_rewrite.c", .line = 2, .doc = "Relu(x) => y where y = Neg(y)",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Relu"},
 };
 
 /* Breaks the rule that a failed match changes nothing: it sets an

@@ -13,7 +13,8 @@
 #include "rewrite.h"
 
 static const RwRule rules[] = {
-	{"identity", RW_LEVEL_BASIC, "tests/bench/bench_engine.c", 1, "Identity(x) => x", 0, 1, 0, false, "", "Identity"},
+	{.name = "identity", .level = RW_LEVEL_BASIC, .file = "tests/bench/bench_engine.c", .line = 1, .doc = "Identity(x) => x",
+	 .priority = 0, .opset_min = 1, .opset_max = 0, .vendor = false, .root_domain = "", .root_op = "Identity"},
 };
 
 static bool match(Rewriter *rw, NodeId n)
