@@ -564,26 +564,29 @@ static MExpr *call_expr(L *g, const Expr *e)
 	if (!strcmp(f, "value"))
 		return fact_value(g, e, false);
 	/* math on plain numbers */
-	static const char *const math[][2] = {
-		{"abs", "fabs"}, {"ceil", "ceil"}, {"floor", "floor"}, {"erf", "erf"}, {"exp", "exp"},
-		{"log", "log"}, {"sqrt", "sqrt"}, {"tanh", "tanh"}, {"max", "fmax"}, {"min", "fmin"},
-		{"pow", "pow"}, {"neg", "neg"}, {"relu", "relu"}, {"reciprocal", "reciprocal"}, {"sigmoid", "sigmoid"},
+	static const struct { const char *name, *c; MMath math; int nargs; } math[] = {
+		{"abs", "fabs", MM_FABS, 1}, {"ceil", "ceil", MM_CEIL, 1}, {"floor", "floor", MM_FLOOR, 1},
+		{"erf", "erf", MM_ERF, 1}, {"exp", "exp", MM_EXP, 1}, {"log", "log", MM_LOG, 1},
+		{"sqrt", "sqrt", MM_SQRT, 1}, {"tanh", "tanh", MM_TANH, 1}, {"max", "fmax", MM_FMAX, 2},
+		{"min", "fmin", MM_FMIN, 2}, {"pow", "pow", MM_POW, 2}, {"neg", "neg", MM_NEG, 1},
+		{"relu", "relu", MM_RELU, 1}, {"reciprocal", "reciprocal", MM_RECIPROCAL, 1},
+		{"sigmoid", "sigmoid", MM_SIGMOID, 1},
 	};
-	const char *cf = NULL;
-	for (size_t i = 0; i < sizeof math / sizeof math[0]; i++)
-		if (!strcmp(math[i][0], f))
-			cf = math[i][1];
-	if (!cf || e->n < 1 || e->n > 2 || (e->n == 2 && strcmp(cf, "fmax") && strcmp(cf, "fmin") && strcmp(cf, "pow"))) {
+	int m = -1;
+	for (int i = 0; i < (int)(sizeof math / sizeof math[0]); i++)
+		if (!strcmp(math[i].name, f))
+			m = i;
+	if (m < 0 || e->n != math[m].nargs) {
 		unsupported(g, e->pos, "'%s' in a guard", f);
 		return int_ex(g, 0);
 	}
 	MExpr *a = num_expr(g, ARG(0));
 	MExpr *x = e->n == 2 ? ex2(g, ME_MATH, MT_FLOAT, a, num_expr(g, ARG(1))) : ex1(g, ME_MATH, MT_FLOAT, a);
-	x->fn = cf;
-	bool plain = !strcmp(cf, "neg") || !strcmp(cf, "relu");
-	if (plain)
+	x->fn = math[m].c;
+	x->math = math[m].math;
+	if (x->math == MM_NEG || x->math == MM_RELU)
 		x->type = a->type == MT_FLOAT ? MT_FLOAT : MT_INT;
-	else if (strcmp(cf, "reciprocal") && strcmp(cf, "sigmoid") && e->type == TY_INT)
+	else if (x->math != MM_RECIPROCAL && x->math != MM_SIGMOID && e->type == TY_INT)
 		x->to_int = true, x->type = MT_INT;
 	return x;
 #undef ARG

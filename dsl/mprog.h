@@ -73,8 +73,9 @@ typedef enum MExprKind {
 	ME_ALL, ME_ANY,         /* kid 1 holds for every / some element of ints kid 0, put in int
 	                           register reg in turn, first to last, stopping at the first that
 	                           decides; i numbers the quantifier in the program (graftc's l_<i>) */
-	ME_MATH,                /* fn(kids): fabs ceil floor erf exp log sqrt tanh fmax fmin pow,
-	                           neg relu reciprocal sigmoid; to_int: the result is (int64_t) */
+	ME_MATH,                /* math(kids), fn its C name: fabs ceil floor erf exp log sqrt tanh
+	                           fmax fmin pow, neg relu reciprocal sigmoid; to_int: the result is
+	                           (int64_t) */
 	ME_NOT, ME_NEG,
 	ME_BIN,                 /* op (EX_*) on kids 0, 1; ints/floats/strings compare as lists */
 	ME_INDEX,               /* kid 0 (ints or floats) at kid 1 */
@@ -92,11 +93,18 @@ typedef enum MExprKind {
 	                           output of a node of op s of domain ("": ONNX's): x:!Conv fails on it */
 } MExprKind;
 
+/* ME_MATH's function (fn holds the name graftc prints). */
+typedef enum MMath {
+	MM_FABS, MM_CEIL, MM_FLOOR, MM_ERF, MM_EXP, MM_LOG, MM_SQRT, MM_TANH,
+	MM_FMAX, MM_FMIN, MM_POW, MM_NEG, MM_RELU, MM_RECIPROCAL, MM_SIGMOID,
+} MMath;
+
 typedef struct MExpr {
 	MExprKind kind;
 	MType type;             /* of the result */
 	int op;                 /* ME_BIN: ExprOp; ME_MATH: the function's name in fn */
 	const char *fn;
+	MMath math;             /* ME_MATH */
 	bool arg;               /* the operand is an RwgArg register (see the kinds) */
 	bool to_int;            /* ME_MATH: truncate the result to int64 */
 	int reg;

@@ -737,18 +737,26 @@ static RwgArg as_arg(Run *x, const MExpr *e)
 	return e->type == MT_ARG ? v.arg : rwg_val(v.v);
 }
 
-static double math1(const char *fn, double a)
+static double math(MMath m, double a, double b)
 {
-	switch (fn[0]) {
-	case 'f': return fn[1] == 'a' ? fabs(a) : floor(a);
-	case 'c': return ceil(a);
-	case 'e': return fn[1] == 'r' ? erf(a) : exp(a);
-	case 'l': return log(a);
-	case 's': return fn[1] == 'q' ? sqrt(a) : 1.0 / (1.0 + exp(-a));
-	case 't': return tanh(a);
-	case 'r': return 1.0 / a; /* reciprocal */
-	default: return 0;
+	switch (m) {
+	case MM_FABS: return fabs(a);
+	case MM_CEIL: return ceil(a);
+	case MM_FLOOR: return floor(a);
+	case MM_ERF: return erf(a);
+	case MM_EXP: return exp(a);
+	case MM_LOG: return log(a);
+	case MM_SQRT: return sqrt(a);
+	case MM_TANH: return tanh(a);
+	case MM_FMAX: return fmax(a, b);
+	case MM_FMIN: return fmin(a, b);
+	case MM_POW: return pow(a, b);
+	case MM_RECIPROCAL: return 1.0 / a;
+	case MM_SIGMOID: return 1.0 / (1.0 + exp(-a));
+	case MM_NEG: return -a;
+	case MM_RELU: return a > 0 ? a : 0;
 	}
+	return 0;
 }
 
 static void bin_into(Run *x, const MExpr *e, RwReg *o)
@@ -926,22 +934,15 @@ static void eval_into(Run *x, const MExpr *e, RwReg *o)
 	}
 	case ME_OPSET: o->i = rw_opset(rw); break;
 	case ME_MATH: {
-		const char *fn = e->fn;
-		if (!strcmp(fn, "neg") || !strcmp(fn, "relu")) {
+		if (e->math == MM_NEG || e->math == MM_RELU) {
 			RwReg a = eval(x, K(0));
 			if (e->type == MT_FLOAT)
-				o->f = fn[0] == 'n' ? -a.f : a.f > 0 ? a.f : 0;
+				o->f = math(e->math, a.f, 0);
 			else
-				o->i = fn[0] == 'n' ? (int64_t)(0 - (uint64_t)a.i) : a.i > 0 ? a.i : 0;
+				o->i = e->math == MM_NEG ? (int64_t)(0 - (uint64_t)a.i) : a.i > 0 ? a.i : 0;
 			break;
 		}
-		double r;
-		if (e->nkids == 2) {
-			double a = num_f(x, K(0)), b = num_f(x, K(1));
-			r = !strcmp(fn, "fmax") ? fmax(a, b) : !strcmp(fn, "fmin") ? fmin(a, b) : pow(a, b);
-		} else {
-			r = math1(fn, num_f(x, K(0)));
-		}
+		double r = e->nkids == 2 ? math(e->math, num_f(x, K(0)), num_f(x, K(1))) : math(e->math, num_f(x, K(0)), 0);
 		if (e->to_int)
 			o->i = (int64_t)r;
 		else
