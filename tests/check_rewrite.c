@@ -1377,6 +1377,14 @@ START_TEST(test_cli_progress)
 	ck_assert_msg(drawn && erased && !strstr(erased + 1, "graft: "), "%s", out);
 	free(out);
 	free(cmd);
+	/* an error erases the line first: it stands on its own line */
+	cmd = cat_fmt("script -qec '%s optimize %s/missing.onnx -o %s/e.onnx --progress' /dev/null", graft, tmp, tmp);
+	ck_assert_int_ne(run_shell(cmd, &out), 0);
+	char *want_err = cat_fmt("\r\033[K%s/missing.onnx: cannot open: No such file or directory", tmp);
+	ck_assert_msg(strstr(out, want_err), "%s", out);
+	free(want_err);
+	free(out);
+	free(cmd);
 	/* --quiet, the last given, wins */
 	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/d.onnx --progress --quiet' /dev/null", graft, tmp);
 	ck_assert_int_eq(run_shell(cmd, &out), 0);

@@ -273,7 +273,7 @@ static IrModel *load_with(const char *path, Diag *d)
 static IrModel *load(const char *path)
 {
 	Diag d;
-	diag_init(&d, stderr);
+	diag_init(&d, progress_log()); /* stderr, or through the progress line's eraser */
 	progress_stage("loading", path, file_size(path)); /* a command that saves a model shows it */
 	IrModel *m = load_with(path, &d);
 	if (!m)
@@ -480,7 +480,7 @@ static int cmd_roundtrip(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	Diag d;
-	diag_init(&d, stderr);
+	diag_init(&d, progress_log());
 	bool ok = save_model(m, out, &so, &d);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
@@ -956,7 +956,7 @@ static int cmd_fold(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	Diag d;
-	diag_init(&d, stderr);
+	diag_init(&d, progress_log());
 	uint32_t before = 0, after = 0;
 	for (GraphId g = 1; g < m->ngraphs; g++)
 		before += ir_graph(m, g)->dead ? 0 : ir_graph(m, g)->nnodes;
@@ -1048,7 +1048,7 @@ static int cmd_convert(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	Diag d;
-	diag_init(&d, stderr);
+	diag_init(&d, progress_log());
 	bool ok = convert_and_say(m, target, &d) && save_model(m, out, &so, &d);
 	ir_model_free(m);
 	return ok ? EXIT_OK : EXIT_INPUT;
@@ -1328,6 +1328,7 @@ static int optimize_with(int argc, char **argv, RwOptions *o, SaveOptions *so, c
 		return usage_error("--layout nhwc needs --allow-vendor-ops: standard ONNX has no channels-last Conv "
 		                   "(each Conv becomes com.microsoft NhwcConv)%s", "");
 	progress_begin(progress_mode);
+	diag_init(&d, progress_log()); /* an error erases the progress line first */
 	IrModel *m = load(argv[optind]);
 	if (!m)
 		return EXIT_INPUT;
