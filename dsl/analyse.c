@@ -1634,18 +1634,24 @@ static bool gvar_same(const GMap *g, const Expr *x, const Expr *y)
 	return n && strcmp(n, y->s) == 0;
 }
 
+/* What the match binds variable v of side `side` to: under a unifier its
+ * class's op term (op) or attribute literal (!op), else (a one-way match,
+ * side 0) the term it was bound to. */
+static const Term *gvar_term(const GMap *g, int side, const Expr *v, bool op)
+{
+	if (g->u) {
+		int c = var_class(g->u, side, v->s);
+		return c < 0 ? NULL : op ? g->u->cls[c].op : g->u->cls[c].alit;
+	}
+	return side == 0 ? resolve(g->s, bound(g->s, v->s)) : NULL;
+}
+
 /* The literal an attribute variable of side `side` surely is, or NULL. */
 static const Expr *gvar_lit(const GMap *g, int side, const Expr *v)
 {
 	if (!pattern_var(g->ri[side], v))
 		return NULL;
-	const Term *t = NULL;
-	if (g->u) {
-		int c = var_class(g->u, side, v->s);
-		t = c >= 0 ? g->u->cls[c].alit : NULL;
-	} else if (side == 0) {
-		t = resolve(g->s, bound(g->s, v->s));
-	}
+	const Term *t = gvar_term(g, side, v, false);
 	return t && t->kind == T_ALIT && is_literal(t->lit) ? t->lit : NULL;
 }
 
@@ -1769,13 +1775,7 @@ static const Term *gvar_op(const GMap *g, int side, const Expr *v)
 {
 	if (v->kind != EXPR_VAR || !pattern_var(g->ri[side], v))
 		return NULL;
-	const Term *t = NULL;
-	if (g->u) {
-		int c = var_class(g->u, side, v->s);
-		t = c >= 0 ? g->u->cls[c].op : NULL;
-	} else if (side == 0) {
-		t = resolve(g->s, bound(g->s, v->s));
-	}
+	const Term *t = gvar_term(g, side, v, true);
 	return t && t->kind == T_OP ? t : NULL;
 }
 

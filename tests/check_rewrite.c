@@ -1328,17 +1328,6 @@ START_TEST(test_loop_carried_shape_grows)
 }
 END_TEST
 
-/* printf into a new string (the caller frees). */
-static char *cat_fmt(const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	char *s = NULL;
-	ck_assert_int_ge(vasprintf(&s, f, ap), 0);
-	va_end(ap);
-	return s;
-}
-
 /* The progress line (issue 29): --progress on a pipe prints a line per
  * stage as it ends, before the summary; on a terminal (script(1) gives one)
  * a run under a second shows nothing, --progress draws the line in place
@@ -1349,11 +1338,11 @@ START_TEST(test_cli_progress)
 	if (!graft)
 		return;
 	char *tmp = temp_dir(), *out, *cmd;
-	cmd = cat_fmt("%s optimize examples/tiny_cnn.onnx -o %s/a.onnx --progress 2>&1 >/dev/null", graft, tmp);
+	cmd = fmt("%s optimize examples/tiny_cnn.onnx -o %s/a.onnx --progress 2>&1 >/dev/null", graft, tmp);
 	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	const char *l = strstr(out, "graft: loading examples/tiny_cnn.onnx (");
 	const char *r = l ? strstr(l, "\ngraft: rewriting, ") : NULL;
-	char *want_save = cat_fmt("\ngraft: saving %s/a.onnx: ", tmp);
+	char *want_save = fmt("\ngraft: saving %s/a.onnx: ", tmp);
 	const char *sv = r ? strstr(r, want_save) : NULL;
 	const char *sum = sv ? strstr(sv, " written, ") : NULL;
 	ck_assert_msg(l == out && r && sv && sum && strstr(sum, "/s, ") && strstr(sum, " s\nop "), "%s", out);
@@ -1364,13 +1353,13 @@ START_TEST(test_cli_progress)
 	if (system("command -v script > /dev/null 2>&1") != 0)
 		return;
 	/* a terminal, a run well under a second: nothing */
-	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/b.onnx' /dev/null", graft, tmp);
+	cmd = fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/b.onnx' /dev/null", graft, tmp);
 	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(!strstr(out, "graft: ") && strstr(out, "op "), "%s", out);
 	free(out);
 	free(cmd);
 	/* --progress on a terminal: drawn in place, erased before the summary */
-	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/c.onnx --progress' /dev/null", graft, tmp);
+	cmd = fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/c.onnx --progress' /dev/null", graft, tmp);
 	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	const char *drawn = strstr(out, "\rgraft: ");
 	const char *erased = drawn ? strstr(drawn, "\r\033[Kop ") : NULL;
@@ -1378,15 +1367,15 @@ START_TEST(test_cli_progress)
 	free(out);
 	free(cmd);
 	/* an error erases the line first: it stands on its own line */
-	cmd = cat_fmt("script -qec '%s optimize %s/missing.onnx -o %s/e.onnx --progress' /dev/null", graft, tmp, tmp);
+	cmd = fmt("script -qec '%s optimize %s/missing.onnx -o %s/e.onnx --progress' /dev/null", graft, tmp, tmp);
 	ck_assert_int_ne(run_shell(cmd, &out), 0);
-	char *want_err = cat_fmt("\r\033[K%s/missing.onnx: cannot open: No such file or directory", tmp);
+	char *want_err = fmt("\r\033[K%s/missing.onnx: cannot open: No such file or directory", tmp);
 	ck_assert_msg(strstr(out, want_err), "%s", out);
 	free(want_err);
 	free(out);
 	free(cmd);
 	/* --quiet, the last given, wins */
-	cmd = cat_fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/d.onnx --progress --quiet' /dev/null", graft, tmp);
+	cmd = fmt("script -qec '%s optimize examples/tiny_cnn.onnx -o %s/d.onnx --progress --quiet' /dev/null", graft, tmp);
 	ck_assert_int_eq(run_shell(cmd, &out), 0);
 	ck_assert_msg(!strstr(out, "graft: ") && strstr(out, "op "), "%s", out);
 	free(out);

@@ -59,17 +59,6 @@ static Backend backend(int k)
 
 /* ---- building the text graphs ------------------------------------------------------ */
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	char *s = NULL;
-	ck_assert(vasprintf(&s, f, ap) >= 0);
-	va_end(ap);
-	return s;
-}
-
 /* An initializer "float[3,2,3,3] w = {...}" with deterministic values
  * base + step * k, k cycling through -5..5; float16 as its bits. */
 static char *tensor(const char *dt, const char *name, const char *dims, double base, double step)

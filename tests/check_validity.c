@@ -23,17 +23,6 @@
 #include "testutil.h"
 #include "text.h"
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	char *s = NULL;
-	ck_assert_int_ge(vasprintf(&s, f, ap), 0);
-	va_end(ap);
-	return s;
-}
-
 /* ck_assert_str_eq against a formatted string */
 #define assert_str_fmt(got, ...) do { \
 	char *want_ = fmt(__VA_ARGS__); \

@@ -399,6 +399,16 @@ IrModel *parse_text_model(const char *text)
 	return m;
 }
 
+char *fmt(const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	char *s = NULL;
+	ck_assert_int_ge(vasprintf(&s, f, ap), 0);
+	va_end(ap);
+	return s;
+}
+
 int run_shell(const char *cmd, char **out)
 {
 	size_t n = strlen(cmd) + 16;

@@ -34,6 +34,9 @@ void rm_rf(const char *path);
 /* A model from ONNX's textual syntax, named "t.onnx" in messages; a parse
  * error fails the calling test with the parser's message. */
 IrModel *parse_text_model(const char *text);
+/* printf into a new string (the caller frees); fails the calling test if
+ * it cannot. */
+char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 /* Runs `sh -c cmd` with stdout and stderr into *out (malloc'd); the exit
  * status, or -2 if the command was killed. */
 int run_shell(const char *cmd, char **out);

@@ -297,17 +297,6 @@ static int cmp_count(const void *a, const void *b)
 	return c ? c : strcmp(x->op, y->op);
 }
 
-static void human_bytes(char *buf, size_t size, double b)
-{
-	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int u = 0;
-	while (b >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-}
-
 static int cmd_info(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

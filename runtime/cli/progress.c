@@ -28,7 +28,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void human(char *buf, size_t size, double b)
+void human_bytes(char *buf, size_t size, double b)
 {
 	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	int u = 0;
@@ -47,11 +47,11 @@ static void format(char *line, size_t size, double t)
 	int n = snprintf(line, size, "graft: %s%s%s", P.stage, *P.what ? " " : "", P.what);
 	if (!strcmp(P.stage, "saving")) {
 		uint64_t w = out_bytes_written() - P.written0;
-		human(a, sizeof a, (double)w);
-		human(r, sizeof r, secs > 0 ? (double)w / secs : 0);
+		human_bytes(a, sizeof a, (double)w);
+		human_bytes(r, sizeof r, secs > 0 ? (double)w / secs : 0);
 		n += snprintf(line + n, size - (size_t)n, ": %s written, %s/s", a, r);
 	} else if (P.bytes) {
-		human(a, sizeof a, (double)P.bytes);
+		human_bytes(a, sizeof a, (double)P.bytes);
 		n += snprintf(line + n, size - (size_t)n, " (%s)", a);
 	}
 	snprintf(line + n, size - (size_t)n, ", %.1f s", secs);

@@ -32,6 +32,8 @@ void progress_stage(const char *stage, const char *what, uint64_t bytes);
 /* stderr for the run's messages: a stream that erases the line before
  * each write (stderr itself when no line is drawn). */
 FILE *progress_log(void);
+/* b bytes as "812 B", "1.2 MiB" (also graft info's sizes). */
+void human_bytes(char *buf, size_t size, double b);
 /* The run is over: the line is erased (a terminal) or ended. */
 void progress_end(void);
 
