@@ -1069,17 +1069,12 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 
 	flush_checks(&F);
 	/* the function: what the rule says, then the body */
-	char *pat, *guard, *result;
-	dsl_rule_text(m->file, m->rule, &pat, &guard, &result);
-	bprintf(out, "// match:  %s\n", pat);
-	if (guard)
-		bprintf(out, "// cond:   %s\n", guard);
-	bprintf(out, "// result: %s\n", result);
+	bprintf(out, "// match:  %s\n", m->pat_text);
+	if (m->guard_text)
+		bprintf(out, "// cond:   %s\n", m->guard_text);
+	bprintf(out, "// result: %s\n", m->res_text);
 	bprintf(out, "// %s:%d, without the tests its decision tree made\n", m->file->path, m->line);
 	bprintf(out, "static bool apply_%s(Rewriter *rw, NodeId n)\n{\n", m->name);
-	free(pat);
-	free(guard);
-	free(result);
 	if (uses_unknown || strstr(body.s, "&unknown"))
 		bprintf(out, "\tbool unknown = false;\n");
 	bput(out, body.s, body.n);
@@ -1465,7 +1460,8 @@ static void generated_from(Buf *out, RuleFile **files, int nfiles)
 		bprintf(out, "%s%s", i ? (i == nfiles - 1 ? " and " : ", ") : "", files[i]->path);
 }
 
-char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, char **sources, Diag *d)
+char *codegen_c(RuleFile **files, int nfiles, MRuleSet *rs, const char *set, const char *line_path, char **sources,
+                Diag *d)
 {
 	if (sources)
 		*sources = NULL;
@@ -1479,8 +1475,10 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 				dsl_error(d, files[i], files[i]->rules[k]->override_pos,
 				          "'override' is for rules loaded with graft optimize --rules, where they replace the "
 				          "library rule of their name; graftc compiles rule sets, which replace nothing");
-	if (d->nerrors != errors)
+	if (d->nerrors != errors) {
+		dsl_lower_free(rs);
 		return NULL;
+	}
 	int n = 0;
 	for (int i = 0; i < nfiles; i++)
 		for (int k = 0; files[i] && k < files[i]->nrules; k++)
@@ -1550,7 +1548,8 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 		bput(&out, decls.s, decls.n);
 
 	/* the programs: from here on the rules are printed from them */
-	MRuleSet *rs = dsl_lower(files, nfiles, d);
+	if (!rs && d->nerrors == errors)
+		rs = dsl_lower(files, nfiles, d);
 	if (!rs || d->nerrors != errors) {
 		dsl_lower_free(rs);
 		free(out.s);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "ast.h"
+#include "mprog.h"
 
 /* The C text for the checked files (malloc'd), or NULL after errors in d.
  * set: the rule set's name, a C identifier ("basic").  line_path: the
@@ -24,8 +25,11 @@
  * functions at its rule file (graftc --line), or NULL.  sources: NULL to
  * keep the rules text (for --why and --match-each) in the same file; else
  * it goes to *sources (malloc'd), a second C file exporting
- * `const RwSources graft_rules_<set>_sources` (graftc --sources). */
-char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_path, char **sources, Diag *d);
+ * `const RwSources graft_rules_<set>_sources` (graftc --sources).  rs: the
+ * files' programs (dsl_lower, which graftc's analysis read too; codegen_c
+ * frees them), or NULL to lower them here. */
+char *codegen_c(RuleFile **files, int nfiles, MRuleSet *rs, const char *set, const char *line_path, char **sources,
+                Diag *d);
 
 /* Write text to path unless the file already holds exactly it (so make
  * sees no change); false after a message on stderr. */

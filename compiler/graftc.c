@@ -198,11 +198,18 @@ int main(int argc, char **argv)
 	/* 2. check them together */
 	dsl_check(files, nfiles, &d);
 
-	/* 3. analyse them: shadowed and conflicting rules, results that
-	 * recreate their left side (an error: no output is written) */
+	/* 3. lower them to programs (errors only when writing C), and analyse
+	 * those: shadowed and conflicting rules, results that recreate their
+	 * left side (an error: no output is written) */
+	MRuleSet *rs = NULL;
 	if (!d.nerrors && !unreadable && o.mode != MODE_DUMP) {
+		Diag quiet;
+		diag_init(&quiet, NULL);
+		int errors = d.nerrors;
+		rs = dsl_lower_each(files, nfiles, o.mode == MODE_GEN ? &d : &quiet);
+		bool lowered = d.nerrors == errors;
 		DslAnalysis an;
-		dsl_analyse(files, nfiles, &d, &an);
+		dsl_analyse_rules(rs, files, nfiles, &d, &an);
 		if (o.analysis) {
 			dsl_analysis_print(&an, files, nfiles, stdout);
 		} else {
@@ -212,6 +219,10 @@ int main(int argc, char **argv)
 			free(note);
 		}
 		dsl_analysis_free(&an);
+		if (!lowered || o.mode != MODE_GEN) {
+			dsl_lower_free(rs);
+			rs = NULL;
+		}
 	}
 
 	/* 4. output */
@@ -224,10 +235,10 @@ int main(int argc, char **argv)
 	}
 
 	bool write_failed = false;
-	if (o.mode == MODE_GEN && !d.nerrors && !unreadable) {
+	if (o.mode == MODE_GEN && !d.nerrors && !unreadable) { /* codegen_c frees rs */
 		char *set = o.set ? strdup(o.set) : set_from_path(o.out);
 		char *sources = NULL;
-		char *text = codegen_c(files, nfiles, set, o.lines ? o.out : NULL, o.sources ? &sources : NULL, &d);
+		char *text = codegen_c(files, nfiles, rs, set, o.lines ? o.out : NULL, o.sources ? &sources : NULL, &d);
 		if (text && !codegen_write_if_changed(o.out, text))
 			write_failed = true;
 		if (sources && !codegen_write_if_changed(o.sources, sources))
@@ -235,6 +246,8 @@ int main(int argc, char **argv)
 		free(text);
 		free(sources);
 		free(set);
+	} else {
+		dsl_lower_free(rs);
 	}
 
 	if (d.nerrors || d.nwarnings)

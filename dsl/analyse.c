@@ -31,12 +31,23 @@
 #include <string.h>
 
 #include "analyse.h"
+#include "mprog.h"
 #include "check_internal.h"
 #include "ir.h"
 #include "namemap.h"
 #include "opset_forms.h"
 
 #define MAX_COMMUTATIVE 12      /* more orientations than 2^12 are not tried */
+
+/* A literal of a term: a number (with its tolerance ~), a dtype, a string,
+ * or a 1-D list of numbers, from the program's checks or the result's text. */
+typedef struct Lit {
+	bool str, list, dtype;
+	double v, tol;              /* a number; a dtype: its DType number */
+	const char *s;              /* str */
+	const double *items;        /* list */
+	int n;
+} Lit;
 
 /* ---- terms -------------------------------------------------------------------- */
 
@@ -70,11 +81,12 @@ struct Term {
 	const char *name;           /* T_VAR, T_AVAR, T_AREF: the name; T_OP: the op */
 	const char *domain;         /* T_OP */
 	const char *bind;           /* T_OP: d @ Op(...) */
-	const Expr *lit;            /* T_LIT, T_ALIT */
+	const Lit *lit;             /* T_LIT, T_ALIT (NULL: a right side's computed attribute) */
 	bool is_const, optional;    /* T_VAR: as written here (what a pattern asks) */
 	bool g_const, g_optional;   /* T_VAR: from the binding (what the value guarantees) */
 	bool form_slot;             /* an input older opsets give as an attribute */
 	bool shared, fresh, root, vendor;
+	bool open;                  /* T_OP: inputs past nslots may be anything (no check says absent) */
 	int cidx;                   /* T_OP: index among the rule's commutative nodes, or -1 */
 	int output;
 	Term **slots;               /* T_OP: inputs in canonical order; NULL: any value or none */
@@ -125,7 +137,6 @@ struct RuleInfo {
 	VarRef *vars;
 	int nvars, capvars;
 	NameMap *var_index;         /* name -> 1 + index in vars */
-	NameMap *binding_index;     /* name -> its Binding in r (made at first use) */
 	int ncommut;
 	Skip skip;                  /* why it takes no part as a sure rule */
 	char why[200];
@@ -134,7 +145,8 @@ struct RuleInfo {
 	bool vendor;                /* its result emits vendor ops */
 	struct Atom *atoms;         /* its guard's top-level && terms (section "guards") */
 	int natoms;
-	char *text;                 /* left side and guard without positions (dsl_lhs_text); NULL: partial */
+	const MRule *m;             /* its program; NULL when the lowering has none */
+	bool text;                  /* its left side and guard's text (m) tell it from others; false: partial */
 	bool rep;                   /* the first of the rules alike in all that shadowing asks (below) */
 	int glo, ghi;               /* its root op's rules in Analyser.group (source order) */
 	int clo, chi;               /* and its root op's representatives in Analyser.reps */
@@ -197,17 +209,6 @@ static void note_var(RuleInfo *ri, const char *name, Term *t)
 	ri->vars[ri->nvars++] = (VarRef){name, t};
 }
 
-static const Binding *binding_of(RuleInfo *ri, const char *name)
-{
-	const Rule *r = ri->r;
-	if (!ri->binding_index) {
-		ri->binding_index = namemap_new((size_t)r->nbindings);
-		for (int i = r->nbindings - 1; i >= 0; i--) /* the first of a name wins */
-			namemap_put(ri->binding_index, r->bindings[i].name, &r->bindings[i]);
-	}
-	return namemap_get(ri->binding_index, name);
-}
-
 static void unsupported(RuleInfo *ri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void unsupported(RuleInfo *ri, const char *fmt, ...)
 {
@@ -256,13 +257,6 @@ static bool is_form_slot(const OpSchema *s, int input)
 	return false;
 }
 
-static bool commutative(const OpSchema *s, int npos, int nslots, Term **slots)
-{
-	return s && (s->flags & OPF_COMMUTATIVE) && npos == 2 && nslots == 2 && !(slots[0] && slots[0]->form_slot) &&
-	       !(slots[1] && slots[1]->form_slot) && !is_form_slot(s, 0) && !is_form_slot(s, 1);
-}
-
-
 /* The dtypes output k of an op may have in any opset, as a mask over DType
  * numbers, from its schemas' type constraints; 0 when not known. */
 static uint32_t output_types(const char *domain, const char *op, int k)
@@ -306,150 +300,386 @@ static uint32_t output_types(const char *domain, const char *op, int k)
 	return mask;
 }
 
-static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root);
+/* ---- left sides as terms, read from the rule's program ------------------------------
+ *
+ * The lowering (dsl/lower.c) decided what the pattern matches: the steps of
+ * MProg say which input of which node a register reads, which op must
+ * produce it, which attribute it is, and the checks on it (present, a
+ * constant, a literal, the same value as a variable, no output of some ops,
+ * the inputs from i on absent).  Each register the pattern reads becomes
+ * one term, refined by the checks on it as they come; a node's register
+ * its op term.  Commutative ops are the program's commute steps; variables
+ * are named by the registers they bind (MProg.vnames). */
 
-static Term *attr_term(Analyser *an, RuleInfo *ri, const Expr *v)
-{
-	if (v->kind == EXPR_VAR && v->binding) {
-		Term *t = lhs_term(an, ri, T_AVAR);
-		t->name = v->s;
-		note_var(ri, v->s, t);
-		return t;
-	}
-	if (!is_literal(v)) {
-		unsupported(ri, "an attribute computed from an expression");
-		return NULL;
-	}
-	Term *t = lhs_term(an, ri, T_ALIT);
-	t->lit = v;
-	return t;
-}
+typedef struct Build {
+	Analyser *an;
+	RuleInfo *ri;
+	const MProg *p;
+	Term **node;                /* per register: the op term of a node register */
+	Term **val;                 /* per register: the term of a register an input read */
+	const MInsn **arg;          /* per register: the MI_ARG that read it (an attribute at older opsets) */
+	Term **attr_node;           /* per register: an MI_ATTR temporary's node, */
+	const char **attr_name;     /* and the attribute */
+	int *maxslot;               /* per register: inputs of the node the program names */
+	int *maxattr;
+} Build;
 
-static Term *op_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
+/* A number or list literal of the program as a Lit, or NULL if it is computed. */
+static const Lit *mlit(Analyser *an, const MExpr *e)
 {
-	const OpSchema *s = p->schema;
-	if (!s) {
-		unsupported(ri, "an op the checker did not resolve");
-		return NULL;
-	}
-	Term *t = lhs_term(an, ri, T_OP);
-	t->name = p->name;
-	t->domain = p->domain ? p->domain : "";
-	t->vendor = *t->domain != 0;
-	t->bind = p->bind;
-	t->shared = p->shared;
-	t->root = root;
-	t->output = p->output;
-	t->schema = s;
-	t->types = output_types(t->domain, t->name, p->output);
-	if (p->bind)
-		note_var(ri, p->bind, t);
-	int npos = p->nargs, nslots = npos;
-	bool rest = npos > 0 && p->args[npos - 1]->kind == PAT_REST;
-	for (int i = 0; i < p->nattrs; i++) {
-		int k = opset_form_attr_input(s, p->attrs[i].name);
-		if (k + 1 > nslots)
-			nslots = k + 1;
-	}
-	t->slots = arena_alloc(an->arena, sizeof *t->slots * (size_t)(nslots + 1));
-	t->nslots = nslots;
-	t->attrs = arena_alloc(an->arena, sizeof *t->attrs * (size_t)(p->nattrs + 1));
-	/* attributes first, then the operands: the order the checker binds in */
-	for (int i = 0; i < p->nattrs; i++) {
-		const AttrArg *a = &p->attrs[i];
-		int k = opset_form_attr_input(s, a->name);
-		Term *v = a->value ? attr_term(an, ri, a->value) : NULL;
-		if (!v)
+	Lit l = {0};
+	switch (e->kind) {
+	case ME_INT: case ME_BOOL: l.v = (double)e->i; break;
+	case ME_FLOAT: l.v = e->f; l.tol = e->tol; break;
+	case ME_DTYPE: l.v = (double)e->i; l.dtype = true; break;
+	case ME_STR: l.str = true; l.s = e->s; break;
+	case ME_NEG: {
+		const Lit *k = mlit(an, e->kids[0]);
+		if (!k || k->str || k->list || k->dtype)
 			return NULL;
-		if (k >= 0) {
-			if (v->kind != T_ALIT) {
-				unsupported(ri, "an input bound through its older attribute ('%s')", a->name);
+		l = *k;
+		l.v = -l.v;
+		break;
+	}
+	case ME_AS_FLOAT: case ME_TO_FLOATS:
+		return mlit(an, e->kids[0]);
+	case ME_LIST: {
+		double *items = arena_alloc(an->arena, sizeof *items * (size_t)(e->nkids + 1));
+		for (int i = 0; i < e->nkids; i++) {
+			const Lit *k = mlit(an, e->kids[i]);
+			if (!k || k->str || k->list || k->dtype)
 				return NULL;
-			}
-			v->kind = T_LIT;        /* a constant input in newer opsets */
-			v->form_slot = true;
-			t->slots[k] = v;
-		} else {
-			t->attrs[t->nattrs++] = (TAttr){a->name, v};
+			items[i] = k->v;
 		}
+		l.list = true;
+		l.items = items;
+		l.n = e->nkids;
+		break;
 	}
-	for (int i = 0; i < npos; i++) {
-		Term *a = from_pattern(an, ri, p->args[i], false);
-		if (!a)
-			return NULL;
-		a->form_slot = is_form_slot(s, i);
-		t->slots[i] = a;
+	default:
+		return NULL;
 	}
-	if (!rest && commutative(s, npos, nslots, t->slots))
-		t->cidx = ri->ncommut++;
+	Lit *r = arena_alloc(an->arena, sizeof *r);
+	*r = l;
+	return r;
+}
+
+/* The term of register reg: a new one where an input is read. */
+static Term *slot_at(Build *b, const MInsn *x)
+{
+	Term *parent = b->node[x->src];
+	if (!parent) {
+		unsupported(b->ri, "an input of a node the program does not fetch");
+		return NULL;
+	}
+	if (!parent->open && x->index >= parent->nslots)
+		return NULL;            /* an attribute older opsets add, which must be absent: it is */
+	const char *vn = b->p->vnames[x->reg];
+	Term *t = lhs_term(b->an, b->ri, vn ? T_VAR : T_ANY);
+	t->optional = true;         /* until a check says present */
+	t->form_slot = x->kind == MI_ARG;
+	if (vn) {
+		t->name = vn;
+		note_var(b->ri, vn, t);
+	}
+	parent->slots[x->index] = t;
+	if (x->index + 1 > parent->nslots)
+		parent->nslots = x->index + 1;
+	b->val[x->reg] = t;
+	if (x->kind == MI_ARG)
+		b->arg[x->reg] = x;
 	return t;
 }
 
-static Term *from_pattern(Analyser *an, RuleInfo *ri, const Pattern *p, bool root)
+static Term *node_term(Build *b, int reg, Term *t, const char *domain, const char *op, int output)
 {
-	switch (p->kind) {
-	case PAT_OP:
-		return op_pattern(an, ri, p, root);
-	case PAT_VAR: {
-		VarRef *node = p->has_output ? find_var(ri, p->name) : NULL;
-		if (node && node->t->kind == T_OP) {
-			/* s#k: output k of the node s binds (bound before, left to right) */
-			Term *t = lhs_term(an, ri, T_OP);
-			const Term *n = node->t;
-			*t = *n;
-			t->id = ri->nterms - 1;
-			t->bind = NULL;
-			t->root = false;
-			t->shared = true;   /* its node is matched where s is */
-			t->cidx = -1;
-			t->output = p->output;
-			t->node_of = node_of(n);
-			t->types = output_types(t->domain, t->name, p->output);
-			return t;
+	t->kind = T_OP;
+	t->name = op;
+	t->domain = domain;
+	t->vendor = *domain != 0;
+	t->open = true;             /* until an absent-from check closes it */
+	t->shared = true;           /* until a single-use step */
+	t->output = output;
+	t->types = output_types(domain, op, output);
+	t->bind = b->p->vnames[reg];
+	t->slots = arena_alloc(b->an->arena, sizeof *t->slots * (size_t)(b->maxslot[reg] + 1));
+	t->attrs = arena_alloc(b->an->arena, sizeof *t->attrs * (size_t)(b->maxattr[reg] + 1));
+	if (t->bind)
+		note_var(b->ri, t->bind, t);
+	b->node[reg] = t;
+	return t;
+}
+
+/* A variable bound through an attribute spelling of an input: not modelled
+ * (the guard sees a list or number where the terms have a value). */
+static bool attr_bound(Build *b, int reg, const char *var)
+{
+	const MInsn *a = b->arg[reg];
+	const Rule *r = b->ri->r;
+	if (!a)
+		return false;
+	for (int i = 0; var && i < r->nbindings; i++)
+		if (!strcmp(r->bindings[i].name, var)) {
+			if (r->bindings[i].type == TY_VALUE)
+				return false;
+			break;
 		}
-		if (p->has_output) {
-			unsupported(ri, "an output '%s#%d' of a node binding", p->name, p->output);
-			return NULL;
+	unsupported(b->ri, "an input bound through its older attribute ('%s')", a->nforms ? a->forms[0].attr : "?");
+	return true;
+}
+
+/* An attribute of a node: a variable, or the literal a check compares it with. */
+static void add_attr(Term *n, const char *name, Term *v)
+{
+	n->attrs[n->nattrs++] = (TAttr){name, v};
+}
+
+static void build_check(Build *b, const MInsn *x)
+{
+	const MExpr *e = x->e;
+	bool neg = x->index == 1;
+	Analyser *an = b->an;
+	Term *t = e->kind == ME_ABSENT_FROM || e->kind == ME_BIN || e->kind == ME_SAME ? NULL : b->val[e->reg];
+	switch (e->kind) {
+	case ME_ABSENT:
+		if (!t)
+			return;
+		if (neg)
+			t->optional = false;
+		else
+			t->kind = T_ABSENT;
+		return;
+	case ME_IS_CONST:
+		if (t)
+			t->is_const = true;
+		return;
+	case ME_ATTR_IS_SET:
+		return;                 /* the op a producer step asks is no attribute */
+	case ME_EQUALS: case ME_EQUALS_LIST: {
+		if (!t)
+			return;
+		Lit *l = arena_alloc(an->arena, sizeof *l);
+		if (e->kind == ME_EQUALS) {
+			l->v = e->f;
+			l->tol = e->tol;
+		} else {
+			l->list = true;
+			l->items = e->nums;
+			l->n = e->nnums;
 		}
-		const Binding *b = binding_of(ri, p->name);
-		Term *t = lhs_term(an, ri, T_VAR);
-		t->name = p->name;
-		t->is_const = p->is_const;
-		t->optional = p->optional;
-		t->g_const = b ? b->is_const : false;
-		t->g_optional = b ? b->optional || p->optional : true;
-		t->nots = p->nots;
-		t->nnots = p->nnots;
-		if (b && b->type != TY_NODE)
-			note_var(ri, p->name, t);
-		return t;
+		t->kind = T_LIT;
+		t->lit = l;
+		return;
 	}
-	case PAT_WILDCARD: {
-		Term *t = lhs_term(an, ri, T_ANY);
-		t->optional = p->optional;
-		t->nots = p->nots;
-		t->nnots = p->nnots;
-		return t;
+	case ME_FROM: {
+		if (!t)
+			return;
+		PatNot *nots = arena_alloc(an->arena, sizeof *nots * (size_t)(t->nnots + 1));
+		for (int i = 0; i < t->nnots; i++)
+			nots[i] = t->nots[i];
+		nots[t->nnots] = (PatNot){.domain = e->domain ? e->domain : "", .name = e->s};
+		t->nots = nots;
+		t->nnots++;
+		return;
 	}
-	case PAT_LITERAL: {
-		Term *t = lhs_term(an, ri, T_LIT);
-		t->lit = p->lit;
-		return t;
+	case ME_ABSENT_FROM: {
+		Term *n = b->node[e->reg];
+		if (!n)
+			break;
+		n->open = false;
+		if ((int)e->i > n->nslots)
+			n->nslots = (int)e->i;
+		return;
 	}
-	case PAT_REST: {
-		Term *t = lhs_term(an, ri, T_REST);
-		t->name = p->name;
-		note_var(ri, p->name, t);
-		return t;
+	case ME_SAME: {
+		int reg = e->kids[0]->reg;
+		const MExpr *other = e->kids[1];
+		t = b->val[reg];
+		if (!t)
+			break;
+		if (other->kind == ME_OUT) {
+			/* s#k, or a node binding's name used as a value */
+			Term *n = b->node[other->reg];
+			const char *vn = b->p->vnames[other->reg];
+			if (n && other->i != n->output) {
+				int id = t->id;
+				*t = *n;
+				t->id = id;
+				t->bind = NULL;
+				t->root = false;
+				t->shared = true;       /* its node is matched where s is */
+				t->cidx = -1;
+				t->output = (int)other->i;
+				t->node_of = node_of(n);
+				t->types = output_types(t->domain, t->name, t->output);
+				return;
+			}
+			if (!vn || (!n && other->i != 0)) {
+				unsupported(b->ri, "an output '%s#%lld' of a node binding", vn ? vn : "?", (long long)other->i);
+				return;
+			}
+			t->kind = T_VAR;
+			t->name = vn;
+			t->optional = false;
+			return;
+		}
+		const char *vn = other->kind == ME_REG ? b->p->vnames[other->reg] : NULL;
+		if (other->kind == ME_REG && attr_bound(b, reg, vn))
+			return;
+		if (!vn)
+			break;
+		t->kind = T_VAR;
+		t->name = vn;
+		t->optional = false;
+		return;
 	}
+	case ME_BIN: {
+		/* an attribute compared with a literal or another variable */
+		const MExpr *a = e->kids[0], *want = e->kids[1];
+		if (e->op != EX_EQ || a->kind != ME_REG || !b->attr_node[a->reg])
+			break;
+		while (want->kind == ME_AS_FLOAT || want->kind == ME_TO_FLOATS)
+			want = want->kids[0];
+		const char *vn = want->kind == ME_REG ? b->p->vnames[want->reg] : NULL;
+		const Lit *l = vn ? NULL : mlit(an, want);
+		if (!vn && !l) {
+			unsupported(b->ri, "an attribute computed from an expression");
+			return;
+		}
+		Term *v = lhs_term(an, b->ri, vn ? T_AVAR : T_ALIT);
+		v->name = vn;
+		v->lit = l;
+		add_attr(b->attr_node[a->reg], b->attr_name[a->reg], v);
+		return;
 	}
-	return NULL;
+	default:
+		break;
+	}
+	unsupported(b->ri, "a check of its program that the terms lack");
+}
+
+/* The left side of rule m as terms; NULL after unsupported(). */
+static Term *from_program(Analyser *an, RuleInfo *ri, const MRule *m)
+{
+	const MProg *p = &m->prog;
+	int n = p->nregs + 1;
+	Build b = {.an = an, .ri = ri, .p = p};
+	b.node = calloc((size_t)n, sizeof *b.node);
+	b.val = calloc((size_t)n, sizeof *b.val);
+	b.arg = calloc((size_t)n, sizeof *b.arg);
+	b.attr_node = calloc((size_t)n, sizeof *b.attr_node);
+	b.attr_name = calloc((size_t)n, sizeof *b.attr_name);
+	b.maxslot = calloc((size_t)n, sizeof *b.maxslot);
+	b.maxattr = calloc((size_t)n, sizeof *b.maxattr);
+	if (!b.node || !b.val || !b.arg || !b.attr_node || !b.attr_name || !b.maxslot || !b.maxattr)
+		abort();
+	int end = p->ninsns;
+	for (int i = 0; i < p->ninsns; i++) {
+		const MInsn *x = &p->insns[i];
+		if (x->kind == MI_GUARD || x->kind == MI_PRE || x->kind == MI_PRE_KNOWN || x->kind == MI_LIKE) {
+			end = i;
+			break;
+		}
+		int k = x->kind == MI_INPUT || x->kind == MI_ARG || x->kind == MI_REST ? x->index + 1
+		        : x->kind == MI_CHECK && x->e->kind == ME_ABSENT_FROM      ? (int)x->e->i
+		                                                                   : 0;
+		int src = x->kind == MI_CHECK ? (x->e->kind == ME_ABSENT_FROM ? x->e->reg : -1) : x->src;
+		if (src >= 0 && src < p->nregs && k > b.maxslot[src])
+			b.maxslot[src] = k;
+		if (x->kind == MI_ATTR && x->src >= 0 && x->src < p->nregs)
+			b.maxattr[x->src]++;
+	}
+	Term *root = node_term(&b, 0, lhs_term(an, ri, T_OP), m->root_domain, m->root_op, p->out0);
+	root->root = true;
+	root->shared = false;
+	for (int i = 0; i < end && ri->skip != SKIP_CONSTRUCT; i++) {
+		const MInsn *x = &p->insns[i];
+		switch (x->kind) {
+		case MI_COMMUTE:
+			if (b.node[x->src])
+				b.node[x->src]->cidx = x->index;
+			break;
+		case MI_INPUT: case MI_ARG: {
+			Term *t = slot_at(&b, x);
+			if (t && x->kind == MI_ARG && t->kind == T_VAR)
+				attr_bound(&b, x->reg, t->name);
+			break;
+		}
+		case MI_PRODUCER: {
+			Term *t = b.val[x->src];
+			if (!t) {
+				unsupported(ri, "an op where the program reads no input");
+				break;
+			}
+			node_term(&b, x->reg, t, x->domain, x->op, x->index);
+			break;
+		}
+		case MI_ATTR: {
+			Term *nd = b.node[x->src];
+			if (!nd)
+				break;
+			const char *vn = p->vnames[x->reg];
+			if (vn) {
+				Term *v = lhs_term(an, ri, T_AVAR);
+				v->name = vn;
+				note_var(ri, vn, v);
+				add_attr(nd, x->name, v);
+			} else {
+				b.attr_node[x->reg] = nd;
+				b.attr_name[x->reg] = x->name;
+			}
+			break;
+		}
+		case MI_REST: {
+			Term *nd = b.node[x->src];
+			if (!nd)
+				break;
+			Term *t = lhs_term(an, ri, T_REST);
+			t->name = p->vnames[x->reg];
+			if (t->name)
+				note_var(ri, t->name, t);
+			nd->slots[x->index] = t;
+			if (x->index + 1 > nd->nslots)
+				nd->nslots = x->index + 1;
+			break;
+		}
+		case MI_CHECK:
+			build_check(&b, x);
+			break;
+		case MI_SINGLE_USE:
+			if (b.node[x->src])
+				b.node[x->src]->shared = false;
+			break;
+		default:
+			break;
+		}
+	}
+	/* what a variable's value guarantees: what its binding occurrence asked */
+	for (int i = 0; i < ri->nterms; i++) {
+		Term *t = ri->terms[i];
+		if (t->kind != T_VAR)
+			continue;
+		const VarRef *v = find_var(ri, t->name);
+		const Term *first = v && v->t->kind == T_VAR ? v->t : t;
+		t->g_const = first->is_const;
+		t->g_optional = first->optional || t->optional;
+	}
+	ri->ncommut = m->nsites;
+	free(b.node);
+	free(b.val);
+	free(b.arg);
+	free(b.attr_node);
+	free(b.attr_name);
+	free(b.maxslot);
+	free(b.maxattr);
+	return ri->skip == SKIP_CONSTRUCT ? NULL : root;
 }
 
 /* ---- right sides as terms (for "recreates its left side") ------------------------ */
 
 
 static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e);
+static const Lit *expr_lit(Analyser *an, const Expr *e);
 
 /* A node the right side builds: op on items, with attributes attrs. */
 static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char *op, const OpSchema *s,
@@ -460,7 +690,7 @@ static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char
 	Term *t = new_term(an, ri, T_OP);
 	t->name = op;
 	t->domain = domain ? domain : "";
-	t->vendor = *t->domain != 0;
+	t->vendor = t->open = *t->domain != 0;
 	t->fresh = true;
 	t->schema = s;
 	int nslots = n;
@@ -480,7 +710,7 @@ static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char
 			continue;
 		Term *a = new_term(an, ri, v->kind == EXPR_VAR && v->binding ? T_AVAR : T_ALIT);
 		a->name = v->s;
-		a->lit = v;
+		a->lit = a->kind == T_ALIT ? expr_lit(an, v) : NULL;
 		int k = opset_form_attr_input(s, attrs[i].name);
 		if (k >= 0)
 			t->slots[k] = new_term(an, ri, T_OPAQUE);
@@ -514,7 +744,7 @@ static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
 	}
 	case EXPR_INT: case EXPR_FLOAT: {
 		Term *t = new_term(an, ri, T_LIT);
-		t->lit = e;
+		t->lit = expr_lit(an, e);
 		return t;
 	}
 	case EXPR_OP: {
@@ -600,68 +830,130 @@ static bool expr_equal(const Expr *x, const Expr *y)
 	return true;
 }
 
-/* Does every constant literal b matches also match literal a?  Same number
- * and tolerance, or b within a tolerance no wider than a's; a scalar a
- * covers a list b whose every element it covers. */
-static bool lit_covers(const Expr *a, const Expr *b)
+/* A literal of a right side (a number, string, dtype name or list of numbers) as a Lit, or NULL. */
+static int dsl_dtype(const char *name);
+
+static const Lit *expr_lit(Analyser *an, const Expr *e)
 {
-	double va, vb;
-	if (num_of(a, &va) && num_of(b, &vb))
-		return same_num(va, vb) && (a->tol == b->tol || (b->tol > 0 && a->tol >= b->tol));
-	if (b->kind == EXPR_LIST && a->kind == EXPR_LIST) {
+	Lit l = {0};
+	double tol;
+	if (dsl_literal_value(e, &l.v, &tol)) {
+		l.tol = tol;
+	} else if (e->kind == EXPR_STRING) {
+		l.str = true;
+		l.s = e->s;
+	} else if (e->kind == EXPR_VAR && !e->binding && dsl_is_dtype_name(e->s) && dsl_dtype(e->s)) {
+		l.dtype = true;
+		l.v = dsl_dtype(e->s);
+	} else if (e->kind == EXPR_LIST) {
+		double *items = arena_alloc(an->arena, sizeof *items * (size_t)(e->n + 1));
+		for (int i = 0; i < e->n; i++)
+			if (!dsl_literal_value(e->items[i], &items[i], &tol))
+				return NULL;
+		l.list = true;
+		l.items = items;
+		l.n = e->n;
+	} else {
+		return NULL;
+	}
+	Lit *r = arena_alloc(an->arena, sizeof *r);
+	*r = l;
+	return r;
+}
+
+static bool is_num(const Lit *l)
+{
+	return !l->str && !l->list;
+}
+
+/* The same literal (numbers compared as numbers, with their tolerance). */
+static bool lit_equal(const Lit *a, const Lit *b)
+{
+	if (!a || !b || a->str != b->str || a->list != b->list || a->dtype != b->dtype)
+		return false;
+	if (a->str)
+		return strcmp(a->s, b->s) == 0;
+	if (a->list) {
 		if (a->n != b->n)
 			return false;
 		for (int i = 0; i < a->n; i++)
-			if (!lit_covers(a->items[i], b->items[i]))
+			if (!same_num(a->items[i], b->items[i]))
 				return false;
 		return true;
 	}
-	if (b->kind == EXPR_LIST && b->n > 0) {
+	return same_num(a->v, b->v) && a->tol == b->tol;
+}
+
+static bool num_covers(double va, double ta, double vb, double tb)
+{
+	return same_num(va, vb) && (ta == tb || (tb > 0 && ta >= tb));
+}
+
+/* Does every constant literal b matches also match literal a?  Same number
+ * and tolerance, or b within a tolerance no wider than a's; a scalar a
+ * covers a list b whose every element it covers. */
+static bool lit_covers(const Lit *a, const Lit *b)
+{
+	if (a->str || b->str || a->dtype || b->dtype)
+		return false;
+	if (!a->list && !b->list)
+		return num_covers(a->v, a->tol, b->v, b->tol);
+	if (a->list && b->list) {
+		if (a->n != b->n)
+			return false;
+		for (int i = 0; i < a->n; i++)
+			if (!num_covers(a->items[i], 0, b->items[i], 0))
+				return false;
+		return true;
+	}
+	if (b->list && b->n > 0) {
 		for (int i = 0; i < b->n; i++)
-			if (!lit_covers(a, b->items[i]))
+			if (!num_covers(a->v, a->tol, b->items[i], 0))
 				return false;
 		return true;
 	}
 	return false;
 }
 
-/* Can one constant match both literals? */
-static bool lit_compatible(const Expr *a, const Expr *b)
+static bool num_compatible(double va, double ta, double vb, double tb)
 {
-	double va, vb;
-	if (num_of(a, &va) && num_of(b, &vb))
-		return same_num(va, vb) || fabs(va - vb) <= a->tol + b->tol;
-	if (a->kind == EXPR_LIST && b->kind == EXPR_LIST) {
+	return same_num(va, vb) || fabs(va - vb) <= ta + tb;
+}
+
+/* Can one constant match both literals? */
+static bool lit_compatible(const Lit *a, const Lit *b)
+{
+	if (a->str || b->str || a->dtype || b->dtype)
+		return false;
+	if (!a->list && !b->list)
+		return num_compatible(a->v, a->tol, b->v, b->tol);
+	if (a->list && b->list) {
 		if (a->n != b->n)
 			return false;
 		for (int i = 0; i < a->n; i++)
-			if (!lit_compatible(a->items[i], b->items[i]))
+			if (!num_compatible(a->items[i], 0, b->items[i], 0))
 				return false;
 		return true;
 	}
-	const Expr *list = a->kind == EXPR_LIST ? a : b, *x = list == a ? b : a;
-	if (list->kind != EXPR_LIST || !num_of(x, &va))
-		return false;
+	const Lit *list = a->list ? a : b, *x = list == a ? b : a;
 	for (int i = 0; i < list->n; i++)
-		if (!lit_compatible(list->items[i], x))
+		if (!num_compatible(list->items[i], 0, x->v, x->tol))
 			return false;
 	return true;
 }
 
-/* Is literal attribute value e the attribute's schema default? */
-static bool is_default(const Expr *e, const OpAttrDef *def)
+/* Is literal attribute value l the attribute's schema default? */
+static bool is_default(const Lit *l, const OpAttrDef *def)
 {
-	double v;
 	switch ((AttrType)def->type) {
-	case ATTR_INT: return num_of(e, &v) && v == (double)def->i;
-	case ATTR_FLOAT: return num_of(e, &v) && v == def->f;
-	case ATTR_STRING: return e->kind == EXPR_STRING && def->s && strcmp(e->s, def->s) == 0;
+	case ATTR_INT: return is_num(l) && l->v == (double)def->i;
+	case ATTR_FLOAT: return is_num(l) && l->v == def->f;
+	case ATTR_STRING: return l->str && def->s && strcmp(l->s, def->s) == 0;
 	case ATTR_INTS: case ATTR_FLOATS:
-		if (e->kind != EXPR_LIST || e->n != def->n)
+		if (!l->list || l->n != def->n)
 			return false;
-		for (int i = 0; i < e->n; i++)
-			if (!num_of(e->items[i], &v) ||
-			    v != (def->type == ATTR_INTS ? (double)def->ints[i] : (double)def->floats[i]))
+		for (int i = 0; i < l->n; i++)
+			if (l->items[i] != (def->type == ATTR_INTS ? (double)def->ints[i] : (double)def->floats[i]))
 				return false;
 		return true;
 	default:
@@ -712,7 +1004,7 @@ static bool same(const Sub *s, const Term *x, const Term *y)
 	switch (x->kind) {
 	case T_VAR: case T_AVAR: return strcmp(x->name, y->name) == 0;
 	case T_ABSENT: return true;
-	case T_ALIT: return expr_equal(x->lit, y->lit);
+	case T_ALIT: return lit_equal(x->lit, y->lit);
 	case T_AREF: return x->node == y->node && strcmp(x->name, y->name) == 0;
 	case T_ADEF: return x->def == y->def;
 	default: return false;
@@ -834,7 +1126,7 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 		if (av->kind == T_AVAR) {
 			if (!bind_or_same(s, av->name, bv))
 				return false;
-		} else if (!bv || (bv->kind == T_ALIT ? !expr_equal(av->lit, bv->lit) :
+		} else if (!bv || (bv->kind == T_ALIT ? !lit_equal(av->lit, bv->lit) :
 		                   bv->kind == T_ADEF ? !is_default(av->lit, bv->def) : true)) {
 			return false;
 		}
@@ -843,8 +1135,8 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 	int n = a->nslots > b->nslots ? a->nslots : b->nslots;
 	for (int i = 0; i < n; i++) {
 		if (i >= a->nslots) {
-			/* A wants the inputs it does not mention absent (vendor ops: anything) */
-			if (!a->vendor)
+			/* A wants the inputs it does not mention absent (unless open: anything) */
+			if (!a->open)
 				return false;   /* B mentions input i */
 			continue;
 		}
@@ -856,8 +1148,8 @@ static bool sub_op(Sub *s, const Term *a, const Term *b)
 		}
 		if (i < b->nslots && b->slots[i] && b->slots[i]->kind == T_REST)
 			return false;   /* B may have any number of inputs here, A asks for these */
-		/* past B's inputs: absent (vendor ops: anything); a gap of B: any value or none */
-		const Term *bi = i < b->nslots ? b->slots[i] : b->vendor ? NULL : &s->an->absent;
+		/* past B's inputs: absent (open: anything); a gap of B: any value or none */
+		const Term *bi = i < b->nslots ? b->slots[i] : b->open ? NULL : &s->an->absent;
 		if (!bi)
 			bi = maybe_term(s->an);
 		if (!sub_match(s, ai, bi))
@@ -914,7 +1206,7 @@ static bool sub_match(Sub *s, const Term *a, const Term *b)
 	}
 	case T_LIT: {
 		const Term *rb = resolve(s, b);
-		return rb && rb->kind == T_LIT && lit_covers(a->lit, rb->lit);
+		return rb && rb->kind == T_LIT && a->lit && rb->lit && lit_covers(a->lit, rb->lit);
 	}
 	case T_OP:
 		return sub_op(s, a, b);
@@ -1028,7 +1320,7 @@ static const Expr *result_item(const Rule *r, int k)
  * must be a node of B's match or what B's result is too. */
 static bool commits_where(Sub *s, const RuleInfo *a, const RuleInfo *b)
 {
-	int a0 = a->r->lhs->output, b0 = b->r->lhs->output;
+	int a0 = a->m->prog.out0, b0 = b->m->prog.out0;
 	int an = result_count(a->r), bn = result_count(b->r);
 	if (a0 > b0 || a0 + an < b0 + bn)
 		return false;
@@ -1081,7 +1373,7 @@ static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool co
  * the match the result replaces)? */
 static bool recreates(Analyser *an, RuleInfo *ri)
 {
-	if (!ri->lhs || ri->r->rhs->kind == EXPR_TUPLE || ri->r->lhs->output != 0 || ri->ncommut > MAX_COMMUTATIVE)
+	if (!ri->lhs || ri->r->rhs->kind == EXPR_TUPLE || ri->m->prog.out0 != 0 || ri->ncommut > MAX_COMMUTATIVE)
 		return false;
 	Term *res = from_result(an, ri, ri->r->rhs);
 	if (res->kind != T_OP)
@@ -1131,12 +1423,12 @@ static int find(Uf *u, int i)
 static bool unify(Uf *u, const Term *x, const Term *y);
 
 /* Input i of op t as the orientation being tried has it: NULL when
- * unconstrained (a gap, or past the inputs of a vendor op), the absent
+ * unconstrained (a gap, or past the inputs of an open op), the absent
  * input past the inputs the pattern mentions. */
 static const Term *oriented(const Uf *u, const Term *t, int i)
 {
 	if (i >= t->nslots)
-		return t->vendor ? NULL : u->absent;
+		return t->open ? NULL : u->absent;
 	bool swap = t->owner == u->ri[0] && t->cidx >= 0 && (u->swaps >> t->cidx & 1);
 	return t->slots[swap ? 1 - i : i];
 }
@@ -1190,9 +1482,9 @@ static bool unify(Uf *u, const Term *x, const Term *y)
 		return false;
 	if (m.op && (m.konst || m.lit) && strcmp(m.op->name, "Constant") != 0)
 		return false;
-	if (cx.lit && cy.lit && !lit_compatible(cx.lit->lit, cy.lit->lit))
+	if (cx.lit && cy.lit && !(cx.lit->lit && cy.lit->lit && lit_compatible(cx.lit->lit, cy.lit->lit)))
 		return false;
-	if (cx.alit && cy.alit && !expr_equal(cx.alit->lit, cy.alit->lit))
+	if (cx.alit && cy.alit && !lit_equal(cx.alit->lit, cy.alit->lit))
 		return false;
 	if (cx.op && cy.op)
 		return unify_ops(u, cx.op, cy.op);
@@ -1647,12 +1939,12 @@ static const Term *gvar_term(const GMap *g, int side, const Expr *v, bool op)
 }
 
 /* The literal an attribute variable of side `side` surely is, or NULL. */
-static const Expr *gvar_lit(const GMap *g, int side, const Expr *v)
+static const Lit *gvar_lit(const GMap *g, int side, const Expr *v)
 {
 	if (!pattern_var(g->ri[side], v))
 		return NULL;
 	const Term *t = gvar_term(g, side, v, false);
-	return t && t->kind == T_ALIT && is_literal(t->lit) ? t->lit : NULL;
+	return t && t->kind == T_ALIT ? t->lit : NULL;
 }
 
 /* The dtypes a variable of side `side` may have: those of the op that
@@ -1794,7 +2086,7 @@ static int gvar_rank(const GMap *g, int side, const Expr *v)
 			const Term *l = g->u->cls[find(g->u, gid(g->u, p))].alit;
 			p = l ? l : p;
 		}
-		return p->kind == T_ALIT && p->lit->kind == EXPR_LIST && is_literal(p->lit) ? p->lit->n : -1;
+		return p->kind == T_ALIT && p->lit && p->lit->list ? p->lit->n : -1;
 	}
 	return -1;
 }
@@ -1813,9 +2105,11 @@ static int atom_on_literal(const GMap *g, int side, const Atom *x)
 	}
 	if (e->kind != EXPR_VAR)
 		return -1;
-	const Expr *l = gvar_lit(g, side, e);
-	Val v;
-	return l && val_of(l, &v) ? sat(x, &v) : -1;
+	const Lit *l = gvar_lit(g, side, e);
+	if (!l || l->list)
+		return -1;
+	Val v = {.kind = l->str ? V_STR : l->dtype ? V_DTYPE : V_NUM, .num = l->v, .s = l->s};
+	return sat(x, &v);
 }
 
 /* Does B's guard make atom x of A hold? */
@@ -1910,30 +2204,23 @@ static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
 
 /* ---- the driver ------------------------------------------------------------------------------ */
 
-static Level rule_level(const RuleFile *f, const Rule *r)
-{
-	Level l = r->level ? r->level : f->default_level;
-	return l ? l : LEVEL_BASIC;
-}
-
 static void describe(Analyser *an, RuleInfo *ri)
 {
 	const Rule *r = ri->r;
-	ri->level = rule_level(ri->f, r);
-	ri->lo = r->opset_min > 0 ? r->opset_min : 1;
-	if (r->min_opset_needed > ri->lo)
-		ri->lo = r->min_opset_needed;
-	ri->hi = r->opset_max > 0 && r->opset_max < OPSCHEMA_MAX_OPSET ? r->opset_max : OPSCHEMA_MAX_OPSET;
-	const Pattern *p = r->lhs;
-	if (p->kind != PAT_OP) {
+	const MRule *m = ri->m;
+	ri->level = dsl_rule_level(ri->f, r);
+	ri->lo = dsl_rule_opset_lo(r);
+	ri->hi = dsl_rule_opset_hi(r);
+	if (!m) {
 		unsupported(ri, "a left side that is not an op");
 		return;
 	}
-	snprintf(ri->key, sizeof ri->key, "%s%s%s", p->domain ? p->domain : "", p->domain && *p->domain ? "." : "",
-	         p->name);
-	ri->lhs = from_pattern(an, ri, p, true);
-	if (ri->skip == SKIP_CONSTRUCT)
-		ri->lhs = NULL;
+	if (m->failed) {
+		unsupported(ri, "a construct the code generator does not support");
+		return;
+	}
+	snprintf(ri->key, sizeof ri->key, "%s%s%s", m->root_domain, *m->root_domain ? "." : "", m->root_op);
+	ri->lhs = from_program(an, ri, m);
 	if (!ri->lhs)
 		return;
 	int cap = 0;
@@ -1975,6 +2262,15 @@ static SrcPos name_pos(const Rule *r)
  * the distinct rules of their root op, not n squared (15,000 copies of one
  * rule were minutes of graftc). */
 
+/* The left side's text, then the guard's (none first). */
+static int text_cmp(const RuleInfo *a, const RuleInfo *b)
+{
+	int c = strcmp(a->m->pat_text, b->m->pat_text);
+	if (c || !a->m->guard_text || !b->m->guard_text)
+		return c ? c : !!a->m->guard_text - !!b->m->guard_text;
+	return strcmp(a->m->guard_text, b->m->guard_text);
+}
+
 static int cmp_alike(const void *x, const void *y)
 {
 	const RuleInfo *a = *(RuleInfo *const *)x, *b = *(RuleInfo *const *)y;
@@ -1994,7 +2290,7 @@ static int cmp_alike(const void *x, const void *y)
 			return a->r->priority < b->r->priority ? -1 : 1;
 		if (a->vendor != b->vendor || a->skip != b->skip)
 			return a->vendor != b->vendor ? (a->vendor ? 1 : -1) : (a->skip < b->skip ? -1 : 1);
-		if ((c = strcmp(a->text, b->text)))
+		if ((c = text_cmp(a, b)))
 			return c;
 	}
 	return a->order < b->order ? -1 : a->order > b->order;
@@ -2004,7 +2300,7 @@ static bool alike(const RuleInfo *a, const RuleInfo *b)
 {
 	return a->text && b->text && a->f == b->f && !strcmp(a->key, b->key) && a->level == b->level &&
 	       a->lo == b->lo && a->hi == b->hi && a->r->priority == b->r->priority && a->vendor == b->vendor &&
-	       a->skip == b->skip && !strcmp(a->text, b->text);
+	       a->skip == b->skip && !text_cmp(a, b);
 }
 
 static int cmp_key_order(const void *x, const void *y)
@@ -2026,7 +2322,7 @@ static void make_groups(Analyser *an)
 		if (!ri->lhs)
 			continue;
 		ri->vendor = dsl_expr_emits_vendor(ri->r->rhs);
-		ri->text = ri->partial ? NULL : dsl_lhs_text(ri->r);
+		ri->text = !ri->partial;
 		ri->rep = true;
 		an->group[n++] = ri;
 	}
@@ -2115,6 +2411,16 @@ static const char *skip_kind(Skip s)
 
 bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 {
+	Diag quiet;                 /* what the lowering refuses the analysis lists as not analysed */
+	diag_init(&quiet, NULL);
+	MRuleSet *rs = dsl_lower_each(files, nfiles, &quiet);
+	bool ok = dsl_analyse_rules(rs, files, nfiles, d, out);
+	dsl_lower_free(rs);
+	return ok;
+}
+
+bool dsl_analyse_rules(const MRuleSet *rs, RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
+{
 	int errors = d->nerrors;
 	Analyser an = {.d = d, .arena = arena_new()};
 	an.absent.kind = T_ABSENT;
@@ -2126,14 +2432,17 @@ bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 	an.rules = calloc((size_t)n + 1, sizeof *an.rules);
 	if (!an.rules)
 		abort();
+	int next = 0;               /* rs->rules are in the same order, those with an op at the root */
 	for (int i = 0; i < nfiles; i++) {
 		for (int k = 0; files[i] && k < files[i]->nrules; k++) {
 			const Rule *r = files[i]->rules[k];
+			const MRule *m = rs && next < rs->nrules && rs->rules[next].rule == r ? &rs->rules[next++] : NULL;
 			if (!r || !r->name || !r->lhs || !r->rhs)
 				continue;
 			RuleInfo *ri = &an.rules[an.nrules];
 			ri->f = files[i];
 			ri->r = r;
+			ri->m = m;
 			ri->order = an.nrules++;
 			describe(&an, ri);
 		}
@@ -2171,10 +2480,8 @@ bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out)
 	for (int i = 0; i < an.nrules; i++) {
 		free(an.rules[i].terms);
 		free(an.rules[i].atoms);
-		free(an.rules[i].text);
 		free(an.rules[i].vars);
 		namemap_free(an.rules[i].var_index);
-		namemap_free(an.rules[i].binding_index);
 	}
 	free(an.rules);
 	free(an.group);

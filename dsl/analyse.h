@@ -41,6 +41,11 @@ typedef struct DslAnalysis {
  * out (may be NULL) gets the rules not analysed; free it with
  * dsl_analysis_free.  True if there is no error. */
 bool dsl_analyse(RuleFile **files, int nfiles, Diag *d, DslAnalysis *out);
+/* The same on the files' programs (dsl_lower or dsl_lower_each of them),
+ * when the caller lowered them anyway: the analysis reads what the pattern
+ * matches from there (rules the lowering refused are not analysed). */
+struct MRuleSet;
+bool dsl_analyse_rules(const struct MRuleSet *rs, RuleFile **files, int nfiles, Diag *d, DslAnalysis *out);
 void dsl_analysis_free(DslAnalysis *a);
 
 /* "not analysed (unsupported construct): a, b" (malloc'ed), or NULL when every

@@ -1654,10 +1654,8 @@ static void find_node_pats(L *g, const Pattern *p)
 }
 
 /* The guard's source text with % doubled (a printf format, as graftc writes it). */
-static char *guard_format(L *g)
+static char *guard_format(L *g, const char *guard)
 {
-	char *pat, *guard, *res;
-	dsl_rule_text(g->f, g->r, &pat, &guard, &res);
 	size_t n = guard ? strlen(guard) : 0;
 	char *out = arena_alloc(g->A, n * 2 + 1), *q = out;
 	for (size_t i = 0; i < n; i++) {
@@ -1665,9 +1663,6 @@ static char *guard_format(L *g)
 			*q++ = '%';
 		*q++ = guard[i];
 	}
-	free(pat);
-	free(guard);
-	free(res);
 	return out;
 }
 
@@ -1855,7 +1850,8 @@ static void guard_parts(L *g, const Expr *e, Vec *parts)
 }
 
 /* The program of a rule.  Returns its swap sites, -1 on error. */
-static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r, MProg *out)
+static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r,
+                      const char *guard_text, MProg *out)
 {
 	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
 	       .hi = dsl_rule_opset_hi(r), .step = 2};
@@ -1920,7 +1916,7 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 		x->index = may_unknown(x->e);
 		x->step = g.step++;
 		x->why_kind = W_GUARD;
-		x->why = x->index ? S(&g, "%%s%s", guard_format(&g)) : guard_format(&g);
+		x->why = x->index ? S(&g, "%%s%s", guard_format(&g, guard_text)) : guard_format(&g, guard_text);
 		if (!g.failed) {
 			/* x points into g.insns, which lowering the parts leaves alone */
 			Vec parts = {0};
@@ -1964,6 +1960,10 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 	out->insns = vec_to_arena(&g, &g.insns, sizeof(MInsn));
 	out->nregs = g.regs.n;
 	out->cnames = vec_to_arena(&g, &g.cnames, sizeof(char *));
+	out->vnames = arena_alloc(g.A, sizeof *out->vnames * (size_t)(out->nregs + 1));
+	for (int i = 0; i < g.nvars; i++)
+		if (var(&g, g.vars[i].name) == &g.vars[i] && g.vars[i].bound && g.vars[i].reg < out->nregs)
+			out->vnames[g.vars[i].reg] = g.vars[i].name;
 	free(g.regs.p);
 	free(g.tree.p);
 	free(g.node_desc.p);
@@ -1992,7 +1992,7 @@ static int by_root_then_priority(const void *a, const void *b, void *ctx)
 	return *(const int *)a - *(const int *)b;
 }
 
-MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
+static MRuleSet *lower_set(RuleFile **files, int nfiles, Diag *d, bool each)
 {
 	int errors = d->nerrors;
 	MRuleSet *set = calloc(1, sizeof *set);
@@ -2020,7 +2020,17 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 			m->root_domain = r->lhs->domain ? r->lhs->domain : "";
 			m->root_op = r->lhs->name;
 			m->root_kind = *m->root_domain ? OP_UNKNOWN : op_kind_lookup(m->root_op);
-			int ns = lower_rule(set, files, nfiles, d, files[i], r, &m->prog);
+			char *pat, *guard, *res;
+			dsl_rule_text(files[i], r, &pat, &guard, &res);
+			m->pat_text = arena_strdup(set->arena, pat);
+			m->guard_text = guard ? arena_strdup(set->arena, guard) : NULL;
+			m->res_text = arena_strdup(set->arena, res);
+			free(pat);
+			free(guard);
+			free(res);
+			int errs = d->nerrors;
+			int ns = lower_rule(set, files, nfiles, d, files[i], r, m->guard_text, &m->prog);
+			m->failed = ns < 0 || d->nerrors != errs;
 			if (ns < 0)
 				continue;
 			m->nsites = ns;
@@ -2029,11 +2039,21 @@ MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
 	for (int i = 0; i < set->nrules; i++)
 		set->order[i] = i;
 	qsort_r(set->order, (size_t)set->nrules, sizeof *set->order, by_root_then_priority, set->rules);
-	if (d->nerrors != errors) {
+	if (d->nerrors != errors && !each) {
 		dsl_lower_free(set);
 		return NULL;
 	}
 	return set;
+}
+
+MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d)
+{
+	return lower_set(files, nfiles, d, false);
+}
+
+MRuleSet *dsl_lower_each(RuleFile **files, int nfiles, Diag *d)
+{
+	return lower_set(files, nfiles, d, true);
 }
 
 void dsl_lower_free(MRuleSet *s)

@@ -274,6 +274,8 @@ typedef struct MProg {
 	const char **cnames;    /* per register: graftc's C name (v_0_1, n_0, x), the prefix of a
 	                           temporary (a, axis), or NULL for an MI_ARG read in place */
 	int nmatch;             /* insns[0 .. nmatch) match the pattern; then single use, ... */
+	const char **vnames;    /* per register: the rule variable it binds, or NULL (dsl/analyse.c
+	                           names the pattern's variables by them) */
 } MProg;
 
 typedef struct MRule {
@@ -287,6 +289,10 @@ typedef struct MRule {
 	const char *root_domain, *root_op;
 	int root_kind;              /* OpKind of a default-domain root */
 	int nsites;                 /* its commute steps */
+	const char *pat_text;       /* its text after ':' to 'if' or '=>', its guard (NULL: none) and its
+	                               result, whitespace collapsed (dsl_rule_text) */
+	const char *guard_text, *res_text;
+	bool failed;                /* dsl_lower_each only: the lowering refused it (prog unusable) */
 	MProg prog;
 } MRule;
 
@@ -314,6 +320,9 @@ typedef struct MRuleSet {
  * lowering cannot handle are errors at their position ("not supported by
  * the code generator yet: ..."); then NULL. */
 MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d);
+/* The same, but a rule the lowering refuses is kept, marked failed, and the
+ * set is returned all the same (dsl_analyse on files nobody lowered). */
+MRuleSet *dsl_lower_each(RuleFile **files, int nfiles, Diag *d);
 void dsl_lower_free(MRuleSet *s);
 
 /* Helpers of the lowering that other passes use too: the rule's text from

@@ -75,6 +75,11 @@ static const struct {
 	 "rule a: Max(x, y) => Sub(x, y);\nrule b: Max(p, p) => p;\n",
 	 "t.rules:2:6: warning: rule 'b' is shadowed by rule 'a' (t.rules:1), tried first with a left side as general: 'b' never fires",
 	 0, 1},
+	{"shadowed: a constant input, which older opsets than the rules' spell as an attribute",
+	 "rule a [opset 13..]: Unsqueeze(x, c:const) if len(ints(c)) == 0 => x;\n"
+	 "rule b [opset 13..]: Unsqueeze(y, d:const) if len(ints(d)) == 0 => y;\n",
+	 "t.rules:2:6: warning: rule 'b' is shadowed by rule 'a' (t.rules:1), tried first with a left side as general: 'b' never fires",
+	 0, 1},
 	{"shadowed: the same attribute literal",
 	 "rule a: Transpose[perm = [1, 0]](x) => x;\nrule b: Transpose[perm = [1, 0]](Relu(x)) => Relu(x);\n",
 	 "t.rules:2:6: warning: rule 'b' is shadowed by rule 'a' (t.rules:1), tried first with a left side as general: 'b' never fires",

@@ -1,7 +1,8 @@
 /* rw_interp.c - the matcher-program interpreter (see rw_interp.h).
  *
- * Loading runs graftc's front end (dsl_parse, dsl_check, dsl_analyse) and
- * the lowering (dsl_lower) on the files, resolves their externs, and fills
+ * Loading runs graftc's front end (dsl_parse, dsl_check), the lowering
+ * (dsl_lower) and the analysis of its programs (dsl_analyse_rules) on the
+ * files, resolves their externs, and fills
  * an RwRuleSet whose rule table is the one graftc would write.  Matching a
  * node walks the decision tree of its op (dsl_trees(), dsl/mtree.h: the
  * tree graftc prints as match_<Op>()), whose tests several rules share,
@@ -394,13 +395,14 @@ static RwRuleSet *load(const char *const *paths, char **texts, const uint32_t *l
 		dsl_check(I->files, I->nfiles, d);
 	if (d->nerrors == errors)
 		inherit_priorities(I->files, I->nfiles, others, nothers);
-	if (d->nerrors == errors) {
-		DslAnalysis an;
-		dsl_analyse(I->files, I->nfiles, d, &an);
-		dsl_analysis_free(&an);
-	}
 	if (d->nerrors == errors)
 		I->prog = dsl_lower(I->files, I->nfiles, d);
+	if (d->nerrors == errors && I->prog) {
+		/* the analysis reads the programs the interpreter runs */
+		DslAnalysis an;
+		dsl_analyse_rules(I->prog, I->files, I->nfiles, d, &an);
+		dsl_analysis_free(&an);
+	}
 	if (d->nerrors != errors || !I->prog || !resolve_externs(I, own, d) || !rw_rules_name_clashes(I->prog, others, nothers, false, d) ||
 	    !within_limits(I->prog, d)) {
 		interp_free(I);

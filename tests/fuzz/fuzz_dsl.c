@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dsl_analysis_free(&a);
 		if (!d.nerrors) {
 			int errors = d.nerrors;
-			char *c = codegen_c(&f, 1, "fuzz", NULL, NULL, &d);
+			char *c = codegen_c(&f, 1, NULL, "fuzz", NULL, NULL, &d);
 			if (!c && d.nerrors == errors)
 				abort();   /* no code and no message */
 			free(c);
