@@ -1,11 +1,14 @@
 /* analyse.c - compile-time analysis of checked rules: shadowed rules,
  * conflicting rules and rules that recreate their own left side.
  *
- * graftc calls dsl_analyse after dsl_check found no error.  Each left side
- * is first turned into a small term tree (Term): ops with their inputs in
- * canonical order (an input an older opset spells as an attribute goes to
- * its slot, like the code generator does), variables, wildcards, literals
- * and attributes.  Three questions are then asked of those trees:
+ * graftc calls dsl_analyse_rules after dsl_check found no error, on the
+ * programs dsl_lower made of the rules (dsl/mprog.h), the ones both back
+ * ends run.  Each left side is read from its program into a small term
+ * tree (Term, section "left sides as terms"): ops with their inputs at the
+ * positions the program reads, variables (the registers MProg.vnames
+ * names), wildcards, literals and attributes, the commutative ops where the
+ * program has a commute step, the nodes it asks single use of.  Three
+ * questions are then asked of those trees:
  *
  *   - subsumes(A, B): does every graph that matches B's left side match A's?
  *     A one-way match of A's pattern against B's pattern, B's variables
@@ -16,14 +19,16 @@
  *     the unifier.  Used for conflicts at equal priority.
  *
  * Both are conservative: when unsure, "no".  Commutative ops are handled by
- * trying every orientation of the first rule's commutative nodes.  Negative
+ * trying every orientation of the first rule's commute sites.  Negative
  * patterns (x:!Conv), rest lists (xs...) and outputs s#k of a node binding
  * are terms too.  Guards (section "guards") are conjunctions of atoms: a
  * shadow needs the later rule's guard to imply every atom of the earlier
  * one's, a conflict needs the two guards not to be provably exclusive, and
  * a recreated left side needs the guard not surely false on the result.
- * Rules with a construct these trees do not model are listed as not
- * analysed.  The declarations and the exact semantics are in analyse.h. */
+ * Guards and right sides are still read from the syntax tree (the guard's
+ * variables meet the terms by name).  Rules with a construct these trees do
+ * not model, or that the lowering refused, are listed as not analysed.  The
+ * declarations and the exact semantics are in analyse.h. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -100,6 +105,7 @@ struct Term {
 	const Term *node_of;        /* T_OP: s#k, another output of node s's term; NULL: its own node */
 	const PatNot *nots;         /* T_VAR, T_ANY: x:!Conv, no output of these ops */
 	int nnots;
+	const Term *first;          /* T_VAR, T_AVAR of a left side: the variable's first term (VarRef.t) */
 };
 
 /* The node an op term is an output of. */
@@ -657,9 +663,12 @@ static Term *from_program(Analyser *an, RuleInfo *ri, const MRule *m)
 	/* what a variable's value guarantees: what its binding occurrence asked */
 	for (int i = 0; i < ri->nterms; i++) {
 		Term *t = ri->terms[i];
-		if (t->kind != T_VAR)
+		if (t->kind != T_VAR && t->kind != T_AVAR)
 			continue;
 		const VarRef *v = find_var(ri, t->name);
+		t->first = v ? v->t : NULL;
+		if (t->kind != T_VAR)
+			continue;
 		const Term *first = v && v->t->kind == T_VAR ? v->t : t;
 		t->g_const = first->is_const;
 		t->g_optional = first->optional || t->optional;
@@ -1587,8 +1596,7 @@ static bool uf_setup(Uf *u, const RuleInfo *a, const RuleInfo *b, const Term *ab
 			const Term *t = ri->terms[i];
 			if (t->kind != T_VAR && t->kind != T_AVAR)
 				continue;
-			VarRef *v = find_var(ri, t->name);
-			if (v && !unify(u, v->t, t))
+			if (t->first && !unify(u, t->first, t))
 				return false;
 		}
 	}

@@ -1,8 +1,9 @@
 /* analyse.h - compile-time analysis of checked rules (dsl/analyse.c).
  *
- * After dsl_check has passed, graftc asks dsl_analyse about the rules of one
- * run, grouped by root op and taken in the engine's order (higher priority
- * first, then source order across the files):
+ * After dsl_check has passed, graftc asks dsl_analyse_rules about the rules
+ * of one run, reading what each left side matches from its lowered program
+ * (dsl_lower), grouped by root op and taken in the engine's order (higher
+ * priority first, then source order across the files):
  *   - a warning for a rule shadowed by a rule tried before it whose left
  *     side is as general and whose guard (the conjunction of its && terms)
  *     follows from the later rule's guard (the later rule never fires);

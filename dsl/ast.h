@@ -222,10 +222,6 @@ bool dsl_check(RuleFile **files, int nfiles, Diag *d);
 
 /* dump.c: the AST as readable text (graftc --dump-ast), one rule after another. */
 void dsl_dump(const RuleFile *f, FILE *out);
-/* The left side and guard of r in the dump's form without source positions
- * (malloc'd; NULL if out of memory): rules with the same text match the same
- * graphs under the same conditions (analyse.c compares a class once). */
-char *dsl_lhs_text(const Rule *r);
 
 /* diagnostics at a position of a file, GCC style with the source line and a caret */
 void dsl_error(Diag *d, const RuleFile *f, SrcPos pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -17,13 +17,9 @@ static void indent(FILE *out, int depth)
 		fputs("  ", out);
 }
 
-/* dsl_lhs_text leaves the positions out (only there: nothing runs two dumps at once) */
-static bool hide_pos;
-
 static void at(FILE *out, SrcPos pos)
 {
-	if (!hide_pos)
-		fprintf(out, " @%d:%d", pos.line, pos.col);
+	fprintf(out, " @%d:%d", pos.line, pos.col);
 }
 
 /* Shortest text that reads back as the same double. */
@@ -316,25 +312,4 @@ void dsl_dump(const RuleFile *f, FILE *out)
 		fputc('\n', out);
 		dump_rule(out, f, f->rules[i]);
 	}
-}
-
-char *dsl_lhs_text(const Rule *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	if (!out)
-		return NULL;
-	hide_pos = true;
-	dump_pattern(out, r->lhs, 0);
-	if (r->guard) {
-		fputs("guard\n", out);
-		dump_expr(out, r->guard, 0);
-	}
-	hide_pos = false;
-	if (fclose(out) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
 }
