@@ -25,8 +25,9 @@
  * shadow needs the later rule's guard to imply every atom of the earlier
  * one's, a conflict needs the two guards not to be provably exclusive, and
  * a recreated left side needs the guard not surely false on the result.
- * Guards and right sides are still read from the syntax tree (the guard's
- * variables meet the terms by name).  Rules with a construct these trees do
+ * Guards are read from the program's guard step too (its variables are the
+ * registers MProg.vnames names); right sides still from the syntax tree.
+ * Rules with a construct these trees do
  * not model, or that the lowering refused, are listed as not analysed.  The
  * declarations and the exact semantics are in analyse.h. */
 #include <math.h>
@@ -806,37 +807,6 @@ static bool num_of(const Expr *e, double *v)
 static bool same_num(double a, double b)
 {
 	return a == b || (isnan(a) && isnan(b));
-}
-
-/* The same expression, written the same way (numbers compared as numbers). */
-static bool expr_equal(const Expr *x, const Expr *y)
-{
-	double a, b;
-	if (num_of(x, &a) && num_of(y, &b))
-		return same_num(a, b) && x->tol == y->tol;
-	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
-		return false;
-	switch (x->kind) {
-	case EXPR_STRING: case EXPR_VAR: case EXPR_CALL:
-		if (strcmp(x->s, y->s) != 0)
-			return false;
-		break;
-	case EXPR_OP:
-		if (strcmp(x->s, y->s) != 0 || strcmp(x->domain ? x->domain : "", y->domain ? y->domain : "") != 0 ||
-		    (x->copy_attrs ? !y->copy_attrs || strcmp(x->copy_attrs, y->copy_attrs) : y->copy_attrs != NULL))
-			return false;
-		for (int i = 0; i < x->nattrs; i++)
-			if (strcmp(x->attrs[i].name, y->attrs[i].name) != 0 ||
-			    !expr_equal(x->attrs[i].value, y->attrs[i].value))
-				return false;
-		break;
-	default:
-		break;
-	}
-	for (int i = 0; i < x->n; i++)
-		if (!expr_equal(x->items[i], y->items[i]))
-			return false;
-	return true;
 }
 
 /* A literal of a right side (a number, string, dtype name or list of numbers) as a Lit, or NULL. */
@@ -1667,7 +1637,10 @@ static bool results_same(Uf *u, const Expr *x, const Expr *y)
 
 /* ---- guards ------------------------------------------------------------------------------ */
 
-/* A guard is the conjunction of its top-level && terms, its atoms.  An atom
+/* A guard is the conjunction of its top-level && terms, its atoms, read
+ * from the program's guard step (MI_GUARD, the expression the back ends
+ * evaluate: every element of a list compared with an int is ME_EVERY, two
+ * dims shown equal ME_SAME_DIM).  An atom
  * that compares an expression, its subject, with a literal (==, !=, <, <=,
  * >, >=), a || of equalities of one subject, the ! of such a set,
  * is_int(v) or is_float(v) (a set of dtype(v)) is a constraint: the subject
@@ -1701,9 +1674,9 @@ static int dsl_dtype(const char *name)
 typedef enum ConsKind { C_OPAQUE, C_IN, C_NOTIN, C_RANGE } ConsKind;
 
 typedef struct Atom {
-	const Expr *e;              /* the atom as written */
+	const MExpr *e;             /* the atom as lowered */
 	ConsKind kind;
-	const Expr *subj;           /* the subject (the value, for dtype(v)) */
+	const MExpr *subj;          /* the subject (the value, for dtype(v)) */
 	bool dtype_of;              /* the subject is dtype(subj) */
 	Val v[MAX_VALS];            /* C_IN, C_NOTIN */
 	int n;
@@ -1711,23 +1684,74 @@ typedef struct Atom {
 	bool lo_in, hi_in;
 } Atom;
 
-static bool val_of(const Expr *e, Val *v)
+/* A literal number (an int, float, bool or a negated one). */
+static bool mnum(const MExpr *e, double *v)
 {
-	if (num_of(e, &v->num)) {
+	switch (e->kind) {
+	case ME_INT: case ME_BOOL: *v = (double)e->i; return true;
+	case ME_FLOAT: *v = e->f; return true;
+	case ME_NEG:
+		if (e->nkids == 1 && e->kids[0] && mnum(e->kids[0], v)) {
+			*v = -*v;
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}
+
+static bool val_of(const MExpr *e, Val *v)
+{
+	if (mnum(e, &v->num)) {
 		v->kind = V_NUM;
 		return true;
 	}
-	if (e->kind == EXPR_VAR && !e->binding && dsl_is_dtype_name(e->s) && dsl_dtype(e->s)) {
+	if (e->kind == ME_DTYPE && e->i) {
 		v->kind = V_DTYPE;
-		v->num = dsl_dtype(e->s);
+		v->num = (double)e->i;
 		return true;
 	}
-	if (e->kind == EXPR_STRING) {
+	if (e->kind == ME_STR) {
 		v->kind = V_STR;
 		v->s = e->s;
 		return true;
 	}
 	return false;
+}
+
+/* Does kind k read its register field reg? */
+static bool reads_reg(const MExpr *e)
+{
+	switch (e->kind) {
+	case ME_REG: case ME_OUT: case ME_OUTPUTS: case ME_REST_LEN: case ME_REST_AT: case ME_ALL: case ME_ANY:
+	case ME_ABSENT_FROM: case ME_FROM: case ME_ATTR_IS_SET:
+		return true;
+	case ME_SCALAR: case ME_INTSOF: case ME_ABSENT: case ME_IS_CONST: case ME_SAME: case ME_EQUALS:
+	case ME_EQUALS_LIST:
+		return e->arg;
+	default:
+		return false;
+	}
+}
+
+/* The same expression of one rule's program (registers as they are). */
+static bool mexpr_equal(const MExpr *x, const MExpr *y)
+{
+	double a, b;
+	if (!x || !y)
+		return x == y;
+	if (mnum(x, &a) && mnum(y, &b))
+		return same_num(a, b) && x->tol == y->tol;
+	if (x->kind != y->kind || x->op != y->op || x->nkids != y->nkids || x->arg != y->arg || x->i != y->i ||
+	    x->math != y->math || x->to_int != y->to_int || x->ext != y->ext || (reads_reg(x) && x->reg != y->reg))
+		return false;
+	if ((x->s || y->s) && (!x->s || !y->s || strcmp(x->s, y->s) != 0))
+		return false;
+	for (int i = 0; i < x->nkids; i++)
+		if (!mexpr_equal(x->kids[i], y->kids[i]))
+			return false;
+	return true;
 }
 
 /* 1 equal, 0 not, -1 not comparable */
@@ -1767,25 +1791,24 @@ static const int int_dtypes[] = {DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_INT4,
 static const int float_dtypes[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_FLOAT8E4M3FN,
                                    DT_FLOAT8E4M3FNUZ, DT_FLOAT8E5M2, DT_FLOAT8E5M2FNUZ, DT_FLOAT4E2M1};
 
-static void set_subject(Atom *a, const Expr *subj)
+static void set_subject(Atom *a, const MExpr *subj)
 {
-	a->dtype_of = subj->kind == EXPR_CALL && strcmp(subj->s, "dtype") == 0 && subj->n == 1;
-	a->subj = a->dtype_of ? subj->items[0] : subj;
+	a->dtype_of = subj->kind == ME_DTYPEOF && subj->nkids == 1;
+	a->subj = a->dtype_of ? subj->kids[0] : subj;
 }
 
 /* x op lit (or lit op x) */
-static void compare_atom(const Expr *e, Atom *a)
+static void compare_atom(const MExpr *x, const MExpr *y, ExprOp op, Atom *a)
 {
 	static const ExprOp flipped[] = {[EX_EQ] = EX_EQ, [EX_NE] = EX_NE, [EX_LT] = EX_GT,
 	                                 [EX_LE] = EX_GE, [EX_GT] = EX_LT, [EX_GE] = EX_LE};
-	const Expr *subj = e->items[0], *lit = e->items[1];
-	ExprOp op = e->op;
+	const MExpr *subj = x, *lit = y;
 	Val v, w;
 	if (val_of(subj, &w)) {
 		if (val_of(lit, &v))
 			return;             /* two literals */
-		subj = e->items[1];
-		lit = e->items[0];
+		subj = y;
+		lit = x;
 		op = flipped[op];
 	}
 	if (!val_of(lit, &v))
@@ -1812,50 +1835,53 @@ static void compare_atom(const Expr *e, Atom *a)
 	}
 }
 
-static void atom_of(const Expr *e, Atom *a)
+static void atom_of(const MExpr *e, Atom *a)
 {
 	memset(a, 0, sizeof *a);
 	a->e = e;
 	a->kind = C_OPAQUE;
-	if (e->kind == EXPR_BINARY && e->op >= EX_EQ && e->op <= EX_GE) {
-		compare_atom(e, a);
-	} else if (e->kind == EXPR_BINARY && e->op == EX_OR) {
+	if (e->kind == ME_BIN && e->op >= EX_EQ && e->op <= EX_GE) {
+		compare_atom(e->kids[0], e->kids[1], (ExprOp)e->op, a);
+	} else if (e->kind == ME_EVERY && e->i) {
+		/* every element of a list compared with an int: the list is the subject */
+		compare_atom(e->kids[0], e->kids[1], (ExprOp)e->op, a);
+	} else if (e->kind == ME_BIN && e->op == EX_OR) {
 		Atom x, y;
-		atom_of(e->items[0], &x);
-		atom_of(e->items[1], &y);
-		if (x.kind == C_IN && y.kind == C_IN && x.dtype_of == y.dtype_of && expr_equal(x.subj, y.subj) &&
+		atom_of(e->kids[0], &x);
+		atom_of(e->kids[1], &y);
+		if (x.kind == C_IN && y.kind == C_IN && x.dtype_of == y.dtype_of && mexpr_equal(x.subj, y.subj) &&
 		    x.n + y.n <= MAX_VALS) {
 			*a = x;
 			a->e = e;
 			for (int i = 0; i < y.n; i++)
 				a->v[a->n++] = y.v[i];
 		}
-	} else if (e->kind == EXPR_UNARY && e->op == EX_NOT) {
-		atom_of(e->items[0], a);
+	} else if (e->kind == ME_NOT) {
+		atom_of(e->kids[0], a);
 		a->e = e;
 		if (a->kind == C_IN || a->kind == C_NOTIN)
 			a->kind = a->kind == C_IN ? C_NOTIN : C_IN;
 		else
 			a->kind = C_OPAQUE;
-	} else if (e->kind == EXPR_CALL && e->n == 1 && (!strcmp(e->s, "is_int") || !strcmp(e->s, "is_float"))) {
-		bool is_int = e->s[3] == 'i';
+	} else if ((e->kind == ME_IS_INT || e->kind == ME_IS_FLOAT) && e->nkids == 1) {
+		bool is_int = e->kind == ME_IS_INT;
 		const int *dts = is_int ? int_dtypes : float_dtypes;
 		size_t n = is_int ? sizeof int_dtypes / sizeof *int_dtypes : sizeof float_dtypes / sizeof *float_dtypes;
 		a->kind = C_IN;
 		a->dtype_of = true;
-		a->subj = e->items[0];
+		a->subj = e->kids[0];
 		for (size_t i = 0; i < n; i++)
 			a->v[a->n++] = (Val){.kind = V_DTYPE, .num = dts[i]};
 	}
 }
 
-static void split_guard(RuleInfo *ri, const Expr *e, int *cap)
+static void split_guard(RuleInfo *ri, const MExpr *e, int *cap)
 {
 	if (!e)
 		return;
-	if (e->kind == EXPR_BINARY && e->op == EX_AND) {
-		split_guard(ri, e->items[0], cap);
-		split_guard(ri, e->items[1], cap);
+	if (e->kind == ME_BIN && e->op == EX_AND) {
+		split_guard(ri, e->kids[0], cap);
+		split_guard(ri, e->kids[1], cap);
 		return;
 	}
 	if (ri->natoms == *cap) {
@@ -1867,23 +1893,43 @@ static void split_guard(RuleInfo *ri, const Expr *e, int *cap)
 	atom_of(e, &ri->atoms[ri->natoms++]);
 }
 
+/* dim(kid 0, kid 1) of ME_SAME_DIM's side `side`, as an expression of its own. */
+static const MExpr *same_dim_side(Analyser *an, const MExpr *e, int side)
+{
+	MExpr *d = arena_alloc(an->arena, sizeof *d);
+	d->kind = ME_DIM;
+	d->type = MT_INT;
+	d->kids = arena_alloc(an->arena, sizeof *d->kids * 2);
+	d->kids[0] = e->kids[2 * side];
+	d->kids[1] = e->kids[2 * side + 1];
+	d->nkids = 2;
+	return d;
+}
 
 /* An atom S == T (neither a literal) lets what the guard says of T be said
  * of S, and the other way round: len(ints(u)) == len(ints(a)) && len(ints(a)) > 0
  * gives len(ints(u)) > 0.  One step, no chains. */
-static void derive_equals(RuleInfo *ri, int *cap)
+static void derive_equals(Analyser *an, RuleInfo *ri, int *cap)
 {
 	int n = ri->natoms;
 	for (int i = 0; i < n; i++) {
-		const Expr *e = ri->atoms[i].e;
+		const MExpr *e = ri->atoms[i].e;
 		Val v;
-		if (e->kind != EXPR_BINARY || e->op != EX_EQ || val_of(e->items[0], &v) || val_of(e->items[1], &v))
+		const MExpr *sides[2];
+		if (e->kind == ME_SAME_DIM && e->nkids == 4) {
+			sides[0] = same_dim_side(an, e, 0);
+			sides[1] = same_dim_side(an, e, 1);
+		} else if (e->kind == ME_BIN && e->op == EX_EQ && !val_of(e->kids[0], &v) && !val_of(e->kids[1], &v)) {
+			sides[0] = e->kids[0];
+			sides[1] = e->kids[1];
+		} else {
 			continue;
+		}
 		for (int side = 0; side < 2; side++) {
-			const Expr *from = e->items[side], *to = e->items[1 - side];
+			const MExpr *from = sides[side], *to = sides[1 - side];
 			for (int k = 0; k < n; k++) {
 				Atom *a = &ri->atoms[k];
-				if (k == i || a->kind == C_OPAQUE || a->dtype_of || !expr_equal(a->subj, from))
+				if (k == i || a->kind == C_OPAQUE || a->dtype_of || !mexpr_equal(a->subj, from))
 					continue;
 				if (ri->natoms == *cap) {
 					*cap = 2 * *cap;
@@ -1908,9 +1954,14 @@ typedef struct GMap {
 	Uf *u;                      /* or the unifier (conflicts) */
 } GMap;
 
-static bool pattern_var(const RuleInfo *ri, const Expr *v)
+/* The pattern variable expression v of ri's program names (a register the
+ * pattern binds, or a node binding's output), or NULL. */
+static const char *mvar(const RuleInfo *ri, const MExpr *v)
 {
-	return v->binding && find_var(ri, v->s) != NULL;
+	if (!v || (v->kind != ME_REG && v->kind != ME_OUT) || v->reg < 0 || v->reg >= ri->m->prog.nregs)
+		return NULL;
+	const char *n = ri->m->prog.vnames[v->reg];
+	return n && find_var(ri, n) ? n : NULL;
 }
 
 /* The name B's guard knows term t by, if any. */
@@ -1923,33 +1974,42 @@ static const char *term_name(const Term *t)
 	return t->kind == T_OP ? t->bind : NULL;
 }
 
-static bool gvar_same(const GMap *g, const Expr *x, const Expr *y)
+/* Registers x (of A) and y (of B) hold the same value: pattern variables
+ * through the match, others (a quantifier's element) by their name. */
+static bool gvar_same(const GMap *g, int x, int y)
 {
-	bool px = pattern_var(g->ri[0], x), py = pattern_var(g->ri[1], y);
-	if (!px || !py)             /* a quantifier's element (or a dtype's name) */
-		return !px && !py && strcmp(x->s, y->s) == 0;
+	const MProg *pa = &g->ri[0]->m->prog, *pb = &g->ri[1]->m->prog;
+	if (x < 0 || x >= pa->nregs || y < 0 || y >= pb->nregs)
+		return false;
+	const char *nx = pa->vnames[x], *ny = pb->vnames[y];
+	bool px = nx && find_var(g->ri[0], nx), py = ny && find_var(g->ri[1], ny);
+	if (!px || !py) {
+		const char *cx = pa->cnames[x], *cy = pb->cnames[y];
+		return !px && !py && cx && cy && strcmp(cx, cy) == 0;
+	}
 	if (g->u)
-		return var_class(g->u, 0, x->s) == var_class(g->u, 1, y->s);
-	const char *n = term_name(resolve(g->s, bound(g->s, x->s)));
-	return n && strcmp(n, y->s) == 0;
+		return var_class(g->u, 0, nx) == var_class(g->u, 1, ny);
+	const char *n = term_name(resolve(g->s, bound(g->s, nx)));
+	return n && strcmp(n, ny) == 0;
 }
 
 /* What the match binds variable v of side `side` to: under a unifier its
  * class's op term (op) or attribute literal (!op), else (a one-way match,
  * side 0) the term it was bound to. */
-static const Term *gvar_term(const GMap *g, int side, const Expr *v, bool op)
+static const Term *gvar_term(const GMap *g, int side, const char *v, bool op)
 {
 	if (g->u) {
-		int c = var_class(g->u, side, v->s);
+		int c = var_class(g->u, side, v);
 		return c < 0 ? NULL : op ? g->u->cls[c].op : g->u->cls[c].alit;
 	}
-	return side == 0 ? resolve(g->s, bound(g->s, v->s)) : NULL;
+	return side == 0 ? resolve(g->s, bound(g->s, v)) : NULL;
 }
 
 /* The literal an attribute variable of side `side` surely is, or NULL. */
-static const Lit *gvar_lit(const GMap *g, int side, const Expr *v)
+static const Lit *gvar_lit(const GMap *g, int side, const MExpr *e)
 {
-	if (!pattern_var(g->ri[side], v))
+	const char *v = mvar(g->ri[side], e);
+	if (!v)
 		return NULL;
 	const Term *t = gvar_term(g, side, v, false);
 	return t && t->kind == T_ALIT ? t->lit : NULL;
@@ -1957,9 +2017,9 @@ static const Lit *gvar_lit(const GMap *g, int side, const Expr *v)
 
 /* The dtypes a variable of side `side` may have: those of the op that
  * makes it, if the match says; 0 when not known. */
-static const Term *gvar_op(const GMap *g, int side, const Expr *v);
+static const Term *gvar_op(const GMap *g, int side, const MExpr *v);
 
-static uint32_t gvar_types(const GMap *g, int side, const Expr *v)
+static uint32_t gvar_types(const GMap *g, int side, const MExpr *v)
 {
 	const Term *t = gvar_op(g, side, v);
 	return t ? t->types : 0;
@@ -1983,30 +2043,50 @@ static int atom_on_types(const GMap *g, int side, const Atom *x)
 	return all ? 1 : some ? -1 : 0;
 }
 
+/* A fact of one operand (scalar, ints, absent, is_const), in place or of a
+ * value: the operand's register in *reg. */
+static bool operand_fact(const MExpr *e, int *reg)
+{
+	if (e->kind != ME_SCALAR && e->kind != ME_INTSOF && e->kind != ME_ABSENT && e->kind != ME_IS_CONST)
+		return false;
+	if (e->arg) {
+		*reg = e->reg;
+		return true;
+	}
+	const MExpr *k = e->nkids == 1 ? e->kids[0] : NULL;
+	if (!k || (k->kind != ME_REG && k->kind != ME_OUT))
+		return false;
+	*reg = k->reg;
+	return true;
+}
+
 /* x (of A) and y (of B) are the same expression of the same values. */
-static bool gx_equal(const GMap *g, const Expr *x, const Expr *y)
+static bool gx_equal(const GMap *g, const MExpr *x, const MExpr *y)
 {
 	double a, b;
-	if (num_of(x, &a) && num_of(y, &b))
+	if (!x || !y)
+		return x == y;
+	if (mnum(x, &a) && mnum(y, &b))
 		return same_num(a, b) && x->tol == y->tol;
-	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
+	/* a variable: a register, or a node binding's output */
+	bool vx = x->kind == ME_REG || x->kind == ME_OUT, vy = y->kind == ME_REG || y->kind == ME_OUT;
+	if (vx || vy)
+		return vx && vy && gvar_same(g, x->reg, y->reg);
+	/* a fact of an operand, read in place (arg: older opsets spell it as an attribute) or as a value */
+	int ox, oy;
+	if (operand_fact(x, &ox) && operand_fact(y, &oy))
+		return x->kind == y->kind && x->i == y->i && gvar_same(g, ox, oy);
+	if (x->kind != y->kind || x->op != y->op || x->nkids != y->nkids || x->arg != y->arg || x->math != y->math ||
+	    x->to_int != y->to_int || x->ext != y->ext)
 		return false;
-	switch (x->kind) {
-	case EXPR_VAR:
-		if (x->binding && y->binding)
-			return gvar_same(g, x, y);
-		return !x->binding && !y->binding && strcmp(x->s, y->s) == 0;
-	case EXPR_STRING: case EXPR_CALL: case EXPR_QUANT:
-		if (strcmp(x->s, y->s) != 0)
-			return false;
-		break;
-	case EXPR_OP:
+	if (x->kind != ME_ALL && x->kind != ME_ANY && x->i != y->i)  /* a quantifier's i numbers it */
 		return false;
-	default:
-		break;
-	}
-	for (int i = 0; i < x->n; i++)
-		if (!gx_equal(g, x->items[i], y->items[i]))
+	if ((x->s || y->s) && (!x->s || !y->s || strcmp(x->s, y->s) != 0))
+		return false;
+	if (reads_reg(x) && !gvar_same(g, x->reg, y->reg))
+		return false;
+	for (int i = 0; i < x->nkids; i++)
+		if (!gx_equal(g, x->kids[i], y->kids[i]))
 			return false;
 	return true;
 }
@@ -2071,9 +2151,10 @@ static bool cons_exclusive(const Atom *x, const Atom *y)
 }
 
 /* The op term that makes variable v of side `side`, if the match says. */
-static const Term *gvar_op(const GMap *g, int side, const Expr *v)
+static const Term *gvar_op(const GMap *g, int side, const MExpr *e)
 {
-	if (v->kind != EXPR_VAR || !pattern_var(g->ri[side], v))
+	const char *v = mvar(g->ri[side], e);
+	if (!v)
 		return NULL;
 	const Term *t = gvar_term(g, side, v, true);
 	return t && t->kind == T_OP ? t : NULL;
@@ -2081,7 +2162,7 @@ static const Term *gvar_op(const GMap *g, int side, const Expr *v)
 
 /* The rank of variable v of side `side`, when an op of the match fixes it
  * (a Transpose's perm literal has one item per axis); -1 if not known. */
-static int gvar_rank(const GMap *g, int side, const Expr *v)
+static int gvar_rank(const GMap *g, int side, const MExpr *v)
 {
 	const Term *t = gvar_op(g, side, v);
 	if (!t || *t->domain || strcmp(t->name, "Transpose") != 0)
@@ -2106,12 +2187,12 @@ static int atom_on_literal(const GMap *g, int side, const Atom *x)
 {
 	if (x->kind == C_OPAQUE || x->dtype_of)
 		return -1;
-	const Expr *e = x->subj;
-	if (e->kind == EXPR_CALL && strcmp(e->s, "rank") == 0 && e->n == 1) {
-		int r = gvar_rank(g, side, e->items[0]);
+	const MExpr *e = x->subj;
+	if (e->kind == ME_RANK && e->nkids == 1) {
+		int r = gvar_rank(g, side, e->kids[0]);
 		return r >= 0 ? sat(x, &(Val){.kind = V_NUM, .num = r}) : -1;
 	}
-	if (e->kind != EXPR_VAR)
+	if (e->kind != ME_REG)
 		return -1;
 	const Lit *l = gvar_lit(g, side, e);
 	if (!l || l->list)
@@ -2136,12 +2217,12 @@ static bool atom_implied(const GMap *g, const Atom *x, const RuleInfo *b)
 /* Can atom x of A and atom y of B not both hold? */
 static bool atoms_exclusive(const GMap *g, const Atom *x, const Atom *y)
 {
-	const Expr *xe = x->e, *ye = y->e;
+	const MExpr *xe = x->e, *ye = y->e;
 	if (!xe || !ye)
 		return same_subject(g, x, y) && cons_exclusive(x, y);
-	if (xe->kind == EXPR_UNARY && xe->op == EX_NOT && gx_equal(g, xe->items[0], ye))
+	if (xe->kind == ME_NOT && gx_equal(g, xe->kids[0], ye))
 		return true;
-	if (ye->kind == EXPR_UNARY && ye->op == EX_NOT && gx_equal(g, xe, ye->items[0]))
+	if (ye->kind == ME_NOT && gx_equal(g, xe, ye->kids[0]))
 		return true;
 	return same_subject(g, x, y) && cons_exclusive(x, y);
 }
@@ -2232,8 +2313,10 @@ static void describe(Analyser *an, RuleInfo *ri)
 	if (!ri->lhs)
 		return;
 	int cap = 0;
-	split_guard(ri, r->guard, &cap);
-	derive_equals(ri, &cap);
+	for (int i = 0; i < m->prog.ninsns; i++)
+		if (m->prog.insns[i].kind == MI_GUARD)
+			split_guard(ri, m->prog.insns[i].e, &cap);
+	derive_equals(an, ri, &cap);
 	ri->partial = result_partial(ri, r->rhs);
 }
 
