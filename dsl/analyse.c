@@ -26,10 +26,13 @@
  * one's, a conflict needs the two guards not to be provably exclusive, and
  * a recreated left side needs the guard not surely false on the result.
  * Guards are read from the program's guard step too (its variables are the
- * registers MProg.vnames names); right sides still from the syntax tree.
- * Rules with a construct these trees do
- * not model, or that the lowering refused, are listed as not analysed.  The
- * declarations and the exact semantics are in analyse.h. */
+ * registers MProg.vnames names), and results from the values it builds
+ * (MProg.results; a value an MI_PRE step computes is read through it);
+ * only whether a result may fail to build (result_partial, its reason
+ * worded after the source) is still read from the syntax tree.  Rules with
+ * a construct these trees do not model, or that the lowering refused, are
+ * listed as not analysed.  The declarations and the exact semantics are in
+ * analyse.h. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -153,6 +156,7 @@ struct RuleInfo {
 	struct Atom *atoms;         /* its guard's top-level && terms (section "guards") */
 	int natoms;
 	const MRule *m;             /* its program; NULL when the lowering has none */
+	const MExpr **pre;          /* per register: what an MI_PRE step computes into it, or NULL */
 	bool text;                  /* its left side and guard's text (m) tell it from others; false: partial */
 	bool rep;                   /* the first of the rules alike in all that shadowing asks (below) */
 	int glo, ghi;               /* its root op's rules in Analyser.group (source order) */
@@ -688,44 +692,53 @@ static Term *from_program(Analyser *an, RuleInfo *ri, const MRule *m)
 /* ---- right sides as terms (for "recreates its left side") ------------------------ */
 
 
-static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e);
-static const Lit *expr_lit(Analyser *an, const Expr *e);
+static Term *from_result(Analyser *an, RuleInfo *ri, const MVal *v);
+static const Lit *mlit(Analyser *an, const MExpr *e);
 
-/* A node the right side builds: op on items, with attributes attrs. */
-static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char *op, const OpSchema *s,
-                      Expr *const *items, int n, const AttrArg *attrs, int nattrs, const char *copy)
+/* e, or what the MI_PRE step that computes register e computes. */
+static const MExpr *computed(const RuleInfo *ri, const MExpr *e)
 {
+	while (e && e->kind == ME_REG && ri->pre && e->reg >= 0 && e->reg < ri->m->prog.nregs && ri->pre[e->reg])
+		e = ri->pre[e->reg];
+	return e;
+}
+
+/* The pattern variable a result value is, bare (a value, a node binding, an
+ * operand read in place), or NULL. */
+static const char *result_var(const RuleInfo *ri, const MVal *v)
+{
+	const MProg *p = &ri->m->prog;
+	int reg = v->kind == MV_ARG                                                           ? v->reg
+	          : v->kind == MV_EXPR && (v->e->kind == ME_REG || v->e->kind == ME_OUT) ? v->e->reg
+	                                                                                   : -1;
+	return reg >= 0 && reg < p->nregs ? p->vnames[reg] : NULL;
+}
+
+/* A node the right side builds: op on kids, with attributes attrs. */
+static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char *op, MVal *const *kids, int n,
+                      const MSetAttr *attrs, int nattrs, const char *copy)
+{
+	const OpSchema *s = op_schema_lookup(domain, op, ri->hi);
 	if (!s)
 		return new_term(an, ri, T_OPAQUE);
 	Term *t = new_term(an, ri, T_OP);
 	t->name = op;
-	t->domain = domain ? domain : "";
+	t->domain = domain;
 	t->vendor = t->open = *t->domain != 0;
 	t->fresh = true;
 	t->schema = s;
-	int nslots = n;
-	for (int i = 0; i < nattrs; i++) {
-		int k = opset_form_attr_input(s, attrs[i].name);
-		if (k + 1 > nslots)
-			nslots = k + 1;
-	}
-	t->slots = arena_alloc(an->arena, sizeof *t->slots * (size_t)(nslots + 1));
-	t->nslots = nslots;
+	t->slots = arena_alloc(an->arena, sizeof *t->slots * (size_t)(n + 1));
+	t->nslots = n;
 	t->attrs = arena_alloc(an->arena, sizeof *t->attrs * (size_t)(nattrs + 1));
 	for (int i = 0; i < n; i++)
-		t->slots[i] = from_result(an, ri, items[i]);
+		t->slots[i] = kids[i] ? from_result(an, ri, kids[i]) : new_term(an, ri, T_OPAQUE);
 	for (int i = 0; i < nattrs; i++) {
-		const Expr *v = attrs[i].value;
-		if (!v)
-			continue;
-		Term *a = new_term(an, ri, v->kind == EXPR_VAR && v->binding ? T_AVAR : T_ALIT);
-		a->name = v->s;
-		a->lit = a->kind == T_ALIT ? expr_lit(an, v) : NULL;
-		int k = opset_form_attr_input(s, attrs[i].name);
-		if (k >= 0)
-			t->slots[k] = new_term(an, ri, T_OPAQUE);
-		else
-			t->attrs[t->nattrs++] = (TAttr){attrs[i].name, a};
+		const MExpr *e = computed(ri, attrs[i].e);
+		const char *vn = e->kind == ME_REG && e->reg < ri->m->prog.nregs ? ri->m->prog.vnames[e->reg] : NULL;
+		Term *a = new_term(an, ri, vn ? T_AVAR : T_ALIT);
+		a->name = vn;
+		a->lit = vn ? NULL : mlit(an, e);
+		t->attrs[t->nattrs++] = (TAttr){attrs[i].name, a};
 	}
 	if (copy) {
 		VarRef *c = find_var(ri, copy);
@@ -734,50 +747,38 @@ static Term *built_op(Analyser *an, RuleInfo *ri, const char *domain, const char
 	return t;
 }
 
-static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
+/* The value v of a result as a term: what it builds, or T_OPAQUE. */
+static Term *from_result(Analyser *an, RuleInfo *ri, const MVal *v)
 {
-	switch (e->kind) {
-	case EXPR_VAR: {
-		const Binding *b = e->binding;
-		if (!b || (b->type != TY_VALUE && b->type != TY_NODE))
+	switch (v->kind) {
+	case MV_EXPR: case MV_ARG: {
+		const char *name = result_var(ri, v);
+		if (!name)
 			break;
+		VarRef *r = find_var(ri, name);
+		const Term *first = r && r->t->kind == T_VAR ? r->t : NULL;
 		Term *t = new_term(an, ri, T_VAR);
-		t->name = e->s;
-		t->is_const = t->g_const = b->is_const;
-		t->optional = t->g_optional = b->optional;
-		VarRef *v = find_var(ri, e->s);
-		if (v && (v->t->kind == T_VAR || v->t->kind == T_ANY)) {
-			t->nots = v->t->nots;   /* the value x:!Conv matched is still no Conv output */
-			t->nnots = v->t->nnots;
+		t->name = name;
+		t->is_const = t->g_const = first && first->is_const;
+		t->optional = t->g_optional = first && first->optional;
+		if (r && (r->t->kind == T_VAR || r->t->kind == T_ANY)) {
+			t->nots = r->t->nots;   /* the value x:!Conv matched is still no Conv output */
+			t->nnots = r->t->nnots;
 		}
 		return t;
 	}
-	case EXPR_INT: case EXPR_FLOAT: {
+	case MV_SCALAR: {
 		Term *t = new_term(an, ri, T_LIT);
-		t->lit = expr_lit(an, e);
+		t->lit = mlit(an, computed(ri, v->e));
 		return t;
 	}
-	case EXPR_OP: {
-		const char *dom = e->domain ? e->domain : "";
-		return built_op(an, ri, dom, e->s, e->schema, e->items, e->n, e->attrs, e->nattrs, e->copy_attrs);
-	}
-	case EXPR_BINARY: {
-		const char *op = dsl_exop_onnx(e->op);
-		if (!op || e->type != TY_VALUE)
-			break;
-		return built_op(an, ri, "", op, op_schema_lookup("", op, ri->hi), e->items, 2, NULL, 0, NULL);
-	}
-	case EXPR_UNARY:
-		if (e->op != EX_NEG || e->type != TY_VALUE)
-			break;
-		return built_op(an, ri, "", "Neg", op_schema_lookup("", "Neg", ri->hi), e->items, 1, NULL, 0, NULL);
-	case EXPR_CALL: {
-		const Builtin *b = dsl_builtin_lookup(e->s);
-		if (!b || !b->op || e->type != TY_VALUE || !strcmp(e->s, "cast") || !strcmp(e->s, "reshape"))
-			break;
-		return built_op(an, ri, "", b->op, op_schema_lookup("", b->op, ri->hi), e->items, e->n, NULL, 0,
-		                NULL);
-	}
+	case MV_ABSENT:
+		return &an->absent;
+	case MV_OP:
+		return built_op(an, ri, "", v->op, v->kids, v->nkids, NULL, 0, NULL);
+	case MV_NODE:
+		return built_op(an, ri, v->domain, v->op, v->kids, v->nkids, v->attrs, v->nattrs,
+		                v->copy && v->reg < ri->m->prog.nregs ? ri->m->prog.vnames[v->reg] : NULL);
 	default:
 		break;
 	}
@@ -786,58 +787,11 @@ static Term *from_result(Analyser *an, RuleInfo *ri, const Expr *e)
 
 /* ---- literals ----------------------------------------------------------------------- */
 
-static bool num_of(const Expr *e, double *v)
-{
-	switch (e->kind) {
-	case EXPR_INT: case EXPR_BOOL: *v = (double)e->i; return true;
-	case EXPR_FLOAT: *v = e->f; return true;
-	case EXPR_UNARY:
-		if (e->op == EX_NEG && num_of(e->items[0], v)) {
-			*v = -*v;
-			return true;
-		}
-		return false;
-	default:
-		return false;
-	}
-}
-
 /* Two literal numbers match the same constants: equal, or both nan (a
  * literal nan matches any NaN, as rw_literal_equal says). */
 static bool same_num(double a, double b)
 {
 	return a == b || (isnan(a) && isnan(b));
-}
-
-/* A literal of a right side (a number, string, dtype name or list of numbers) as a Lit, or NULL. */
-static int dsl_dtype(const char *name);
-
-static const Lit *expr_lit(Analyser *an, const Expr *e)
-{
-	Lit l = {0};
-	double tol;
-	if (dsl_literal_value(e, &l.v, &tol)) {
-		l.tol = tol;
-	} else if (e->kind == EXPR_STRING) {
-		l.str = true;
-		l.s = e->s;
-	} else if (e->kind == EXPR_VAR && !e->binding && dsl_is_dtype_name(e->s) && dsl_dtype(e->s)) {
-		l.dtype = true;
-		l.v = dsl_dtype(e->s);
-	} else if (e->kind == EXPR_LIST) {
-		double *items = arena_alloc(an->arena, sizeof *items * (size_t)(e->n + 1));
-		for (int i = 0; i < e->n; i++)
-			if (!dsl_literal_value(e->items[i], &items[i], &tol))
-				return NULL;
-		l.list = true;
-		l.items = items;
-		l.n = e->n;
-	} else {
-		return NULL;
-	}
-	Lit *r = arena_alloc(an->arena, sizeof *r);
-	*r = l;
-	return r;
 }
 
 static bool is_num(const Lit *l)
@@ -1282,16 +1236,6 @@ static const char *result_partial(const RuleInfo *ri, const Expr *e)
 	return NULL;
 }
 
-static int result_count(const Rule *r)
-{
-	return r->rhs->kind == EXPR_TUPLE ? r->rhs->n : 1;
-}
-
-static const Expr *result_item(const Rule *r, int k)
-{
-	return r->rhs->kind == EXPR_TUPLE ? r->rhs->items[k] : r->rhs;
-}
-
 /* Once A matched, does it surely commit wherever B would?  The engine
  * refuses a rewrite that leaves a used output of the root unreplaced, or
  * that would rename a graph output to a value without producer: so A must
@@ -1299,22 +1243,24 @@ static const Expr *result_item(const Rule *r, int k)
  * must be a node of B's match or what B's result is too. */
 static bool commits_where(Sub *s, const RuleInfo *a, const RuleInfo *b)
 {
-	int a0 = a->m->prog.out0, b0 = b->m->prog.out0;
-	int an = result_count(a->r), bn = result_count(b->r);
+	const MProg *pa = &a->m->prog, *pb = &b->m->prog;
+	int a0 = pa->out0, b0 = pb->out0;
+	int an = pa->nresults, bn = pb->nresults;
 	if (a0 > b0 || a0 + an < b0 + bn)
 		return false;
 	for (int k = 0; k < an; k++) {
-		const Expr *e = result_item(a->r, k);
-		if (e->kind != EXPR_VAR)
+		const MVal *e = pa->results[k];
+		if (e->kind != MV_ABSENT && !result_var(a, e))
 			continue;
-		const Term *t = resolve(s, bound(s, e->s));
+		const char *name = result_var(a, e);
+		const Term *t = name ? resolve(s, bound(s, name)) : NULL;
 		if (t && t->kind == T_OP && !t->shared && !t->root)
 			continue;
 		int kb = a0 + k - b0;
 		if (kb < 0 || kb >= bn)
 			return false;
-		const Expr *be = result_item(b->r, kb);
-		VarRef *v = be->kind == EXPR_VAR ? find_var(b, be->s) : NULL;
+		const char *bname = result_var(b, pb->results[kb]);
+		VarRef *v = bname ? find_var(b, bname) : NULL;
 		if (!v || !same(s, t, v->t))
 			return false;
 	}
@@ -1352,9 +1298,9 @@ static bool subsumes(Analyser *an, const RuleInfo *a, const RuleInfo *b, bool co
  * the match the result replaces)? */
 static bool recreates(Analyser *an, RuleInfo *ri)
 {
-	if (!ri->lhs || ri->r->rhs->kind == EXPR_TUPLE || ri->m->prog.out0 != 0 || ri->ncommut > MAX_COMMUTATIVE)
+	if (!ri->lhs || ri->m->prog.nresults != 1 || ri->m->prog.out0 != 0 || ri->ncommut > MAX_COMMUTATIVE)
 		return false;
-	Term *res = from_result(an, ri, ri->r->rhs);
+	Term *res = from_result(an, ri, ri->m->prog.results[0]);
 	if (res->kind != T_OP)
 		return false;
 	for (unsigned m = 0; m < 1u << ri->ncommut; m++) {
@@ -1579,62 +1525,6 @@ static int var_class(Uf *u, int side, const char *name)
 	return v ? find(u, gid(u, v->t)) : -1;
 }
 
-static bool commutes(const Expr *e)
-{
-	if (e->kind == EXPR_OP)
-		return e->schema && (e->schema->flags & OPF_COMMUTATIVE) && e->n == 2;
-	return e->kind == EXPR_BINARY && (e->op == EX_ADD || e->op == EX_MUL || e->op == EX_EQ || e->op == EX_NE ||
-	                                  e->op == EX_AND || e->op == EX_OR);
-}
-
-/* Do A's result x and B's result y build the same thing under the unifier? */
-static bool results_same(Uf *u, const Expr *x, const Expr *y)
-{
-	double a, b;
-	if (num_of(x, &a) && num_of(y, &b))
-		return a == b;
-	if (x->kind != y->kind || x->op != y->op || x->n != y->n || x->nattrs != y->nattrs)
-		return false;
-	switch (x->kind) {
-	case EXPR_VAR: {
-		int cx = var_class(u, 0, x->s), cy = var_class(u, 1, y->s);
-		if (cx < 0 || cy < 0)
-			return cx < 0 && cy < 0 && strcmp(x->s, y->s) == 0;
-		return cx == cy;
-	}
-	case EXPR_STRING: case EXPR_CALL:
-		if (strcmp(x->s, y->s) != 0)
-			return false;
-		break;
-	case EXPR_OP:
-		if (strcmp(x->s, y->s) != 0 || strcmp(x->domain ? x->domain : "", y->domain ? y->domain : "") != 0)
-			return false;
-		if (x->copy_attrs || y->copy_attrs) {
-			if (!x->copy_attrs || !y->copy_attrs ||
-			    var_class(u, 0, x->copy_attrs) != var_class(u, 1, y->copy_attrs))
-				return false;
-		}
-		for (int i = 0; i < x->nattrs; i++) {
-			bool found = false;
-			for (int k = 0; k < y->nattrs && !found; k++)
-				found = strcmp(x->attrs[i].name, y->attrs[k].name) == 0 &&
-				        results_same(u, x->attrs[i].value, y->attrs[k].value);
-			if (!found)
-				return false;
-		}
-		break;
-	default:
-		break;
-	}
-	bool straight = true;
-	for (int i = 0; i < x->n && straight; i++)
-		straight = results_same(u, x->items[i], y->items[i]);
-	if (straight)
-		return true;
-	return commutes(x) && x->n == 2 && results_same(u, x->items[0], y->items[1]) &&
-	       results_same(u, x->items[1], y->items[0]);
-}
-
 /* ---- guards ------------------------------------------------------------------------------ */
 
 /* A guard is the conjunction of its top-level && terms, its atoms, read
@@ -1660,16 +1550,6 @@ typedef struct Val {
 	double num;                 /* V_NUM; V_DTYPE: the DType number */
 	const char *s;              /* V_STR */
 } Val;
-
-/* A dtype's DSL name as its DType number (float32 is ONNX's "float"). */
-static int dsl_dtype(const char *name)
-{
-	if (strcmp(name, "float32") == 0)
-		return DT_FLOAT;
-	if (strcmp(name, "float64") == 0)
-		return DT_DOUBLE;
-	return dtype_from_name(name);
-}
 
 typedef enum ConsKind { C_OPAQUE, C_IN, C_NOTIN, C_RANGE } ConsKind;
 
@@ -2064,6 +1944,8 @@ static bool operand_fact(const MExpr *e, int *reg)
 static bool gx_equal(const GMap *g, const MExpr *x, const MExpr *y)
 {
 	double a, b;
+	x = computed(g->ri[0], x);
+	y = computed(g->ri[1], y);
 	if (!x || !y)
 		return x == y;
 	if (mnum(x, &a) && mnum(y, &b))
@@ -2262,6 +2144,82 @@ static bool guard_excluded(Sub *s, const RuleInfo *ri)
 	return guards_exclusive(&g, ri, ri);
 }
 
+/* Is the op a result builds commutative (its two operands may swap)? */
+static bool commutes(const RuleInfo *ri, const MVal *v)
+{
+	if ((v->kind != MV_OP && v->kind != MV_NODE) || v->nkids != 2)
+		return false;
+	const OpSchema *s = op_schema_lookup(v->domain ? v->domain : "", v->op, ri->hi);
+	return s && (s->flags & OPF_COMMUTATIVE);
+}
+
+/* Do A's result value x and B's y build the same thing under the unifier? */
+static bool results_same(const GMap *g, const MVal *x, const MVal *y)
+{
+	if (!x || !y)
+		return x == y;
+	const char *vx = result_var(g->ri[0], x), *vy = result_var(g->ri[1], y);
+	if (vx || vy) {
+		if (!vx || !vy)
+			return false;
+		int cx = var_class(g->u, 0, vx), cy = var_class(g->u, 1, vy);
+		return cx >= 0 && cy >= 0 ? cx == cy : cx < 0 && cy < 0 && strcmp(vx, vy) == 0;
+	}
+	if (x->kind != y->kind || x->nkids != y->nkids || x->nattrs != y->nattrs || x->copy != y->copy)
+		return false;
+	switch (x->kind) {
+	case MV_ABSENT:
+		return true;
+	case MV_EXPR: case MV_SCALAR: case MV_INTS:
+		if (!gx_equal(g, x->e, y->e))
+			return false;
+		if (x->kind == MV_SCALAR)
+			return true;    /* the dtype it takes from a value beside it is the context's */
+		break;
+	case MV_ARG: case MV_DEFAULT:
+		if (!gvar_same(g, x->reg, y->reg))
+			return false;
+		break;
+	case MV_EXTERN:
+		if (x->ext != y->ext)
+			return false;
+		for (int i = 0; i < x->nkids; i++)
+			if (!x->kids[i] != !y->kids[i] || (!x->kids[i] && !gx_equal(g, x->args[i], y->args[i])))
+				return false;
+		break;
+	case MV_OP: case MV_NODE:
+		if (strcmp(x->op, y->op) != 0 || strcmp(x->domain ? x->domain : "", y->domain ? y->domain : "") != 0)
+			return false;
+		if (x->copy && !gvar_same(g, x->reg, y->reg))
+			return false;
+		for (int i = 0; i < x->nattrs; i++) {
+			bool found = false;
+			for (int k = 0; k < y->nattrs && !found; k++)
+				found = strcmp(x->attrs[i].name, y->attrs[k].name) == 0 && gx_equal(g, x->attrs[i].e, y->attrs[k].e);
+			if (!found)
+				return false;
+		}
+		break;
+	}
+	bool straight = true;
+	for (int i = 0; i < x->nkids && straight; i++)
+		straight = results_same(g, x->kids[i], y->kids[i]);
+	if (straight)
+		return true;
+	return commutes(g->ri[0], x) && results_same(g, x->kids[0], y->kids[1]) && results_same(g, x->kids[1], y->kids[0]);
+}
+
+static bool all_results_same(const GMap *g)
+{
+	const MProg *pa = &g->ri[0]->m->prog, *pb = &g->ri[1]->m->prog;
+	if (pa->nresults != pb->nresults)
+		return false;
+	for (int i = 0; i < pa->nresults; i++)
+		if (!results_same(g, pa->results[i], pb->results[i]))
+			return false;
+	return true;
+}
+
 /* Is there a graph both left sides match, where the results differ? */
 static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
 {
@@ -2282,7 +2240,7 @@ static bool conflicts(Analyser *an, const RuleInfo *a, const RuleInfo *b)
 		overlap = overlap && single_use_holds(&u, 0) && single_use_holds(&u, 1);
 		GMap g = {.ri = {a, b}, .u = &u};
 		overlap = overlap && !guards_exclusive(&g, a, b);
-		bool differ = overlap && !results_same(&u, a->r->rhs, b->r->rhs);
+		bool differ = overlap && !all_results_same(&g);
 		free(u.parent);
 		free(u.cls);
 		if (differ)
@@ -2309,6 +2267,12 @@ static void describe(Analyser *an, RuleInfo *ri)
 		return;
 	}
 	snprintf(ri->key, sizeof ri->key, "%s%s%s", m->root_domain, *m->root_domain ? "." : "", m->root_op);
+	ri->pre = calloc((size_t)m->prog.nregs + 1, sizeof *ri->pre);
+	if (!ri->pre)
+		abort();
+	for (int i = 0; i < m->prog.ninsns; i++)
+		if (m->prog.insns[i].kind == MI_PRE && m->prog.insns[i].reg < m->prog.nregs)
+			ri->pre[m->prog.insns[i].reg] = m->prog.insns[i].e;
 	ri->lhs = from_program(an, ri, m);
 	if (!ri->lhs)
 		return;
@@ -2571,6 +2535,7 @@ bool dsl_analyse_rules(const MRuleSet *rs, RuleFile **files, int nfiles, Diag *d
 	for (int i = 0; i < an.nrules; i++) {
 		free(an.rules[i].terms);
 		free(an.rules[i].atoms);
+		free(an.rules[i].pre);
 		free(an.rules[i].vars);
 		namemap_free(an.rules[i].var_index);
 	}
