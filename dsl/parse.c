@@ -348,6 +348,30 @@ void dsl_rule_end(DslParser *p, Rule *r, Lhs lhs, Expr *rhs, Token arrow, Token 
 	p->rule = NULL;
 }
 
+static bool int_in(DslParser *p, Token t, bool neg, long lo, long hi, int *out);
+
+void dsl_result_bind(DslParser *p, Token name)
+{
+	if (!p->rule)
+		return;
+	p->rule->rhs_bind = tokstr(p, name);
+	p->rule->rhs_bind_pos = name.pos;
+}
+
+void dsl_also(DslParser *p, Token s, Token y, Token k)
+{
+	Rule *r = p->rule;
+	if (!r)
+		return;
+	RuleAlso a = {tokstr(p, s), s.pos, tokstr(p, y), y.pos, 0};
+	int_in(p, k, false, 0, 31, &a.output);
+	RuleAlso *n = arena_alloc(p->a, sizeof *n * (size_t)(r->nalso + 1));
+	if (r->nalso)
+		memcpy(n, r->also, sizeof *n * (size_t)r->nalso);
+	n[r->nalso++] = a;
+	r->also = n;
+}
+
 void dsl_rule_doc(DslParser *p, Token doc)
 {
 	if (p->rule)

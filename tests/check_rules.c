@@ -2528,6 +2528,38 @@ START_TEST(test_why_values)
 }
 END_TEST
 
+/* ", s => y#k": the result replaces a shared node's value too, in both back
+ * ends: its other reader (a Relu, or the graph output s itself, which keeps
+ * its name) reads y#1; refused where the result would read what s computes. */
+START_TEST(test_result_replaces_shared)
+{
+	test_rules_case(HEAD(13) "g (float[2,3] x, float[2,3] b) => (float[2,3] y, float[2,3] z) {\n"
+	                         "  s = Neg (x)\n  y = Add (s, b)\n  z = Relu (s)\n}\n",
+	                "Sub Neg Concat Split Relu", NULL, 0, NULL);
+	for (int k = 0; k < 2; k++) {
+		IrModel *m = parse(HEAD(13) "g (float[2,3] x, float[2,3] b) => (float[2,3] y, float[2,3] s) {\n"
+		                            "  s = Neg (x)\n  y = Add (b, s)\n}\n");
+		const RwRuleSet *tsets[] = {k ? test_interp_set() : &graft_rules_test};
+		RwOptions o = {.no_fold = true};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+		ck_assert_str_eq(ops_of(m), "Sub Neg Concat Split");
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		NodeId split = ir_value(m, g->outputs[1])->producer;
+		ck_assert_str_eq(ir_value(m, g->outputs[1])->name, "s");
+		ck_assert_str_eq(ir_node(m, split)->op_type, "Split");
+		ck_assert_uint_eq(ir_node(m, split)->outputs[1], g->outputs[1]);
+		ck_assert_uint_eq(ir_node(m, split)->outputs[0], g->outputs[0]);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  s = Neg (x)\n  b = Relu (s)\n  y = Add (s, b)\n}\n",
+	                "Neg Relu Add", "t_also_split", RW_WHY_EXTRA_CONSUMER, "the result reads s, which it replaces");
+}
+END_TEST
+
 START_TEST(test_codegen_features)
 {
 	/* an op under Clip's min: matched where min is an input... */
@@ -4101,6 +4133,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_why_values);
 	tcase_add_test(tc, test_codegen_features);
+	tcase_add_test(tc, test_result_replaces_shared);
 	tcase_add_test(tc, test_override);
 	/* rules/extended/norm2.rules */
 	tcase_add_test(tc, test_layer_norm_plain);
