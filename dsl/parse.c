@@ -166,6 +166,8 @@ static void describe_expected(const bool *expected, char *out, size_t size)
 	}
 	if (set[TK_ARROW])
 		set[TK_SEMI] = false;   /* a rule without '=>' parses, but is an error */
+	if (set[TK_SEMI])       /* after a result: ', s => y#k' or 'y @' may follow; ';' is the likely want */
+		set[TK_COMMA] = set[TK_AT] = false;
 	if (set[TK_FLOAT])
 		set[TK_INT] = false;
 	for (int k = 1; k < N; k++)

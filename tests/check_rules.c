@@ -2143,7 +2143,8 @@ END_TEST
 
 /* The LLaMA-style decoders of tests/llama/ (torch exports, dynamic dims)
  * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses
- * (grouped-query: repeat_kv goes), the decode step (KV cache) too; in
+ * (grouped-query: repeat_kv goes), the decode step too, its KV cache's
+ * Concats into the Attention's past inputs and present outputs; in
  * float16 as well (attention from the softmax computed in float32).  ONNX Runtime's
  * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
 START_TEST(test_llama_decoder)
@@ -2151,11 +2152,12 @@ START_TEST(test_llama_decoder)
 	const char *graft = cli_graft();
 	if (!graft)
 		return;
-	static const struct { const char *model, *fired[4], *nodes; } cases[] = {
+	static const struct { const char *model, *fired[5], *nodes; } cases[] = {
 		{"llama_prefill", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
 		                   "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "499 -> 66 nodes"},
 		{"llama_decode", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
-		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "508 -> 75 nodes"},
+		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2",
+		                  "attention_past_kv                2"}, "508 -> 71 nodes"},
 		{"llama_prefill_fp16", {"rms_norm_half                         5", "rotary_embedding_cast                 4",
 		                        "attention_half_mask_scaled_div        2", "attention_repeat_kv                   2"},
 		 "499 -> 68 nodes"},
@@ -2164,7 +2166,7 @@ START_TEST(test_llama_decoder)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *out, *cmd = fmt("%s optimize tests/llama/%s.onnx -o %s/o.onnx --target-opset 23", graft, cases[i].model, tmp);
 		ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);
-		for (int k = 0; k < 4 && cases[i].fired[k]; k++)
+		for (int k = 0; k < 5 && cases[i].fired[k]; k++)
 			ck_assert_msg(strstr(out, cases[i].fired[k]), "%s: no '%s' in\n%s", cases[i].model, cases[i].fired[k], out);
 		ck_assert_msg(strstr(out, cases[i].nodes), "%s: no '%s' in\n%s", cases[i].model, cases[i].nodes, out);
 		free(out);

@@ -1275,6 +1275,24 @@ static const char *type_change(IrModel *m, InferState *is, ValueId old, ValueId 
 	return buf;
 }
 
+/* A shared node's value a result replaces too (rw_replace_also) takes the
+ * type the old value had, which type_change showed it agrees with: a graph
+ * output keeps its declared symbols (LLaMA's present_key `total`, computed
+ * past + seq). */
+static void refine_type(IrModel *m, ValueId nv, ValueId old)
+{
+	const IrValue *a = ir_value(m, old);
+	if (a->shape.rank < 0)
+		return;
+	Dim *d = arena_alloc(m->arena, sizeof *d * (size_t)(a->shape.rank + 1));
+	memcpy(d, a->shape.dims, sizeof *d * (size_t)a->shape.rank);
+	IrValue *b = ir_value(m, nv);
+	b->shape.rank = a->shape.rank;
+	b->shape.dims = d;
+	if (!b->dtype)
+		b->dtype = a->dtype;
+}
+
 bool rw_commit(Rewriter *rw)
 {
 	IrModel *m = rw->m;
@@ -1455,6 +1473,8 @@ bool rw_commit(Rewriter *rw)
 		keep[o] = NULL;
 		if (!ov || !nv)
 			continue;
+		if (o >= rw->ntx_root_outs)
+			refine_type(m, nv, ov);
 		ir_replace_all_uses(m, ov, nv);
 		push_consumers(rw, nv); /* the old readers, and nv's own, which now share it */
 		if (ir_value(m, ov)->is_output) {
