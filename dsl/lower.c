@@ -189,6 +189,7 @@ typedef struct L {
 	int nquant;                 /* quantifiers so far (graftc's l_1, k_1, q_1) */
 	bool build_unknown;
 	bool failed;
+	bool why_parts;             /* split the guard into its --why parts (the interpreter's) */
 } L;
 
 static void unsupported(L *g, SrcPos pos, const char *what, ...) __attribute__((format(printf, 3, 4)));
@@ -1851,10 +1852,10 @@ static void guard_parts(L *g, const Expr *e, Vec *parts)
 
 /* The program of a rule.  Returns its swap sites, -1 on error. */
 static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r,
-                      const char *guard_text, MProg *out)
+                      const char *guard_text, bool why_parts, MProg *out)
 {
 	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
-	       .hi = dsl_rule_opset_hi(r), .step = 2};
+	       .hi = dsl_rule_opset_hi(r), .step = 2, .why_parts = why_parts};
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
@@ -1917,7 +1918,7 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 		x->step = g.step++;
 		x->why_kind = W_GUARD;
 		x->why = x->index ? S(&g, "%%s%s", guard_format(&g, guard_text)) : guard_format(&g, guard_text);
-		if (!g.failed) {
+		if (!g.failed && g.why_parts) {
 			/* x points into g.insns, which lowering the parts leaves alone */
 			Vec parts = {0};
 			guard_parts(&g, r->guard, &parts);
@@ -2042,7 +2043,7 @@ static MRuleSet *lower_set(RuleFile **files, int nfiles, Diag *d, bool each)
 			free(guard);
 			free(res);
 			int errs = d->nerrors;
-			int ns = lower_rule(set, files, nfiles, d, files[i], r, m->guard_text, &m->prog);
+			int ns = lower_rule(set, files, nfiles, d, files[i], r, m->guard_text, !each, &m->prog);
 			m->failed = ns < 0 || d->nerrors != errs;
 			if (ns < 0)
 				continue;

@@ -206,7 +206,8 @@ typedef struct MInsn {
 	const char *why;
 	MExpr *why_arg;
 	const char *desc;           /* MI_SINGLE_USE: "c (Conv)" */
-	MPart *parts;               /* MI_GUARD: its parts; MI_PRE: its value, when it may be unknown */
+	MPart *parts;               /* MI_GUARD: its parts (none from dsl_lower_each); MI_PRE: its value,
+	                               when it may be unknown */
 	int nparts;
 	/* for the C printer: */
 	MTest test;                 /* a test the decision tree can make instead */
@@ -332,8 +333,10 @@ typedef struct MRuleSet {
  * lowering cannot handle are errors at their position ("not supported by
  * the code generator yet: ..."); then NULL. */
 MRuleSet *dsl_lower(RuleFile **files, int nfiles, Diag *d);
-/* The same, but a rule the lowering refuses is kept, marked failed, and the
- * set is returned all the same (dsl_analyse on files nobody lowered). */
+/* The same for graftc and the analysis: a rule the lowering refuses is
+ * kept, marked failed, and the set is returned all the same; guards are not
+ * split into their --why parts (MInsn.parts), which only the interpreter
+ * shows. */
 MRuleSet *dsl_lower_each(RuleFile **files, int nfiles, Diag *d);
 void dsl_lower_free(MRuleSet *s);
 
