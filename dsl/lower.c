@@ -189,7 +189,8 @@ typedef struct L {
 	int nquant;                 /* quantifiers so far (graftc's l_1, k_1, q_1) */
 	bool build_unknown;
 	bool failed;
-	bool why_parts;             /* split the guard into its --why parts (the interpreter's) */
+	bool why;                   /* write the --why texts: failed steps' messages, the guard's parts
+	                               (the interpreter's; graftc and the analysis need none) */
 } L;
 
 static void unsupported(L *g, SrcPos pos, const char *what, ...) __attribute__((format(printf, 3, 4)));
@@ -209,6 +210,24 @@ static void unsupported(L *g, SrcPos pos, const char *what, ...)
 static char *S(L *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *S(L *g, const char *f, ...)
 {
+	va_list ap;
+	va_start(ap, f);
+	char *tmp = NULL;
+	if (vasprintf(&tmp, f, ap) < 0)
+		abort();
+	va_end(ap);
+	char *r = arena_strdup(g->A, tmp);
+	free(tmp);
+	return r;
+}
+
+/* A --why text (a failed step's message): formatted as S() does, or ""
+ * when the rules are lowered for graftc or the analysis. */
+static char *W(L *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *W(L *g, const char *f, ...)
+{
+	if (!g->why)
+		return "";
 	va_list ap;
 	va_start(ap, f);
 	char *tmp = NULL;
@@ -317,8 +336,8 @@ static MInsn *defer(L *g, MExpr *e, int why_kind, char *why)
 static void add_node(L *g, int reg, bool shared, const Pattern *p)
 {
 	*(int *)vec_push(&g->nodes, sizeof(int)) = reg;
-	*(const char **)vec_push(&g->node_desc, sizeof(char *)) = p->bind ? S(g, "%s (%s)", p->bind, p->name)
-	                                                                  : S(g, "%s", p->name);
+	*(const char **)vec_push(&g->node_desc, sizeof(char *)) = p->bind ? W(g, "%s (%s)", p->bind, p->name)
+	                                                                  : W(g, "%s", p->name);
 	*(bool *)vec_push(&g->shared, sizeof(bool)) = shared;
 	*(int *)vec_push(&g->refs, sizeof(int)) = 1;
 }
@@ -1285,7 +1304,7 @@ static void node_ref(L *g, const Pattern *p, Slot *s)
 	out->i = k;
 	MExpr *cond = ex2(g, ME_SAME, MT_BOOL, reg_ex(g, s->reg, MT_VALUE), out);
 	cond->i = 1; /* identity only: s == rwg_out(...) */
-	char *w = S(g, "%s is not output %d of %s", s->what, k, v->cname);
+	char *w = W(g, "%s is not output %d of %s", s->what, k, v->cname);
 	if (v->bound)
 		about(check(g, cond, false, W_SAME, w), s);
 	else
@@ -1303,12 +1322,12 @@ static void lower_operand(L *g, Slot *s)
 			if (s->binds)
 				return;
 			about(check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
-			            S(g, "%s is not the same as %s", s->what, e->s)), s);
+			            W(g, "%s is not the same as %s", s->what, e->s)), s);
 			return;
 		}
 		/* arg is false when every opset of the rule spells it as an input */
 		about(check(g, literal_check(g, e, s->reg, arg), false, W_VALUE,
-		            S(g, "%s is not the literal the rule names", s->what)), s);
+		            W(g, "%s is not the literal the rule names", s->what)), s);
 		return;
 	}
 	switch (p->kind) {
@@ -1317,7 +1336,7 @@ static void lower_operand(L *g, Slot *s)
 			MExpr *x = ex(g, ME_ATTR_IS_SET, MT_BOOL);
 			x->reg = s->reg;
 			about(check(g, x, true, W_PRODUCER,
-			            S(g, "%s is an attribute at this opset, not the output of %s", s->what, p->name)), s);
+			            W(g, "%s is an attribute at this opset, not the output of %s", s->what, p->name)), s);
 		}
 		Var *b = p->bind ? var(g, p->bind) : NULL;
 		int node = b ? b->reg : new_reg_named(g, MT_NODE, S(g, "n%s", s->path));
@@ -1331,7 +1350,7 @@ static void lower_operand(L *g, Slot *s)
 		x->index = p->output;
 		x->step = g->step++;
 		x->why_kind = W_PRODUCER;
-		x->why = S(g, "%s comes from %%s, not %s", s->what, p->name);
+		x->why = W(g, "%s comes from %%s, not %s", s->what, p->name);
 		if (!*x->domain) {
 			tree_check(g, x, s, MTEST_OP);
 			((bool *)g->tree.p)[node] = x->test == MTEST_OP;
@@ -1358,7 +1377,7 @@ static void lower_operand(L *g, Slot *s)
 				MExpr *x = ex1(g, ME_ABSENT, MT_BOOL, arg ? NULL : val_e);
 				x->arg = arg;
 				x->reg = s->reg;
-				tree_check(g, about(check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what)), s), s,
+				tree_check(g, about(check(g, x, true, W_OPERANDS, W(g, "%s is missing", s->what)), s), s,
 				           MTEST_PRESENT);
 			}
 			if (p->is_const) {
@@ -1367,7 +1386,7 @@ static void lower_operand(L *g, Slot *s)
 				x->arg = arg;
 				x->reg = s->reg;
 				x->i = p->optional || arg; /* an absent value passes */
-				MInsn *c = about(check(g, x, false, W_NOT_CONST, S(g, "%s is not a constant", s->what)), s);
+				MInsn *c = about(check(g, x, false, W_NOT_CONST, W(g, "%s is not a constant", s->what)), s);
 				if (!p->optional)
 					tree_check(g, c, s, MTEST_CONST);
 			}
@@ -1378,7 +1397,7 @@ static void lower_operand(L *g, Slot *s)
 			break;
 		}
 		about(check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
-		            S(g, "%s is not the same value as %s", s->what, p->name)), s);
+		            W(g, "%s is not the same value as %s", s->what, p->name)), s);
 		break;
 	}
 	case PAT_WILDCARD:
@@ -1386,12 +1405,12 @@ static void lower_operand(L *g, Slot *s)
 			MExpr *x = ex1(g, ME_ABSENT, MT_BOOL, arg ? NULL : reg_ex(g, s->reg, MT_VALUE));
 			x->arg = arg;
 			x->reg = s->reg;
-			about(check(g, x, true, W_OPERANDS, S(g, "%s is missing", s->what)), s);
+			about(check(g, x, true, W_OPERANDS, W(g, "%s is missing", s->what)), s);
 		}
 		break;
 	case PAT_LITERAL:
 		about(check(g, literal_check(g, p->lit, s->reg, arg), false, W_VALUE,
-		            S(g, "%s is not the constant the rule names", s->what)), s);
+		            W(g, "%s is not the constant the rule names", s->what)), s);
 		break;
 	case PAT_REST:
 		break;
@@ -1409,7 +1428,7 @@ static void lower_nots(L *g, const Slot *s)
 		x->reg = s->reg;
 		x->s = n->name;
 		x->domain = n->domain;
-		about(check(g, x, true, W_PRODUCER, S(g, "%s comes from %s, which the rule excludes", s->what, n->name)), s);
+		about(check(g, x, true, W_PRODUCER, W(g, "%s comes from %s, which the rule excludes", s->what, n->name)), s);
 	}
 }
 
@@ -1446,7 +1465,7 @@ static bool names_attr(const Pattern *p, const char *name)
 static void lower_op(L *g, const Pattern *p, int node, const char *path)
 {
 	const OpSchema *sch = p->schema;
-	const char *desc = p->bind ? S(g, "%s (%s)", p->bind, p->name) : S(g, "%s", p->name);
+	const char *desc = p->bind ? W(g, "%s (%s)", p->bind, p->name) : W(g, "%s", p->name);
 	/* attributes: a variable binds (or compares), anything else compares */
 	for (int i = 0; i < p->nattrs; i++) {
 		const AttrArg *a = &p->attrs[i];
@@ -1476,7 +1495,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		x->attr_type = (AttrType)def->type;
 		x->step = g->step++;
 		x->why_kind = W_ATTR;
-		x->why = S(g, "attribute '%s' not set on node %%s", a->name);
+		x->why = W(g, "attribute '%s' not set on node %%s", a->name);
 		if (v && !v->bound) {
 			x->reg = v->reg;
 			((MType *)g->regs.p)[v->reg] = t;
@@ -1498,8 +1517,8 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		MTest test = x->test;
 		MExpr *cond = ex2(g, ME_BIN, MT_BOOL, reg_ex(g, reg, t), want);
 		cond->op = EX_EQ;
-		char *w = lit_int ? S(g, "attribute %s of %s is %%lld, not %lld", a->name, desc, (long long)e->i)
-		                  : S(g, "attribute %s of %s has another value", a->name, desc);
+		char *w = lit_int ? W(g, "attribute %s of %s is %%lld, not %lld", a->name, desc, (long long)e->i)
+		                  : W(g, "attribute %s of %s has another value", a->name, desc);
 		if (reads_unbound(g, want)) {
 			defer(g, cond, W_ATTR, w);
 			if (lit_int)
@@ -1563,7 +1582,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 		name_slot(g, sl);
 		const char *vn = sl->pat && sl->pat->kind == PAT_VAR ? sl->pat->name
 		                 : !sl->pat && sl->lit && sl->lit->kind == EXPR_VAR ? sl->lit->s : NULL;
-		sl->what = vn ? S(g, "input %d (%s) of %s", sl->in, vn, desc) : S(g, "input %d of %s", sl->in, desc);
+		sl->what = vn ? W(g, "input %d (%s) of %s", sl->in, vn, desc) : W(g, "input %d of %s", sl->in, desc);
 	}
 	for (int i = 0; i < nslots; i++) {
 		Slot *sl = &slots[i];
@@ -1603,7 +1622,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 			MExpr *x = ex(g, ME_ABSENT_FROM, MT_BOOL);
 			x->reg = node;
 			x->i = nslots;
-			MInsn *c = check(g, x, false, W_OPERANDS, S(g, "%s has more inputs than the rule names", desc));
+			MInsn *c = check(g, x, false, W_OPERANDS, W(g, "%s has more inputs than the rule names", desc));
 			if (is_tree(g, node))
 				c->test = MTEST_ABSENT_FROM;
 		}
@@ -1625,7 +1644,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 				x->arg = true;
 				x->reg = r;
 				check(g, x, false, W_OPERANDS,
-				      S(g, "%s has attribute %s, which the rule does not name", desc, all[k].attr));
+				      W(g, "%s has attribute %s, which the rule does not name", desc, all[k].attr));
 			}
 	}
 	free(slots);
@@ -1852,10 +1871,10 @@ static void guard_parts(L *g, const Expr *e, Vec *parts)
 
 /* The program of a rule.  Returns its swap sites, -1 on error. */
 static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, const RuleFile *f, const Rule *r,
-                      const char *guard_text, bool why_parts, MProg *out)
+                      const char *guard_text, bool why, MProg *out)
 {
 	L g = {.d = d, .f = f, .r = r, .set = set, .files = files, .nfiles = nfiles, .A = set->arena, .lo = dsl_rule_opset_lo(r),
-	       .hi = dsl_rule_opset_hi(r), .step = 2, .why_parts = why_parts};
+	       .hi = dsl_rule_opset_hi(r), .step = 2, .why = why};
 	g.vars = calloc((size_t)r->nbindings + 1, sizeof *g.vars);
 	if (!g.vars)
 		abort();
@@ -1918,7 +1937,7 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 		x->step = g.step++;
 		x->why_kind = W_GUARD;
 		x->why = x->index ? S(&g, "%%s%s", guard_format(&g, guard_text)) : guard_format(&g, guard_text);
-		if (!g.failed && g.why_parts) {
+		if (!g.failed && g.why) {
 			/* x points into g.insns, which lowering the parts leaves alone */
 			Vec parts = {0};
 			guard_parts(&g, r->guard, &parts);
@@ -1964,7 +1983,7 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 		x->e = ((MExpr **)g.likes.p)[i];
 		x->step = g.step++;
 		x->why_kind = W_UNKNOWN;
-		x->why = S(&g, "the dtype of %s is unknown", ((const char **)g.like_text.p)[i]);
+		x->why = W(&g, "the dtype of %s is unknown", ((const char **)g.like_text.p)[i]);
 	}
 	out->build_step = g.build_unknown ? g.step++ : 0;
 	out->out0 = root->output > 0 ? root->output : 0;
