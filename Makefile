@@ -46,7 +46,7 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -D_GNU_SOURCE
+CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -I$(BUILD) -D_GNU_SOURCE
 # -fPIC: the same objects make libgraft.a and libgraft.so (the Python module's);
 # with -fno-semantic-interposition the code is what the compiler's default
 # -fPIE makes (calls within the library stay direct and inlinable).
@@ -274,7 +274,9 @@ demo: $(BUILD)/graft
 # --- install, and an outside optimizer built against the install --------------
 # libgraft.a holds the IR, evaluator, engine and the library's rule sets, so it
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
-# ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
+# ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in,
+# installed under their layer paths (include/graft/runtime/engine/rewrite.h),
+# as the sources and generated code include them.
 PREFIX ?= /usr/local
 INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/audit.h ir/outfile.h runtime/eval/run.h runtime/verify/verify.h \
                 runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
@@ -290,7 +292,7 @@ install: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graftc $(BUILD)/libgraft.a 
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 python/graft/__init__.py $(DESTDIR)$(PYTHON_DIR)/graft/
 	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PYTHON_DIR)/graft/
-	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
+	for h in $(INSTALL_HDRS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/graft/$$h; done
 	for d in $(RULE_SETS); do install -d $(DESTDIR)$(PREFIX)/share/graft/rules/$$d && \
 	  install -m 644 rules/$$d/*.rules $(DESTDIR)$(PREFIX)/share/graft/rules/$$d/; done
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc

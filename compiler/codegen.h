@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "ast.h"
+#include "dsl/ast.h"
 
 /* The C text for the checked files (malloc'd), or NULL after errors in d.
  * set: the rule set's name, a C identifier ("basic").  line_path: the

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "check_internal.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "namemap.h"
 
 /* ---- helpers the lowering exports (mprog.h) ----------------------------------------------- */

@@ -15,15 +15,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "eval.h"
-#include "rewrite.h"
-#include "rules.h"
-#include "run.h"
-#include "rw_gen.h"
-#include "rw_interp.h"
-#include "mtree.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"
+#include "runtime/eval/run.h"
+#include "runtime/engine/rw_gen.h"
+#include "runtime/engine/rw_interp.h"
+#include "dsl/mtree.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static const RwRuleSet *const sets[] = {&graft_rules_basic, &graft_rules_extended};
 

@@ -14,12 +14,12 @@
  * The back ends sit above this file: they build through its builder API,
  * and it names none of them. */
 #include "rewrite.h"
-#include "ast.h"
-#include "infer.h"
+#include "dsl/ast.h"
+#include "runtime/infer/infer.h"
 #include "layout.h"
 #include "split_slices.h"
-#include "arena.h"
-#include "ort_kernels.h"
+#include "ir/arena.h"
+#include "ir/ort_kernels.h"
 
 #include <jansson.h>
 #include <limits.h>

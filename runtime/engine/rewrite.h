@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "fold.h"
 
 /* Generated matchers check this at build time against the version they were
