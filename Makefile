@@ -46,7 +46,10 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -I$(BUILD) -D_GNU_SOURCE
+# Includes name their layer: a header of another folder by its path from the
+# repository root ("ir/ir.h", "runtime/eval/eval.h"), a generated one as
+# "gen/NAME.h" (under $(BUILD)); only a header of the same folder goes bare.
+CPPFLAGS += -I. -I$(BUILD) -D_GNU_SOURCE
 # -fPIC: the same objects make libgraft.a and libgraft.so (the Python module's);
 # with -fno-semantic-interposition the code is what the compiler's default
 # -fPIE makes (calls within the library stay direct and inlinable).
@@ -149,7 +152,7 @@ $(call obj,runtime/eval/kernels/binary.c runtime/eval/kernels/unary.c): ALLCFLAG
 # Generated code is not ours: compile it without our extra warnings.
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
+	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
@@ -191,7 +194,6 @@ $(call obj,$(RULE_SRCS) $(RULE_TEXTS)): $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD
 GRAFT_LINK ?= -static
 $(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
-$(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
 
 # graft-html: the HTML audit report (graft optimize --html runs it).  Linked
 # dynamically: Graphviz (libgvc, which lays the drawings out) loads its
@@ -378,28 +380,28 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame
 fuzz-load:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-load
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
 
 FUZZ_TEXT_SECONDS ?= 60
 fuzz-text:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftir.a
 	@mkdir -p build/fuzz/corpus-text
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=16384 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-text tests/fuzz/text-seeds
 
 FUZZ_DSL_SECONDS ?= 60
 fuzz-dsl:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a
 	@mkdir -p build/fuzz/corpus-dsl
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Icompiler -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
 FUZZ_RULES_SECONDS ?= 60
 fuzz-rules:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-rules
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-rules -max_total_time=$(FUZZ_RULES_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-rules tests/fuzz/dsl-seeds
 
 # The graph fuzzer: tests/fuzz/graph_gen.c builds models from the op schema
@@ -410,7 +412,7 @@ FUZZ_GRAPH_SECONDS ?= 60
 fuzz-graph:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-graph
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-graph -max_total_time=$(FUZZ_GRAPH_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-graph tests/fuzz/graph-seeds
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))
