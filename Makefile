@@ -5,8 +5,9 @@
 #                   library compiled by graftc into build/gen/rules_*.c) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
-#   make check-layers  no upward include between the layers, no circle of
-#                   files calling each other (tests/check_layers.py)
+#   make check-layers  includes written with their layer path, no upward include
+#                   between the layers, no circle of files calling each other
+#                   (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
 #                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
@@ -261,10 +262,12 @@ test-html: $(BUILD)/graft $(BUILD)/graft-html
 bench-html: $(BUILD)/graft $(BUILD)/graft-html
 	/usr/bin/python3 tests/bench/html_pages.py $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(BUILD)/bench-html $${BENCH_REPS:-5}
 
-# The layers hold (tests/check_layers.py): no upward include (ir/ <- dsl/ <-
-# compiler/, runtime/ in the order above), no new circle of files calling each
-# other (read from build/obj with nm).
+# The layers hold (tests/check_layers.py): every include of another folder's
+# header written with its layer path, no upward include (ir/ <- dsl/ <-
+# compiler/, runtime/ in the order above), no circle of files calling each
+# other (read from build/obj with nm); first its self-test on planted problems.
 check-layers: all
+	python3 tests/check_layers.py --self-test
 	python3 tests/check_layers.py
 
 demo: $(BUILD)/graft
