@@ -1654,6 +1654,11 @@ char *codegen_c(RuleFile **files, int nfiles, const char *set, const char *line_
 	free(text.s);
 	free(decls.s);
 	char *text_name = sources ? fmt("graft_rules_%s_sources", set) : fmt("sources");
+	bprintf(&out, "/* The interpreter runs the set's rules one at a time (--why, --match-each,\n"
+	              " * [override]) in a program that links it, as any program that loads rules\n"
+	              " * files does: a weak reference, so that an optimizer running compiled sets\n"
+	              " * only links no rule-language front end (the set has no back end there). */\n"
+	              "extern const RwBackEnd rw_interpreter __attribute__((weak));\n\n");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
 	              "                                 match, NULL, &%s, NULL, &rw_interpreter};\n",
 	        set, set, text_name);

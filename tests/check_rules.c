@@ -3885,6 +3885,8 @@ START_TEST(test_interpreted_twin)
 	Diag d;
 	diag_init(&d, NULL);
 	for (size_t k = 0; k < sizeof sets / sizeof *sets; k++) {
+		/* graftc's weak reference: this program links the interpreter */
+		ck_assert_ptr_eq(sets[k]->back_end, &rw_interpreter);
 		const RwRuleSet *t = rw_rules_interpreted(sets[k], &d);
 		ck_assert_msg(t && t->interp, "%s: %s", sets[k]->name, d.first);
 		ck_assert_ptr_eq(rw_rules_interpreted(sets[k], &d), t);
@@ -3914,6 +3916,15 @@ START_TEST(test_interpreted_twin)
 	ck_assert(!rw_run(m, bs, 1, &o, &r, &d));
 	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
 	                          "graftc)");
+	rw_result_free(&r);
+	/* a compiled set in a program without the interpreter: its text but no back end */
+	const RwRuleSet alone = {"alone", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL,
+	                         graft_rules_basic.sources, NULL, NULL};
+	const RwRuleSet *as[] = {&alone};
+	diag_init(&d, NULL);
+	ck_assert(!rw_run(m, as, 1, &o, &r, &d));
+	ck_assert_str_eq(d.first, "rule set 'alone' cannot be interpreted: this program links no rules interpreter "
+	                          "(rw_interp.h)");
 	rw_result_free(&r);
 	ir_model_free(m);
 }

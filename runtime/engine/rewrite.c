@@ -929,6 +929,11 @@ static bool why_pass(Rewriter *rw)
 	 * the same rules in the same order, so the engine's state for the set
 	 * (enabled rules, overrides) holds for it */
 	const RwBackEnd *be = rw->sets[set]->back_end;
+	if (!be && rw->sets[set]->sources) {
+		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: this program links no rules interpreter "
+		           "(rw_interp.h)", rw->sets[set]->name);
+		return false;
+	}
 	if (!be) {
 		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: it carries no rules text (regenerate it "
 		           "with this graftc)", rw->sets[set]->name);
