@@ -2,7 +2,8 @@
 # build/ (generated C sources under build/gen/); nothing there is committed.
 #
 #   make            build graft, graftc, libgraft.a and libgraft.so (with the rule
-#                   library compiled by graftc into build/gen/rules_*.c) and the tests
+#                   library compiled by graftc into build/gen/rules_*.c), the layer
+#                   libraries (libgraft-ir.a, -dsl, -engine, -tools) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
 #   make check-layers  includes written with their layer path, no upward include
@@ -13,7 +14,9 @@
 #                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
 #                   PYTHON_DIR=$(PREFIX)/lib/python3.X/dist-packages)
 #   make example-custom-rules  install into build/prefix, build examples/custom-rules
-#                   against it, run it and check its rules fired and the model computes the same
+#                   against it, run it and check its rules fired and the model computes the same;
+#                   the same optimizer from the layer libraries writes the same model, and
+#                   neither links the rule language's front end or a runner
 #   make deps       apt-get the Debian packages graft needs (run as root)
 #   make sanitize   build with ASan+UBSan into build/san/ and run the tests (a debug build)
 #   make debug      build with -O0 -g -DGRAFT_DEBUG into build/debug/ and run the tests
@@ -106,19 +109,32 @@ $(GEN)/dsl_grammar.c $(GEN)/dsl_grammar.h: dsl/grammar.y
 GEN_HDRS := $(GEN)/onnx.pb-c.h $(GEN)/kernel_families.h $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.h) $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.h)
 
 # --- libraries ----------------------------------------------------------------
-# libgraftir: ir/ (the ground floor); libgraftdsl: dsl/ (needs only ir/'s
-# schema table), so graftc builds without the engine; libgraft: everything.
+# One library per stack of layers, each needing only those below it (the
+# order on a link line):
+#   libgraft-tools.a   what the commands add over the engine: rules files loaded
+#                      at run time (runtime/engine/rw_interp.c), whole-model runs
+#                      and the ONNX conformance runner (runtime/eval/run.c,
+#                      conformance.c), graft verify (runtime/verify/) and the
+#                      commands as library calls (runtime/api/)
+#   libgraft-engine.a  what an optimizer links: the evaluator and its kernels
+#                      (runtime/eval/), inference (infer/), the memory plan
+#                      (plan/), folding, the rewrite engine, the builder API and
+#                      the audit (engine/), opset conversion (convert/) and the
+#                      library's compiled rule sets
+#   libgraft-dsl.a     dsl/, the rule language (graftc's front end; the engine
+#                      takes only its level names and opset forms, ast.c and
+#                      opset_forms.c)
+#   libgraft-ir.a      ir/, the ground floor (its protobuf and text parser)
+# libgraft.a and libgraft.so (the Python module's) hold them all: the library
+# for users.  A program linking libgraft.a gets only the objects it calls, so
+# an optimizer of compiled rule sets gets no rule-language front end either
+# (graftc's sets reach the interpreter by a weak reference).
 IR_SRCS  := $(filter-out %_main.c,$(wildcard ir/*.c))
 DSL_SRCS := $(wildcard dsl/*.c) \
             $(if $(wildcard dsl/lexer.re),$(GEN)/dsl_lexer.c) \
             $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
-# runtime/: eval/ (the evaluator and its kernels, running whole models) <- infer/
-# (shape inference) <- plan/ (the static memory plan) <- engine/ (folding, the rewrite engine, the builder API
-# of generated matchers, the audit, the rules interpreter), convert/ (opset
-# conversion) <- verify/ (graft
-# verify: rules tried on generated instances) <- cli/ (the graft command, not
-# in the library).
-# api/ (graft_api.h: the commands' jobs as library calls, for the CLI and Python).
+# runtime/'s parts, in their order (runtime/README.md); cli/ and report/, the
+# programs, are in no library.
 RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c runtime/api/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/eval/kernels/registry.c,$(wildcard runtime/eval/kernels/*.c)))
 # The rule library: graftc compiles each level directory of rules/ into one
@@ -132,6 +148,10 @@ GEN_SRCS := $(GEN)/onnx.pb-c.c $(RULE_SRCS) $(RULE_TEXTS) \
             $(if $(wildcard ir/text_lexer.re),$(GEN)/text_lexer.c) \
             $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.c)
 LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
+IRLIB_SRCS := $(IR_SRCS) $(filter-out $(RULE_SRCS) $(RULE_TEXTS),$(GEN_SRCS))
+TOOLS_SRCS := runtime/engine/rw_interp.c runtime/eval/run.c runtime/eval/conformance.c \
+              $(wildcard runtime/verify/*.c runtime/api/*.c)
+ENGINE_SRCS := $(filter-out $(TOOLS_SRCS),$(RT_SRCS)) $(RULE_SRCS) $(RULE_TEXTS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
@@ -162,16 +182,22 @@ $(BUILD)/libgraft.a: $(LIB_OBJS)
 # same objects, its dependencies linked in by name.
 $(BUILD)/libgraft.so: $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libgraft.so -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
-IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS) $(RULE_TEXTS),$(GEN_SRCS)))
-$(BUILD)/libgraftir.a: $(IRLIB_OBJS)
+$(BUILD)/libgraft-ir.a: $(call obj,$(IRLIB_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
-$(BUILD)/libgraftdsl.a: $(call obj,$(DSL_SRCS))
+$(BUILD)/libgraft-dsl.a: $(call obj,$(DSL_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
+$(BUILD)/libgraft-engine.a: $(call obj,$(ENGINE_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libgraft-tools.a: $(call obj,$(TOOLS_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+LAYER_LIBS := $(patsubst %,$(BUILD)/libgraft-%.a,tools engine dsl ir)
 
 # graftc: the rule compiler; links dsl/ and ir/ only.
-$(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgraftdsl.a $(BUILD)/libgraftir.a
+$(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgraft-dsl.a $(BUILD)/libgraft-ir.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 # Matchers generated from the rule library, regenerated when a rule file or
@@ -211,7 +237,8 @@ $(call obj,runtime/report/graft_html.c): CPPFLAGS += $(GVC_CFLAGS)
 $(BUILD)/graft-html: $(call obj,runtime/report/graft_html.c $(GEN)/report_assets.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(GVC_LIBS)
 
-$(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
+# the conformance runner: the evaluator and the runner, from the layer libraries
+$(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(LAYER_LIBS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 # --- tests: one tests/check_<area>.c per area, each exporting suite_<area>() --
@@ -313,6 +340,21 @@ example-custom-rules:
 	@grep -q '^custom .* fired' $(EXAMPLE_OUT)/run.log && ! grep '^custom .* fired 0 times' $(EXAMPLE_OUT)/run.log \
 	  || { echo "example-custom-rules: not every custom rule fired"; exit 1; }
 	$(EXAMPLE_PREFIX)/bin/graft compare examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.opt.onnx
+	$(MAKE) $(BUILD)/custom-opt
+	$(BUILD)/custom-opt examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.layers.onnx > /dev/null
+	cmp $(EXAMPLE_OUT)/model.opt.onnx $(EXAMPLE_OUT)/model.layers.onnx
+	@! nm $(EXAMPLE_OUT)/custom-opt $(BUILD)/custom-opt | grep -E ' T (dsl_parse|dsl_lower|rw_rules_load|run_compare|conf_run)$$' \
+	  || { echo "example-custom-rules: an optimizer of compiled rules links the rule language's front end," \
+	       "the interpreter or a runner"; exit 1; }
+# The same optimizer built in the tree from the layer libraries it needs
+# (engine, dsl, ir; not tools): it must link, write the same model as the
+# installed one, and neither may hold the rule language's parser or lowering,
+# the interpreter, the whole-model runner or the conformance runner.
+$(GEN)/rules_custom.c: examples/custom-rules/custom.rules $(BUILD)/graftc
+	$(BUILD)/graftc -n custom -o $@ $<
+$(BUILD)/custom-opt: $(call obj,examples/custom-rules/optimize.c $(GEN)/rules_custom.c) \
+                     $(BUILD)/libgraft-engine.a $(BUILD)/libgraft-dsl.a $(BUILD)/libgraft-ir.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 # --- the ONNX Runtime gate: every model graft writes must load and agree in ORT --
 # Uses ../shared/tools/ort (onnxruntime-node), installed into build/ort-tools
@@ -388,16 +430,16 @@ fuzz-load:
 
 FUZZ_TEXT_SECONDS ?= 60
 fuzz-text:
-	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftir.a
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft-ir.a
 	@mkdir -p build/fuzz/corpus-text
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraft-ir.a $(LDLIBS)
 	build/fuzz/fuzz-text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=16384 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-text tests/fuzz/text-seeds
 
 FUZZ_DSL_SECONDS ?= 60
 fuzz-dsl:
-	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft-dsl.a build/fuzz/libgraft-ir.a
 	@mkdir -p build/fuzz/corpus-dsl
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraft-dsl.a build/fuzz/libgraft-ir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
 FUZZ_RULES_SECONDS ?= 60
