@@ -856,7 +856,10 @@ static char *cv(Fn *F, const MVal *v)
 		} else {
 			if (v->nkids)
 				line(F, "ValueId %s[] = {%s};", in, args.s);
-			if (*v->domain)
+			if (v->outs)   /* the outputs the rule reads (", s => y#k"), the other optional ones omitted */
+				line(F, "NodeId %s = rwg_node_outs(rw, \"%s\", \"%s\", %s, %d, 0x%xu);", k, v->domain, v->op,
+				     v->nkids ? in : "NULL", v->nkids, v->outs);
+			else if (*v->domain)
 				line(F, "NodeId %s = rwg_node_in(rw, \"%s\", \"%s\", %s, %d, 1);", k, v->domain, v->op,
 				     v->nkids ? in : "NULL", v->nkids);
 			else
@@ -1044,6 +1047,12 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 		free(res[i]);
 	}
 	free(res);
+	for (int i = 0; i < p->nalso; i++) {
+		char *k = tmp_name(&F, "k", p->results[0]->tmp);
+		line(&F, "rw_replace_also(rw, %s, %d, rw_output(rw, %s, %d));", node_name(&F, p->also[i].reg),
+		     p->also[i].node_out, k, p->also[i].out);
+		free(k);
+	}
 	if (p->build_step) {
 		uses_unknown = true;
 		line(&F, "if (unknown) {");

@@ -146,6 +146,16 @@ typedef struct Binding {
 	int uses;                   /* occurrences outside its first binding */
 } Binding;
 
+/* ", s => y#3" after a rule's result: the value bound to node pattern s is
+ * replaced too, by output 3 of the node the result builds and names y. */
+typedef struct RuleAlso {
+	const char *name;           /* s: a node binding of the pattern, not the root */
+	SrcPos pos;
+	const char *node;           /* y: the result's name (Rule.rhs_bind) */
+	SrcPos node_pos;
+	int output;                 /* 3 */
+} RuleAlso;
+
 typedef struct Rule {
 	const char *name;
 	SrcPos pos;                 /* the name */
@@ -170,6 +180,10 @@ typedef struct Rule {
 	Pattern *lhs;
 	Expr *guard;                /* may be NULL */
 	Expr *rhs;                  /* EXPR_TUPLE for several outputs */
+	const char *rhs_bind;       /* "y @ Op(...)": the name of the node the result builds, or NULL */
+	SrcPos rhs_bind_pos;
+	RuleAlso *also;             /* ", s => y#k": further values the result replaces */
+	int nalso;
 	bool has_arrow;             /* false: a parse error was recovered */
 	/* filled by the checker */
 	Binding *bindings;

@@ -1354,6 +1354,75 @@ static bool set_range(Checker *c, Rule *r)
 	return true;
 }
 
+/* Does e read variable name (as a value, in an operand or attribute value)? */
+static bool expr_reads(const Expr *e, const char *name)
+{
+	if (!e)
+		return false;
+	if (e->kind == EXPR_VAR && !strcmp(e->s, name))
+		return true;
+	for (int i = 0; i < e->n; i++)
+		if (expr_reads(e->items[i], name))
+			return true;
+	for (int i = 0; i < e->nattrs; i++)
+		if (expr_reads(e->attrs[i].value, name))
+			return true;
+	return false;
+}
+
+/* "y @" before the result and ", s => y#k" after it: y names an op the
+ * result builds; each s a node of the pattern other than the root, once,
+ * which the result does not read (it would read itself); k an output of y. */
+static void check_also(Checker *c, Rule *r)
+{
+	const Expr *e = r->rhs;
+	if (r->rhs_bind) {
+		SrcPos pos = name_pos(r->rhs_bind_pos, r->rhs_bind);
+		Binding *b = find_binding(c, r->rhs_bind);
+		if (e->kind != EXPR_OP)
+			dsl_error(c->d, c->f, pos, "'%s' names the result, which must then build an op", r->rhs_bind);
+		else if (b) {
+			dsl_error(c->d, c->f, pos, "'%s' is already bound", r->rhs_bind);
+			dsl_note(c->d, c->f, b->pos, "'%s' is first bound here", r->rhs_bind);
+		} else if (!r->nalso)
+			dsl_warning(c->d, c->f, pos, "'%s' names the result but nothing reads it: add ', s => %s#k'",
+			            r->rhs_bind, r->rhs_bind);
+	}
+	for (int i = 0; i < r->nalso; i++) {
+		const RuleAlso *a = &r->also[i];
+		SrcPos spos = name_pos(a->pos, a->name), ypos = name_pos(a->node_pos, a->node);
+		Binding *b = find_binding(c, a->name);
+		int k = b ? (int)(b - c->b) : -1;
+		if (b)
+			b->uses++;
+		if (!r->rhs_bind || strcmp(a->node, r->rhs_bind)) {
+			if (r->rhs_bind)
+				dsl_error(c->d, c->f, ypos, "'%s' is not the result's name ('%s')", a->node, r->rhs_bind);
+			else
+				dsl_error(c->d, c->f, ypos, "'%s' is not the result's name: name it, as in '=> %s @ Op(...)'",
+				          a->node, a->node);
+			continue;
+		}
+		if (!b || b->type != TY_NODE || !c->info[k].node) {
+			dsl_error(c->d, c->f, spos, "'%s' must name a node of the pattern ('%s @ Op(...)')", a->name, a->name);
+			continue;
+		}
+		if (c->info[k].node == r->lhs) {
+			dsl_error(c->d, c->f, spos, "'%s' is the root: the result itself replaces it", a->name);
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(r->also[j].name, a->name))
+				dsl_error(c->d, c->f, spos, "'%s' is replaced twice", a->name);
+		if (expr_reads(e, a->name))
+			dsl_error(c->d, c->f, spos, "the result reads '%s', which it replaces", a->name);
+		if (e->kind == EXPR_OP && e->schema && a->output >= e->schema->max_outputs)
+			dsl_error(c->d, c->f, ypos, "'%s' has %s%d output%s: %s#%d is none of them", e->schema->name,
+			          e->schema->min_outputs == e->schema->max_outputs ? "" : "at most ",
+			          e->schema->max_outputs, e->schema->max_outputs == 1 ? "" : "s", a->node, a->output);
+	}
+}
+
 static void check_rule(Checker *c, Rule *r)
 {
 	c->r = r;
@@ -1394,6 +1463,7 @@ static void check_rule(Checker *c, Rule *r)
 			dsl_error(c->d, c->f, r->rhs->pos, "the result has %d values, but '%s' has %s%d output%s",
 			          r->rhs->n, root->name, root->min_outputs == root->max_outputs ? "" : "at most ",
 			          root->max_outputs, root->max_outputs == 1 ? "" : "s");
+		check_also(c, r);
 	}
 	/* Every binding counts, node bindings and optional operands too: a name
 	 * that is never used is noise, and '_' / '_?' say "any" without one. */

@@ -279,8 +279,13 @@ static void dump_rule(FILE *out, const RuleFile *f, const Rule *r)
 		dump_expr(out, r->guard, 2);
 	}
 	if (r->has_arrow) {
-		fputs("  result\n", out);
+		if (r->rhs_bind)
+			fprintf(out, "  result %s @\n", r->rhs_bind);
+		else
+			fputs("  result\n", out);
 		dump_expr(out, r->rhs, 2);
+		for (int i = 0; i < r->nalso; i++)
+			fprintf(out, "  also %s => %s#%d\n", r->also[i].name, r->also[i].node, r->also[i].output);
 	} else {
 		fputs("  result missing (no '=>')\n", out);
 	}

@@ -88,7 +88,7 @@ cname(A) ::= .                          { A = NOTOKEN; }
 cname(A) ::= ASSIGN STRING(S).          { A = S; }
 
 /* ---- rules ---------------------------------------------------------------- */
-rule ::= rulehead(R) lhs(L) ARROW(T) result(E) SEMI(S).  { dsl_rule_end(p, R, L, E, T, S); }
+rule ::= rulehead(R) lhs(L) ARROW(T) result(E) also SEMI(S).  { dsl_rule_end(p, R, L, E, T, S); }
 rule ::= rulehead(R) lhs(L) SEMI(S).                     { dsl_rule_end(p, R, L, NULL, NOTOKEN, S); }
 
 rulehead(A) ::= ruleword(R) meta doc COLON.    { A = R; }
@@ -173,6 +173,10 @@ attr(A) ::= NAME(N) ASSIGN expr(E).            { A = dsl_attr(p, N, E); }
 /* ---- expressions: guards, attribute values, results ----------------------- */
 result(A) ::= expr(E).                                   { A = E; }
 result(A) ::= LPAREN(L) expr(E) COMMA exprs(R) RPAREN.   { A = dsl_tuple(p, L, E, R); }
+result(A) ::= NAME(B) AT expr(E).                       { A = E; dsl_result_bind(p, B); }
+/* ", s => y#3": the value of node pattern s is replaced by output 3 of result y too */
+also ::= .
+also ::= also COMMA NAME(S) ARROW NAME(Y) HASH INT(K). { dsl_also(p, S, Y, K); }
 
 expr(A) ::= expr(X) QQ(O) expr(Y).             { A = dsl_default(p, O, X, Y); }
 expr(A) ::= expr(X) OROR(O) expr(Y).           { A = dsl_binary(p, O, EX_OR, X, Y); }

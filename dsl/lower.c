@@ -1938,6 +1938,19 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 	out->nresults = nres;
 	for (int i = 0; i < nres; i++)
 		out->results[i] = val_expr(&g, rhs->kind == EXPR_TUPLE ? rhs->items[i] : rhs, (Like){0});
+	if (r->nalso) {
+		MVal *y = out->results[0];
+		if (y->kind != MV_NODE || y->nforms)
+			unsupported(&g, r->rhs_bind_pos, "naming a result whose op moves an input to an attribute in older opsets");
+		out->also = arena_alloc(g.A, sizeof *out->also * (size_t)r->nalso);
+		out->nalso = r->nalso;
+		y->outs = 1;
+		for (int i = 0; i < r->nalso; i++) {
+			Var *v = var(&g, r->also[i].name);
+			out->also[i] = (MAlso){v ? v->reg : 0, v && v->node ? v->node->output : 0, r->also[i].output};
+			y->outs |= 1u << r->also[i].output;
+		}
+	}
 	bool pre_unknown = false;
 	for (int i = 0; i < g.pre.n; i++) {
 		*(MInsn *)vec_push(&g.insns, sizeof(MInsn)) = ((MInsn *)g.pre.p)[i];

@@ -253,11 +253,21 @@ typedef struct MVal {
 	int nforms;
 	MSetAttr *attrs;
 	int nattrs;
+	uint32_t outs;              /* MV_NODE: the outputs the rule reads (bit k: output k), made with
+	                               the unread optional ones omitted; 0: output 0 only */
 	int tmp;                    /* graftc's temporary: t_<tmp> (MV_NODE: k_<tmp>, in_<tmp + 1>,
 	                               MV_EXTERN: x_<tmp>); 0 when the value is an expression */
 } MVal;
 
 /* ---- rules ------------------------------------------------------------------------------ */
+
+/* ", s => y#k" (RuleAlso): output `node_out` of the matched node in
+ * register `reg` is replaced by output `out` of the node results[0] builds. */
+typedef struct MAlso {
+	int reg;
+	int node_out;
+	int out;
+} MAlso;
 
 /* How a rule matches: steps (straight-line but for the commute steps),
  * then the result. */
@@ -269,6 +279,8 @@ typedef struct MProg {
 	MVal **results;         /* replacing outputs out0, out0 + 1, ... of the root */
 	int nresults;
 	int out0;
+	MAlso *also;            /* further values replaced (results[0] is then an MV_NODE) */
+	int nalso;
 	int build_step;         /* --why step of "building the result failed" */
 	int nregs;
 	const char **cnames;    /* per register: graftc's C name (v_0_1, n_0, x), the prefix of a

@@ -166,6 +166,8 @@ static void describe_expected(const bool *expected, char *out, size_t size)
 	}
 	if (set[TK_ARROW])
 		set[TK_SEMI] = false;   /* a rule without '=>' parses, but is an error */
+	if (set[TK_SEMI])       /* after a result: ', s => y#k' or 'y @' may follow; ';' is the likely want */
+		set[TK_COMMA] = set[TK_AT] = false;
 	if (set[TK_FLOAT])
 		set[TK_INT] = false;
 	for (int k = 1; k < N; k++)
@@ -346,6 +348,30 @@ void dsl_rule_end(DslParser *p, Rule *r, Lhs lhs, Expr *rhs, Token arrow, Token 
 	if (!p->rule_bad)
 		p->rules = dsl_vec_push(p, p->rules, r);
 	p->rule = NULL;
+}
+
+static bool int_in(DslParser *p, Token t, bool neg, long lo, long hi, int *out);
+
+void dsl_result_bind(DslParser *p, Token name)
+{
+	if (!p->rule)
+		return;
+	p->rule->rhs_bind = tokstr(p, name);
+	p->rule->rhs_bind_pos = name.pos;
+}
+
+void dsl_also(DslParser *p, Token s, Token y, Token k)
+{
+	Rule *r = p->rule;
+	if (!r)
+		return;
+	RuleAlso a = {tokstr(p, s), s.pos, tokstr(p, y), y.pos, 0};
+	int_in(p, k, false, 0, 31, &a.output);
+	RuleAlso *n = arena_alloc(p->a, sizeof *n * (size_t)(r->nalso + 1));
+	if (r->nalso)
+		memcpy(n, r->also, sizeof *n * (size_t)r->nalso);
+	n[r->nalso++] = a;
+	r->also = n;
 }
 
 void dsl_rule_doc(DslParser *p, Token doc)

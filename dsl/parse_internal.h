@@ -105,6 +105,9 @@ void dsl_level_line(DslParser *p, Token name);
 void dsl_extern(DslParser *p, Token ret, Token name, PtrVec *params, Token cname);
 Rule *dsl_rule_begin(DslParser *p, Token name);
 void dsl_rule_end(DslParser *p, Rule *r, Lhs lhs, Expr *rhs, Token arrow, Token semi);
+/* "y @" before a rule's result; ", s => y#k" after it (dsl/ast.h, RuleAlso) */
+void dsl_result_bind(DslParser *p, Token name);
+void dsl_also(DslParser *p, Token s, Token y, Token k);
 void dsl_meta_word(DslParser *p, Token key);
 void dsl_meta_int(DslParser *p, Token key, Token minus, Token value);
 void dsl_meta_float(DslParser *p, Token key, Token value);

@@ -180,6 +180,39 @@ START_TEST(test_short_mask_padded)
 }
 END_TEST
 
+/* present_key / present_value are the concatenations themselves, in K's and
+ * V's own element types: a float64 V beside float32 Q and K keeps values
+ * float32 cannot hold (graft verify of attention_past_kv found them rounded
+ * through the working precision). */
+START_TEST(test_present_exact)
+{
+	const char *text = "<ir_version: 10, opset_import: [\"\" : 23]>\n"
+	                   "g (float[1,1,1,2] q, float[1,1,1,2] k, double[1,1,1,1] v, float[1,1,1,2] pk, double[1,1,1,1] pv)"
+	                   " => (float[1,1,1,1] y, float[1,1,2,2] k2, double[1,1,2,1] v2) {\n"
+	                   "  y, k2, v2 = Attention (q, k, v, , pk, pv)\n}\n";
+	int64_t d2[4] = {1, 1, 1, 2}, d1[4] = {1, 1, 1, 1};
+	float q[2] = {1, 0}, k[2] = {0.5f, 0.25f}, pk[2] = {-1, 3};
+	EvValue *in[5] = {tensor_f(4, d2, q), tensor_f(4, d2, k), ev_tensor_new(DT_DOUBLE, 4, d1), tensor_f(4, d2, pk),
+	                  ev_tensor_new(DT_DOUBLE, 4, d1)};
+	((double *)in[2]->data)[0] = 1e-300;
+	((double *)in[4]->data)[0] = -2.2250738585072014e-308;
+	IrModel *m = parse_text_model(text);
+	EvValue *out[3] = {0};
+	Diag d;
+	diag_init(&d, stderr);
+	ck_assert(ev_run(m, (const EvValue *const *)in, 5, out, NULL, &d));
+	const float *k2 = out[1]->data;
+	const double *v2 = out[2]->data;
+	ck_assert(k2[0] == -1 && k2[1] == 3 && k2[2] == 0.5f && k2[3] == 0.25f);
+	ck_assert(v2[0] == -2.2250738585072014e-308 && v2[1] == 1e-300);
+	for (int i = 0; i < 3; i++)
+		ev_unref(out[i]);
+	for (int i = 0; i < 5; i++)
+		ev_unref(in[i]);
+	ir_model_free(m);
+}
+END_TEST
+
 /* Inputs that do not fit: one line naming the node. */
 START_TEST(test_errors)
 {
@@ -227,6 +260,7 @@ Suite *suite_attention(void)
 	tcase_add_test(tc, test_by_hand);
 	tcase_add_test(tc, test_masked_rows_and_nan);
 	tcase_add_test(tc, test_short_mask_padded);
+	tcase_add_test(tc, test_present_exact);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -142,6 +142,27 @@ START_TEST(test_symbolic_sums)
 }
 END_TEST
 
+/* Attention with a KV cache: present_key / present_value are past + seq
+ * long, the same symbol as the Concat they stand for (attention_past_kv),
+ * and known sizes add. */
+START_TEST(test_attention_present_sums)
+{
+	Fixture f = infer_text(
+		"<ir_version: 10, opset_import: [\"\" : 23]>\n"
+		"g (float[b,4,seq,16] q, float[b,2,seq,16] k, float[b,2,seq,8] v, float[b,2,past,16] pk,"
+		" float[b,2,past,8] pv, float[1,4,3,16] q2, float[1,2,3,16] k2, float[1,2,5,16] pk2) => (y, p1, p2, y2, p3, p4) {\n"
+		"  y, p1, p2 = Attention (q, k, v, , pk, pv)\n"
+		"  y2, p3, p4 = Attention (q2, k2, k2, , pk2, pk2)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "y", "float[b,4,seq,8]");
+	ck_type(f, "p1", "float[b,2,past + seq,16]");
+	ck_type(f, "p2", "float[b,2,past + seq,8]");
+	ck_type(f, "p3", "float[1,2,8,16]");
+	fixture_free(&f);
+}
+END_TEST
+
 START_TEST(test_broadcast_contradiction)
 {
 	Fixture f = infer_text(
@@ -974,6 +995,7 @@ Suite *suite_infer(void)
 	Suite *s = suite_create("infer");
 	TCase *tc = tcase_create("rules");
 	tcase_add_test(tc, test_symbolic_sums);
+	tcase_add_test(tc, test_attention_present_sums);
 	tcase_add_test(tc, test_broadcast_symbolic);
 	tcase_add_test(tc, test_broadcast_contradiction);
 	tcase_add_test(tc, test_conv_pool_sizes);

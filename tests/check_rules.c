@@ -2143,7 +2143,8 @@ END_TEST
 
 /* The LLaMA-style decoders of tests/llama/ (torch exports, dynamic dims)
  * at --target-opset 23: every RMSNorm, rotary embedding and attention fuses
- * (grouped-query: repeat_kv goes), the decode step (KV cache) too; in
+ * (grouped-query: repeat_kv goes), the decode step too, its KV cache's
+ * Concats into the Attention's past inputs and present outputs; in
  * float16 as well (attention from the softmax computed in float32).  ONNX Runtime's
  * agreement is tests/llama/llama_ort.sh's (make ort-gate). */
 START_TEST(test_llama_decoder)
@@ -2151,11 +2152,12 @@ START_TEST(test_llama_decoder)
 	const char *graft = cli_graft();
 	if (!graft)
 		return;
-	static const struct { const char *model, *fired[4], *nodes; } cases[] = {
+	static const struct { const char *model, *fired[5], *nodes; } cases[] = {
 		{"llama_prefill", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
 		                   "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "499 -> 66 nodes"},
 		{"llama_decode", {"rms_norm_reciprocal              5", "rotary_embedding                 4",
-		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2"}, "508 -> 75 nodes"},
+		                  "attention_mask_scaled_div        2", "attention_repeat_kv              2",
+		                  "attention_past_kv                2"}, "508 -> 71 nodes"},
 		{"llama_prefill_fp16", {"rms_norm_half                         5", "rotary_embedding_cast                 4",
 		                        "attention_half_mask_scaled_div        2", "attention_repeat_kv                   2"},
 		 "499 -> 68 nodes"},
@@ -2164,7 +2166,7 @@ START_TEST(test_llama_decoder)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *out, *cmd = fmt("%s optimize tests/llama/%s.onnx -o %s/o.onnx --target-opset 23", graft, cases[i].model, tmp);
 		ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);
-		for (int k = 0; k < 4 && cases[i].fired[k]; k++)
+		for (int k = 0; k < 5 && cases[i].fired[k]; k++)
 			ck_assert_msg(strstr(out, cases[i].fired[k]), "%s: no '%s' in\n%s", cases[i].model, cases[i].fired[k], out);
 		ck_assert_msg(strstr(out, cases[i].nodes), "%s: no '%s' in\n%s", cases[i].model, cases[i].nodes, out);
 		free(out);
@@ -2525,6 +2527,38 @@ START_TEST(test_why_values)
 	free(t);
 	free(w);
 	free(c);
+}
+END_TEST
+
+/* ", s => y#k": the result replaces a shared node's value too, in both back
+ * ends: its other reader (a Relu, or the graph output s itself, which keeps
+ * its name) reads y#1; refused where the result would read what s computes. */
+START_TEST(test_result_replaces_shared)
+{
+	test_rules_case(HEAD(13) "g (float[2,3] x, float[2,3] b) => (float[2,3] y, float[2,3] z) {\n"
+	                         "  s = Neg (x)\n  y = Add (s, b)\n  z = Relu (s)\n}\n",
+	                "Sub Neg Concat Split Relu", NULL, 0, NULL);
+	for (int k = 0; k < 2; k++) {
+		IrModel *m = parse(HEAD(13) "g (float[2,3] x, float[2,3] b) => (float[2,3] y, float[2,3] s) {\n"
+		                            "  s = Neg (x)\n  y = Add (b, s)\n}\n");
+		const RwRuleSet *tsets[] = {k ? test_interp_set() : &graft_rules_test};
+		RwOptions o = {.no_fold = true};
+		Diag d;
+		diag_init(&d, stderr);
+		RwResult r;
+		ck_assert_msg(rw_run(m, tsets, 1, &o, &r, &d), "%s", d.first);
+		ck_assert_str_eq(ops_of(m), "Sub Neg Concat Split");
+		IrGraph *g = ir_graph(m, IR_MAIN_GRAPH);
+		NodeId split = ir_value(m, g->outputs[1])->producer;
+		ck_assert_str_eq(ir_value(m, g->outputs[1])->name, "s");
+		ck_assert_str_eq(ir_node(m, split)->op_type, "Split");
+		ck_assert_uint_eq(ir_node(m, split)->outputs[1], g->outputs[1]);
+		ck_assert_uint_eq(ir_node(m, split)->outputs[0], g->outputs[0]);
+		rw_result_free(&r);
+		ir_model_free(m);
+	}
+	test_rules_case(HEAD(13) "g (float[2,3] x) => (float[2,3] y) {\n  s = Neg (x)\n  b = Relu (s)\n  y = Add (s, b)\n}\n",
+	                "Neg Relu Add", "t_also_split", RW_WHY_EXTRA_CONSUMER, "the result reads s, which it replaces");
 }
 END_TEST
 
@@ -4112,6 +4146,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_why_values);
 	tcase_add_test(tc, test_codegen_features);
+	tcase_add_test(tc, test_result_replaces_shared);
 	tcase_add_test(tc, test_override);
 	/* rules/extended/norm2.rules */
 	tcase_add_test(tc, test_layer_norm_plain);

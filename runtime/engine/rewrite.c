@@ -81,8 +81,9 @@ struct Rewriter {
 	int ntx_matched;
 	NodeId *tx_created;
 	int ntx_created, captx_created;
-	ValueId *tx_repl;           /* per root output */
-	uint32_t ntx_repl;
+	ValueId *tx_old, *tx_repl;  /* what is replaced by what: the root's outputs (0: absent), then
+	                               the values rw_replace_also adds (a shared node's outputs) */
+	uint32_t ntx_repl, ntx_root_outs, captx_repl;
 	ValueId *tx_consts;         /* initializers made by rw_const_* (an abort removes them) */
 	int ntx_consts, captx_consts;
 	/* CSE table: open addressing over (hash, node) */
@@ -1043,22 +1044,35 @@ void rw_begin(Rewriter *rw, int rule, NodeId root, const NodeId *matched, int nm
 	rw->ntx_matched = nmatched;
 	rw->ntx_created = 0;
 	rw->ntx_consts = 0;
-	rw->ntx_repl = ir_node(rw->m, root)->noutputs;
-	rw->tx_repl = xrealloc(rw->tx_repl, sizeof *rw->tx_repl * (rw->ntx_repl + 1));
-	memset(rw->tx_repl, 0, sizeof *rw->tx_repl * (rw->ntx_repl + 1));
+	const IrNode *rn = ir_node(rw->m, root);
+	rw->ntx_repl = rw->ntx_root_outs = rn->noutputs;
+	if (rw->ntx_repl + 8 > rw->captx_repl) {
+		rw->captx_repl = rw->ntx_repl + 8;
+		rw->tx_old = xrealloc(rw->tx_old, sizeof *rw->tx_old * rw->captx_repl);
+		rw->tx_repl = xrealloc(rw->tx_repl, sizeof *rw->tx_repl * rw->captx_repl);
+	}
+	memcpy(rw->tx_old, rn->outputs, sizeof *rw->tx_old * rn->noutputs);
+	memset(rw->tx_repl, 0, sizeof *rw->tx_repl * rw->ntx_repl);
 }
 
-NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
-                  uint32_t ninputs, uint32_t noutputs)
+NodeId rw_node_outs(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
+                    uint32_t ninputs, uint32_t used)
 {
 	IrModel *m = rw->m;
 	GraphId g = ir_node(m, rw->tx_root)->graph;
+	uint32_t noutputs = 0;
+	while (noutputs < 32 && used >> noutputs)
+		noutputs++;
 	/* a node has its op's required outputs (com.microsoft.EmbedLayerNormalization's
 	 * mask_index, which ONNX Runtime's type inference needs), unused */
 	const OpSchema *sc = op_schema_lookup(domain, op, *domain ? 1 : (int)ir_opset(m, ""));
-	if (sc && sc->min_outputs > 0 && noutputs < (uint32_t)sc->min_outputs)
-		noutputs = (uint32_t)sc->min_outputs;
-	NodeId n = ir_node_new(m, g, rw->tx_root, domain, op, "", inputs, ninputs, NULL, noutputs);
+	uint32_t required = sc && sc->min_outputs > 0 ? (uint32_t)sc->min_outputs : 1;
+	if (noutputs < required)
+		noutputs = required;
+	const char *names[32];
+	for (uint32_t i = 0; i < noutputs; i++)
+		names[i] = i < required || (used >> i & 1) ? NULL : ""; /* "": an omitted optional output */
+	NodeId n = ir_node_new(m, g, rw->tx_root, domain, op, "", inputs, ninputs, names, noutputs);
 	if (rw->ntx_created == rw->captx_created) {
 		rw->captx_created = rw->captx_created ? rw->captx_created * 2 : 8;
 		rw->tx_created = xrealloc(rw->tx_created, sizeof *rw->tx_created * (size_t)rw->captx_created);
@@ -1066,6 +1080,12 @@ NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueI
 	rw->tx_created[rw->ntx_created++] = n;
 	grow_node_tables(rw);
 	return n;
+}
+
+NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
+                  uint32_t ninputs, uint32_t noutputs)
+{
+	return rw_node_outs(rw, domain, op, inputs, ninputs, noutputs >= 32 ? UINT32_MAX : (1u << noutputs) - 1);
 }
 
 NodeId rw_node(Rewriter *rw, const char *op, const ValueId *inputs, uint32_t ninputs, uint32_t noutputs)
@@ -1105,8 +1125,57 @@ ValueId rw_const_ints(Rewriter *rw, const int64_t *v, int n)
 
 void rw_replace(Rewriter *rw, uint32_t out, ValueId v)
 {
-	if (out < rw->ntx_repl)
+	if (out < rw->ntx_root_outs)
 		rw->tx_repl[out] = v;
+}
+
+void rw_replace_also(Rewriter *rw, NodeId n, uint32_t out, ValueId v)
+{
+	const IrNode *node = ir_node(rw->m, n);
+	if (out >= node->noutputs || !node->outputs[out] || !v)
+		return;
+	if (rw->ntx_repl == rw->captx_repl) {
+		rw->captx_repl *= 2;
+		rw->tx_old = xrealloc(rw->tx_old, sizeof *rw->tx_old * rw->captx_repl);
+		rw->tx_repl = xrealloc(rw->tx_repl, sizeof *rw->tx_repl * rw->captx_repl);
+	}
+	rw->tx_old[rw->ntx_repl] = node->outputs[out];
+	rw->tx_repl[rw->ntx_repl++] = v;
+}
+
+/* Does a node the result created read old, directly or through nodes
+ * outside the match (a value computed from a shared node's output)?  Then
+ * replacing old by what it creates would make a cycle. */
+static bool created_read(Rewriter *rw, ValueId old)
+{
+	IrModel *m = rw->m;
+	bool *seen = calloc(m->nnodes + 1, sizeof *seen);
+	NodeId *stack = malloc(sizeof *stack * (m->nnodes + 1));
+	if (!seen || !stack)
+		abort();
+	int sp = 0;
+	bool found = false;
+	for (int i = 0; i < rw->ntx_created; i++) {
+		seen[rw->tx_created[i]] = true;
+		stack[sp++] = rw->tx_created[i];
+	}
+	while (sp && !found) {
+		const IrNode *node = ir_node(m, stack[--sp]);
+		for (uint32_t k = 0; k < node->ninputs && !found; k++) {
+			ValueId v = node->inputs[k];
+			if (!v)
+				continue;
+			found = v == old;
+			NodeId p = ir_value(m, v)->producer;
+			if (p && !seen[p]) {
+				seen[p] = true;
+				stack[sp++] = p;
+			}
+		}
+	}
+	free(seen);
+	free(stack);
+	return found;
 }
 
 void rw_abort(Rewriter *rw)
@@ -1211,6 +1280,24 @@ static const char *type_change(IrModel *m, InferState *is, ValueId old, ValueId 
 	return buf;
 }
 
+/* A shared node's value a result replaces too (rw_replace_also) takes the
+ * type the old value had, which type_change showed it agrees with: a graph
+ * output keeps its declared symbols (LLaMA's present_key `total`, computed
+ * past + seq). */
+static void refine_type(IrModel *m, ValueId nv, ValueId old)
+{
+	const IrValue *a = ir_value(m, old);
+	if (a->shape.rank < 0)
+		return;
+	Dim *d = arena_alloc(m->arena, sizeof *d * (size_t)(a->shape.rank + 1));
+	memcpy(d, a->shape.dims, sizeof *d * (size_t)a->shape.rank);
+	IrValue *b = ir_value(m, nv);
+	b->shape.rank = a->shape.rank;
+	b->shape.dims = d;
+	if (!b->dtype)
+		b->dtype = a->dtype;
+}
+
 bool rw_commit(Rewriter *rw)
 {
 	IrModel *m = rw->m;
@@ -1228,10 +1315,20 @@ bool rw_commit(Rewriter *rw)
 		rw_abort(rw);
 		return false;
 	}
+	/* A shared node's output the result replaces as well must not feed
+	 * what the result builds. */
+	for (uint32_t o = rw->ntx_root_outs; o < rw->ntx_repl; o++)
+		if (created_read(rw, rw->tx_old[o])) {
+			if (rw->why_active)
+				rw_why_fail(rw, INT_MAX - 1, RW_WHY_EXTRA_CONSUMER,
+				            "the result reads %s, which it replaces", ir_value(m, rw->tx_old[o])->name);
+			rw_abort(rw);
+			return false;
+		}
 	/* Outputs of the root that are not replaced must be unused, and a graph
 	 * output keeps its name: refuse what would change the interface. */
-	for (uint32_t o = 0; o < rn->noutputs; o++) {
-		ValueId ov = rn->outputs[o], nv = rw->tx_repl[o];
+	for (uint32_t o = 0; o < rw->ntx_repl; o++) {
+		ValueId ov = rw->tx_old[o], nv = rw->tx_repl[o];
 		if (!ov)
 			continue;
 		IrValue *old = ir_value(m, ov);
@@ -1246,7 +1343,7 @@ bool rw_commit(Rewriter *rw)
 			/* The output must stay produced by a node of its own graph:
 			 * read the replacement through an Identity, unless the root
 			 * already is that Identity (nothing to gain). */
-			if (rn->kind == OP_Identity && rn->ninputs == 1 && rn->inputs[0] == nv) {
+			if (o < rw->ntx_root_outs && rn->kind == OP_Identity && rn->ninputs == 1 && rn->inputs[0] == nv) {
 				if (rw->why_active)
 					rw_why_fail(rw, INT_MAX - 1, RW_WHY_GRAPH_OUTPUT,
 					            "output %u of the root is the graph output %s, and its replacement %s cannot take "
@@ -1318,12 +1415,14 @@ bool rw_commit(Rewriter *rw)
 	 * broadcasts a constant's shape in, or changes the element type, would
 	 * change the model's outputs (graft verify finds such rules). */
 	if (rw->infer) {
-		rn = ir_node(m, root);
-		for (uint32_t o = 0; o < rn->noutputs; o++) {
+		for (uint32_t o = 0; o < rw->ntx_repl; o++) {
 			char buf[200];
-			const char *change = rn->outputs[o] && rw->tx_repl[o] ? type_change(m, rw->infer, rn->outputs[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
+			const char *change = rw->tx_old[o] && rw->tx_repl[o] ? type_change(m, rw->infer, rw->tx_old[o], rw->tx_repl[o], buf, sizeof buf) : NULL;
 			if (change) {
-				if (rw->why_active)
+				if (rw->why_active && o >= rw->ntx_root_outs)
+					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace %s, %s",
+					            ir_value(m, rw->tx_old[o])->name, change);
+				else if (rw->why_active)
 					rw_why_fail(rw, INT_MAX - 1, RW_WHY_TYPE, "the result would replace output %u of the root, %s",
 					            o, change);
 				rw_abort(rw);
@@ -1371,14 +1470,16 @@ bool rw_commit(Rewriter *rw)
 		free(prov[k]);
 	free(prov);
 	/* rewire: consumers of the root's outputs read the replacements */
-	const char **keep = calloc(rn->noutputs + 1, sizeof *keep);  /* any number of outputs */
+	const char **keep = calloc(rw->ntx_repl + 1, sizeof *keep);  /* any number of outputs */
 	if (!keep)
 		abort();
-	for (uint32_t o = 0; o < rn->noutputs; o++) {
-		ValueId ov = ir_node(m, root)->outputs[o], nv = rw->tx_repl[o];
+	for (uint32_t o = 0; o < rw->ntx_repl; o++) {
+		ValueId ov = rw->tx_old[o], nv = rw->tx_repl[o];
 		keep[o] = NULL;
 		if (!ov || !nv)
 			continue;
+		if (o >= rw->ntx_root_outs)
+			refine_type(m, nv, ov);
 		ir_replace_all_uses(m, ov, nv);
 		push_consumers(rw, nv); /* the old readers, and nv's own, which now share it */
 		if (ir_value(m, ov)->is_output) {
@@ -2349,6 +2450,7 @@ bool rw_run(IrModel *m, const RwRuleSet *const *sets, int nsets, const RwOptions
 	free(rw.tx_matched);
 	free(rw.tx_created);
 	free(rw.tx_repl);
+	free(rw.tx_old);
 	free(rw.tx_consts);
 	free(rw.cse);
 	free(rw.thash);

@@ -243,6 +243,11 @@ void rw_begin(Rewriter *rw, int rule, NodeId root, const NodeId *matched, int nm
 NodeId rw_node(Rewriter *rw, const char *op, const ValueId *inputs, uint32_t ninputs, uint32_t noutputs);
 NodeId rw_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
                   uint32_t ninputs, uint32_t noutputs);
+/* The same with outputs 0 .. the highest bit set in `used`: an output whose
+ * bit is clear is omitted where the op's schema lets it be (a rule reads
+ * output 3 of SkipSimplifiedLayerNormalization, not its mean and inv_std_var). */
+NodeId rw_node_outs(Rewriter *rw, const char *domain, const char *op, const ValueId *inputs,
+                    uint32_t ninputs, uint32_t used);
 ValueId rw_output(Rewriter *rw, NodeId n, uint32_t i);
 void rw_copy_attrs(Rewriter *rw, NodeId to, NodeId from);
 /* Constants: a scalar of dtype, or a 1-D int64 vector. */
@@ -250,6 +255,9 @@ ValueId rw_const_scalar(Rewriter *rw, int dtype, double x);
 ValueId rw_const_ints(Rewriter *rw, const int64_t *v, int n);
 /* Output `out` of the root is replaced by v.  Outputs not replaced must be unused. */
 void rw_replace(Rewriter *rw, uint32_t out, ValueId v);
+/* Output `out` of matched node n (a shared one, "s => y#k") is replaced by v
+ * too; refused at commit if what the result built reads it. */
+void rw_replace_also(Rewriter *rw, NodeId n, uint32_t out, ValueId v);
 /* Finish the rewrite: rewire, remove what died, fold the new constant nodes,
  * record the firing.  True on success (then the match function returns true). */
 bool rw_commit(Rewriter *rw);

@@ -1225,6 +1225,14 @@ NodeId rwg_node_in(Rewriter *rw, const char *domain, const char *op, const Value
 	return rw_node_in(rw, domain, op, ins, nin, nout);
 }
 
+NodeId rwg_node_outs(Rewriter *rw, const char *domain, const char *op, const ValueId *ins, uint32_t nin,
+                     uint32_t used)
+{
+	while (nin > 0 && !ins[nin - 1])
+		nin--;
+	return rw_node_outs(rw, domain, op, ins, nin, used);
+}
+
 NodeId rwg_node(Rewriter *rw, const char *op, const ValueId *ins, uint32_t nin, uint32_t nout)
 {
 	return rwg_node_in(rw, "", op, ins, nin, nout);

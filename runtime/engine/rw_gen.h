@@ -229,6 +229,9 @@ ValueId rwg_rest_at(Rewriter *rw, RwgRest r, int64_t i, bool *unknown);
 /* A node of default-domain op with inputs ins[0..nin) (0: absent; trailing
  * absent ones dropped); rwg_node_in for another domain. */
 NodeId rwg_node(Rewriter *rw, const char *op, const ValueId *ins, uint32_t nin, uint32_t nout);
+/* rw_node_outs with trailing absent inputs dropped: outputs as `used` says */
+NodeId rwg_node_outs(Rewriter *rw, const char *domain, const char *op, const ValueId *ins, uint32_t nin,
+                     uint32_t used);
 NodeId rwg_node_in(Rewriter *rw, const char *domain, const char *op, const ValueId *ins, uint32_t nin,
                    uint32_t nout);
 /* The same in the model opset's form: a canonical input that forms[] says

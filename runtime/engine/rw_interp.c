@@ -1065,6 +1065,8 @@ static ValueId build(Run *x, const MVal *v)
 			for (int i = 0; i < v->nforms; i++)
 				forms[i] = (RwgForm){v->forms[i].input, v->forms[i].attr, v->forms[i].first, v->forms[i].last};
 			k = rwg_node_forms(rw, v->op, args, (uint32_t)v->nkids, 1, forms, v->nforms, &x->unknown);
+		} else if (v->outs) {
+			k = rwg_node_outs(rw, v->domain, v->op, v->nkids ? ins : NULL, (uint32_t)v->nkids, v->outs);
 		} else if (*v->domain) {
 			k = rwg_node_in(rw, v->domain, v->op, v->nkids ? ins : NULL, (uint32_t)v->nkids, 1);
 		} else {
@@ -1301,6 +1303,11 @@ static Outcome run_from(Run *px, int rule, const MProg *p, NodeId root, int from
 		res[i] = build(&x, p->results[i]);
 	for (int i = 0; i < p->nresults; i++)
 		rw_replace(rw, (uint32_t)(p->out0 + i), res[i]);
+	for (int i = 0; i < p->nalso; i++) {
+		const MAlso *a = &p->also[i];
+		rw_replace_also(rw, regs[a->reg].n, (uint32_t)a->node_out,
+		                rw_output(rw, rw_producer(rw, res[0]), (uint32_t)a->out));
+	}
 	if (p->build_step && x.unknown) {
 		rw_abort(rw);
 		if (why)

@@ -411,6 +411,30 @@ static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **
 	return ok;
 }
 
+/* SkipSimplifiedLayerNormalization(input, skip, gamma, bias?): RMSNorm over
+ * the last axis of (input + bias) + skip; output 3 is that sum (outputs 1
+ * and 2, the mean and inv_std_var, are not computed: graft's rules omit
+ * them, and the evaluator refuses a node that asks for them). */
+static bool k_SkipSimplifiedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	if (nin < 3 || !float_tensor(c, in[0], "SkipSimplifiedLayerNormalization"))
+		return false;
+	EvValue *x = in[0], *skip = in[1];
+	if (!skip || skip->numel != x->numel || skip->dtype != x->dtype)
+		return ev_fail(c, "SkipSimplifiedLayerNormalization: skip must have the input's shape");
+	EvValue *s = nin > 3 && in[3] ? add_bias(c, x, in[3], "SkipSimplifiedLayerNormalization") : ev_copy(x);
+	if (!s)
+		return false;
+	for (int64_t i = 0; i < s->numel; i++)
+		ev_set_f(s, i, ev_get_f(s, i) + ev_get_f(skip, i));
+	EvValue *rms_in[2] = {s, in[2]};
+	bool ok = run_std(c, "RMSNormalization", rms_in, 2, out, 1);
+	if (ok && nout > 3)
+		out[3] = ev_ref(s);
+	ev_unref(s);
+	return ok;
+}
+
 /* EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
  * position_embedding, segment_embedding?, gamma, beta, mask?, position_ids?)
  * -> (output, mask_index?, embedding_sum?), as ONNX Runtime's CPU kernel
@@ -516,6 +540,7 @@ static const EvKernel vendor_kernels[] = {
 	{.op = "QuickGelu", .fn = k_QuickGelu, .dtypes = 0},
 	{.op = "SimplifiedLayerNormalization", .fn = k_SimplifiedLayerNormalization, .dtypes = 0},
 	{.op = "SkipLayerNormalization", .fn = k_SkipLayerNormalization, .dtypes = 0},
+	{.op = "SkipSimplifiedLayerNormalization", .fn = k_SkipSimplifiedLayerNormalization, .dtypes = 0},
 	{0},
 };
 

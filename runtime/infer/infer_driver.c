@@ -103,12 +103,23 @@ static bool infer_int_matmul_float(InferCtx *c)
 	return true;
 }
 
+/* SkipLayerNormalization, SkipSimplifiedLayerNormalization: output 0 and
+ * output 3 (the sum, input + skip (+ bias)) have the input's type. */
+static bool infer_skip_norm(InferCtx *c)
+{
+	if (!infer_rule_find("Identity")(c))
+		return false;
+	if (c->nout > 3)
+		c->out[3] = c->out[0];
+	return true;
+}
+
 static InferFn vendor_rule(const IrNode *node)
 {
 	static const struct { const char *op, *as; } alias[] = {
 		{"FusedConv", "Conv"}, {"FusedGemm", "Gemm"}, {"BiasGelu", "Add"},
 		{"FastGelu", "Identity"}, {"Gelu", "Identity"}, {"QuickGelu", "Identity"},
-		{"SkipLayerNormalization", "Identity"}, {"LayerNormalization", "LayerNormalization"},
+		{"LayerNormalization", "LayerNormalization"},
 		{"SimplifiedLayerNormalization", "RMSNormalization"},
 	};
 	if (strcmp(node->domain, "com.microsoft"))
@@ -121,6 +132,8 @@ static InferFn vendor_rule(const IrNode *node)
 		return infer_embed_layer_norm;
 	if (!strcmp(node->op_type, "MultiHeadAttention"))
 		return infer_multi_head_attention;
+	if (!strcmp(node->op_type, "SkipLayerNormalization") || !strcmp(node->op_type, "SkipSimplifiedLayerNormalization"))
+		return infer_skip_norm;
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (!strcmp(node->op_type, alias[i].op))
 			return infer_rule_find(alias[i].as);

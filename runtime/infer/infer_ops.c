@@ -333,7 +333,7 @@ static bool r_attention(InferCtx *c)
 	if (inf_has(c, 4)) {
 		int rp = inf_rank(c, 4);
 		const Dim *pk = inf_dims(c, 4);
-		total = rp == 4 && dim_known(pk[2]) && dim_known(kvlen) ? dim_n(pk[2].size + kvlen.size) : dim_unknown();
+		total = rp == 4 ? dim_add(c, pk[2], kvlen) : dim_unknown();   /* past + seq, symbols too */
 	}
 	if (rq == 4) {
 		Dim y[4] = {batch, qh, seq, dv};

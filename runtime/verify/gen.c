@@ -2090,6 +2090,21 @@ static void make_symbolic(Gen *g)
 	}
 }
 
+/* The node pattern that "name @" binds, or NULL. */
+static const Pattern *bound_pattern(const Pattern *p, const char *name)
+{
+	if (!p || p->kind != PAT_OP)
+		return NULL;
+	if (p->bind && !strcmp(p->bind, name))
+		return p;
+	for (int i = 0; i < p->nargs; i++) {
+		const Pattern *q = bound_pattern(p->args[i], name);
+		if (q)
+			return q;
+	}
+	return NULL;
+}
+
 static int ir_version_for(int opset)
 {
 	static const int v[] = {3, 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10, 10, 11};
@@ -2175,6 +2190,17 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 				ir_value_rename(g.m, v, name);
 			}
 			ir_add_output(g.m, IR_MAIN_GRAPH, v);
+		}
+		/* a shared node's output the result replaces too (", s => y#k") is
+		 * a graph output as well, so the comparison covers it */
+		for (int i = 0; r->rhs && i < r->nalso; i++) {
+			GVar *sv = var_find(&g, r->also[i].name);
+			const Pattern *sp = bound_pattern(r->lhs, r->also[i].name);
+			if (!sv || sv->kind != GV_NODE || !sp || (uint32_t)sp->output >= ir_node(g.m, sv->node)->noutputs)
+				continue;
+			ValueId v = ir_node(g.m, sv->node)->outputs[sp->output];
+			if (v && !ir_value(g.m, v)->is_output)
+				ir_add_output(g.m, IR_MAIN_GRAPH, v);
 		}
 		ir_node(g.m, out->root)->name = "root";
 		/* what the instance covers: the element type and rank of its

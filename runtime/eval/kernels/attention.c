@@ -67,6 +67,16 @@ static void put(void *buf, bool f64, int64_t i, double v)
 		((float *)buf)[i] = (float)v;
 }
 
+/* The index in X (4-D, or [B, S, H * D] 3-D) of element j of position t of
+ * head h of batch bi. */
+static int64_t head_index(const EvValue *x, int64_t heads, int64_t bi, int64_t h, int64_t t, int64_t j)
+{
+	if (x->rank == 4)
+		return ((bi * heads + h) * x->dims[2] + t) * x->dims[3] + j;
+	int64_t d = x->dims[2] / heads;
+	return (bi * x->dims[1] + t) * heads * d + h * d + j;
+}
+
 /* A rank-4 [B, H, S, D] copy of X (4-D), or of X [B, S, H * D] (3-D) split
  * into heads, with `past` [B, H, P, D] in front along S when given. */
 static void *to_heads(bool f64, const EvValue *x, const EvValue *past, int64_t heads, int64_t *seq_out)
@@ -88,14 +98,28 @@ static void *to_heads(bool f64, const EvValue *x, const EvValue *past, int64_t h
 				for (int64_t j = 0; j < d; j++)
 					put(out, f64, base + t * d + j, get_elem(past, ((bi * heads + h) * p + t) * d + j));
 			for (int64_t t = 0; t < s; t++)
-				for (int64_t j = 0; j < d; j++) {
-					int64_t src = x->rank == 4 ? ((bi * heads + h) * s + t) * d + j
-					                           : (bi * s + t) * heads * d + h * d + j;
-					put(out, f64, base + (p + t) * d + j, get_elem(x, src));
-				}
+				for (int64_t j = 0; j < d; j++)
+					put(out, f64, base + (p + t) * d + j, get_elem(x, head_index(x, heads, bi, h, t, j)));
 		}
 	*seq_out = total;
 	return out;
+}
+
+/* present_key / present_value: past then X in heads, [B, H, P + S, D], in
+ * X's own element type, element for element (not through the working
+ * precision: a float64 V beside float32 Q and K keeps its bits). */
+static void present_heads(EvValue *out, const EvValue *x, const EvValue *past, int64_t heads)
+{
+	int64_t b = out->dims[0], total = out->dims[2], d = out->dims[3];
+	int64_t p = past ? past->dims[2] : 0;
+	for (int64_t bi = 0; bi < b; bi++)
+		for (int64_t h = 0; h < heads; h++)
+			for (int64_t t = 0; t < total; t++)
+				for (int64_t j = 0; j < d; j++) {
+					int64_t at = ((bi * heads + h) * total + t) * d + j;
+					ev_set_f(out, at, t < p ? ev_get_f(past, ((bi * heads + h) * p + t) * d + j)
+					                        : ev_get_f(x, head_index(x, heads, bi, h, t - p, j)));
+				}
 }
 
 static void write_heads(const EvValue *y, bool rank3, const void *buf, bool f64, const AttShape *s)
@@ -219,6 +243,8 @@ static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, E
 		return ev_fail(c, "q_num_heads %lld is not a multiple of kv_num_heads %lld", (long long)qh, (long long)kvh);
 	if ((pk == NULL) != (pv == NULL))
 		return ev_fail(c, "past_key and past_value must be given together");
+	if (pk && (pk->dtype != k->dtype || pv->dtype != v->dtype))
+		return ev_fail(c, "past_key and past_value must have the element types of K and V");
 	if (pk && (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != s.batch || pk->dims[1] != kvh ||
 	           pk->dims[3] != s.head || pv->dims[0] != s.batch || pv->dims[1] != kvh ||
 	           pv->dims[3] != s.v_head || pk->dims[2] != pv->dims[2]))
@@ -317,9 +343,7 @@ static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, E
 			free_prepared(&p);
 			return false;
 		}
-		const void *src = o == 1 ? p.k : p.v;
-		for (int64_t i = 0; i < t->numel; i++)
-			ev_set_f(t, i, f64 ? ((const double *)src)[i] : ((const float *)src)[i]);
+		present_heads(t, o == 1 ? k : v, o == 1 ? pk : pv, kvh);
 		out[o] = t;
 	}
 	if (nout > 3) {
