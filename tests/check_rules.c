@@ -4049,6 +4049,35 @@ START_TEST(test_multi_head_attention_vendor)
 }
 END_TEST
 
+/* GPT-2's causal mask as torch's masked_fill writes it, Where(M, -inf,
+ * scores): the same fusion with the bias Where(M, -inf, 0).  M [S, L]
+ * (constant: the bias folds; a graph input: its Where and the Unsqueeze
+ * to 4-D stay) by multi_head_attention_where_seq_ort, M [B, 1, 1, L] by
+ * multi_head_attention_where_ort's Expand.  The 0 of the bias is float
+ * (the literal takes the type of its Where's -inf, not of the bool M). */
+START_TEST(test_multi_head_attention_where_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v%s) => (float[2,3,8] y)"
+	                   " <float c = {0.5}, float ninf = {-inf}, int64[4] sh = {2, 3, 2, 4}, int64[3] sh2 = {2, 3, 8}%s> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  s2 = Where (mk, ninf, s1)\n"
+	                   "  p = Softmax <axis = -1> (s2)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Where Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, "", ", bool[3,3] mk = {0, 1, 1, 0, 0, 1, 0, 0, 0}");
+	vendor_case(t, "MultiHeadAttention", std, 1e-5);
+	free(t);
+	t = fmt(text, ", bool[3,3] mk", "");
+	vendor_case(t, "Where Unsqueeze MultiHeadAttention", std, 1e-5);
+	free(t);
+	t = fmt(text, "", ", bool[2,1,1,3] mk = {0, 0, 1, 0, 1, 0}");
+	vendor_case(t, "MultiHeadAttention", std, 1e-5);
+	free(t);
+}
+END_TEST
+
 /* An initializer no node reads goes; below IR version 4 with its entry
  * in the main graph's inputs (every initializer had to be listed there,
  * and ONNX Runtime does not count it among the session's inputs), from
@@ -4111,6 +4140,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
 	tcase_add_test(tc, test_multi_head_attention_vendor);
+	tcase_add_test(tc, test_multi_head_attention_where_vendor);
 	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
