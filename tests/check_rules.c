@@ -4078,6 +4078,32 @@ START_TEST(test_multi_head_attention_where_vendor)
 }
 END_TEST
 
+/* Hugging Face's GPT-2: Where(M, scores, lowest) with a constant causal M,
+ * the heads merged straight to [B * S, D] -> a Reshape of
+ * MultiHeadAttention (multi_head_attention_keep_ort); not with a row of M
+ * keeping no key (the Where averages every key there, the bias would not). */
+START_TEST(test_multi_head_attention_keep_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v) => (float[6,8] y)"
+	                   " <float c = {0.5}, float low = {-3.4028234e38}, int64[4] sh = {2, 3, 2, 4}, int64[2] sh2 = {6, 8},"
+	                   " bool[1,1,3,3] mk = {%s}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  s2 = Where (mk, s1, low)\n"
+	                   "  p = Softmax <axis = -1> (s2)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Where Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, "1, 0, 0, 1, 1, 0, 1, 1, 1");
+	vendor_case(t, "MultiHeadAttention Reshape", std, 1e-5);
+	free(t);
+	t = fmt(text, "1, 0, 0, 0, 0, 0, 1, 1, 1");
+	vendor_case(t, "Reshape Transpose Reshape Transpose Reshape Transpose FusedMatMul Where Softmax MatMul Transpose Reshape",
+	            std, 1e-5);
+	free(t);
+}
+END_TEST
+
 /* An initializer no node reads goes; below IR version 4 with its entry
  * in the main graph's inputs (every initializer had to be listed there,
  * and ONNX Runtime does not count it among the session's inputs), from
@@ -4141,6 +4167,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_attention_symbolic);
 	tcase_add_test(tc, test_multi_head_attention_vendor);
 	tcase_add_test(tc, test_multi_head_attention_where_vendor);
+	tcase_add_test(tc, test_multi_head_attention_keep_vendor);
 	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);
