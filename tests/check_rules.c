@@ -4104,6 +4104,31 @@ START_TEST(test_multi_head_attention_keep_vendor)
 }
 END_TEST
 
+/* torch's nn.MultiheadAttention (ViT), sequence-first: Q, K, V [S, B, D]
+ * reshaped to [S, B * heads, head], transposed to [B * heads, S, head] ->
+ * MultiHeadAttention between Transposes to and from [B, S, D]
+ * (multi_head_attention_seq_first_ort; B 2, 2 heads).  Not where the head
+ * does not divide D (a row of [S, B * heads, head] would take the end of
+ * one batch row and the start of the next). */
+START_TEST(test_multi_head_attention_seq_first_vendor)
+{
+	const char *text = HEAD(17) "g (float[3,2,%d] q, float[3,2,%d] k, float[3,2,%d] v) => (float[6,%d] y)"
+	                   " <float c = {0.5}, int64[3] sh = {3, %d, 4}, int64[2] sh2 = {6, %d}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [1, 0, 2]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [1, 2, 0]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [1, 0, 2]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  p = Softmax <axis = -1> (s1)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [1, 0, 2]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, 8, 8, 8, 8, 4, 8);
+	vendor_case(t, "Transpose Transpose Transpose MultiHeadAttention Transpose Reshape", std, 1e-5);
+	free(t);
+	t = fmt(text, 6, 6, 6, 6, 3, 6);
+	vendor_case(t, "Reshape Transpose Reshape Transpose Reshape Transpose FusedMatMul Softmax MatMul Transpose Reshape", std, 1e-5);
+	free(t);
+}
+END_TEST
+
 /* An initializer no node reads goes; below IR version 4 with its entry
  * in the main graph's inputs (every initializer had to be listed there,
  * and ONNX Runtime does not count it among the session's inputs), from
@@ -4168,6 +4193,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_multi_head_attention_vendor);
 	tcase_add_test(tc, test_multi_head_attention_where_vendor);
 	tcase_add_test(tc, test_multi_head_attention_keep_vendor);
+	tcase_add_test(tc, test_multi_head_attention_seq_first_vendor);
 	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);

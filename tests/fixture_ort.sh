@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/fixture_ort.sh - the exported model fixtures of one directory
-# (tests/llama/, tests/gpt2/) through graft optimize at four configurations
-# (default, --target-opset 23, --allow-vendor-ops, both), each output
-# checked in ONNX Runtime on each set of dims (token ids within the
-# fixtures' 64-word vocabulary; float16 at ort_gate.mjs's float16
+# (tests/llama/, tests/gpt2/, tests/vit/) through graft optimize at four
+# configurations (default, --target-opset 23, --allow-vendor-ops, both),
+# each output checked in ONNX Runtime on each set of dims (token ids within
+# the fixtures' 64-word vocabulary; float16 at ort_gate.mjs's float16
 # tolerance), its node count checked against DIR/expected.txt, and against
 # ONNX Runtime's own extended level where a --bar says so.  The scripts of
 # those directories call it (part of make ort-gate).
