@@ -375,6 +375,8 @@ ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor ort-tools
 	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/extdata_ort.sh $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/llama/llama_ort.sh $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/gpt2/gpt2_ort.sh $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/vit/vit_ort.sh $(ORT_LOCAL)
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
 	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL) && \
