@@ -2,17 +2,21 @@
 # build/ (generated C sources under build/gen/); nothing there is committed.
 #
 #   make            build graft, graftc, libgraft.a and libgraft.so (with the rule
-#                   library compiled by graftc into build/gen/rules_*.c) and the tests
+#                   library compiled by graftc into build/gen/rules_*.c), the layer
+#                   libraries (libgraft-ir.a, -dsl, -engine, -tools) and the tests
 #   make test       build and run the Check suites (CK_RUN_SUITE=ir make test), then
 #                   tests/python/ (the Python module, python/graft/)
-#   make check-layers  no upward include between the layers, no circle of
-#                   files calling each other (tests/check_layers.py)
+#   make check-layers  includes written with their layer path, no upward include
+#                   between the layers, no circle of files calling each other
+#                   (tests/check_layers.py)
 #   make demo       optimize the bundled example model and check it still computes the same
 #   make install    install graft, graftc, libgraft.a, its headers, graft.pc and the
 #                   Python module with its libgraft.so (PREFIX=/usr/local, DESTDIR for staging;
 #                   PYTHON_DIR=$(PREFIX)/lib/python3.X/dist-packages)
 #   make example-custom-rules  install into build/prefix, build examples/custom-rules
-#                   against it, run it and check its rules fired and the model computes the same
+#                   against it, run it and check its rules fired and the model computes the same;
+#                   the same optimizer from the layer libraries writes the same model, and
+#                   neither links the rule language's front end or a runner
 #   make deps       apt-get the Debian packages graft needs (run as root)
 #   make sanitize   build with ASan+UBSan into build/san/ and run the tests (a debug build)
 #   make debug      build with -O0 -g -DGRAFT_DEBUG into build/debug/ and run the tests
@@ -46,7 +50,10 @@ GEN      := $(BUILD)/gen
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -I. -Iir -Iruntime/eval -Iruntime/infer -Iruntime/plan -Iruntime/engine -Iruntime/convert -Iruntime/verify -Iruntime/api -Idsl -I$(GEN) -D_GNU_SOURCE
+# Includes name their layer: a header of another folder by its path from the
+# repository root ("ir/ir.h", "runtime/eval/eval.h"), a generated one as
+# "gen/NAME.h" (under $(BUILD)); only a header of the same folder goes bare.
+CPPFLAGS += -I. -I$(BUILD) -D_GNU_SOURCE
 # -fPIC: the same objects make libgraft.a and libgraft.so (the Python module's);
 # with -fno-semantic-interposition the code is what the compiler's default
 # -fPIE makes (calls within the library stay direct and inlinable).
@@ -102,19 +109,32 @@ $(GEN)/dsl_grammar.c $(GEN)/dsl_grammar.h: dsl/grammar.y
 GEN_HDRS := $(GEN)/onnx.pb-c.h $(GEN)/kernel_families.h $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.h) $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.h)
 
 # --- libraries ----------------------------------------------------------------
-# libgraftir: ir/ (the ground floor); libgraftdsl: dsl/ (needs only ir/'s
-# schema table), so graftc builds without the engine; libgraft: everything.
+# One library per stack of layers, each needing only those below it (the
+# order on a link line):
+#   libgraft-tools.a   what the commands add over the engine: rules files loaded
+#                      at run time (runtime/engine/rw_interp.c), whole-model runs
+#                      and the ONNX conformance runner (runtime/eval/run.c,
+#                      conformance.c), graft verify (runtime/verify/) and the
+#                      commands as library calls (runtime/api/)
+#   libgraft-engine.a  what an optimizer links: the evaluator and its kernels
+#                      (runtime/eval/), inference (infer/), the memory plan
+#                      (plan/), folding, the rewrite engine, the builder API and
+#                      the audit (engine/), opset conversion (convert/) and the
+#                      library's compiled rule sets
+#   libgraft-dsl.a     dsl/, the rule language (graftc's front end; the engine
+#                      takes only its level names and opset forms, ast.c and
+#                      opset_forms.c)
+#   libgraft-ir.a      ir/, the ground floor (its protobuf and text parser)
+# libgraft.a and libgraft.so (the Python module's) hold them all: the library
+# for users.  A program linking libgraft.a gets only the objects it calls, so
+# an optimizer of compiled rule sets gets no rule-language front end either
+# (graftc's sets reach the interpreter by a weak reference).
 IR_SRCS  := $(filter-out %_main.c,$(wildcard ir/*.c))
 DSL_SRCS := $(wildcard dsl/*.c) \
             $(if $(wildcard dsl/lexer.re),$(GEN)/dsl_lexer.c) \
             $(if $(wildcard dsl/grammar.y),$(GEN)/dsl_grammar.c)
-# runtime/: eval/ (the evaluator and its kernels, running whole models) <- infer/
-# (shape inference) <- plan/ (the static memory plan) <- engine/ (folding, the rewrite engine, the builder API
-# of generated matchers, the audit, the rules interpreter), convert/ (opset
-# conversion) <- verify/ (graft
-# verify: rules tried on generated instances) <- cli/ (the graft command, not
-# in the library).
-# api/ (graft_api.h: the commands' jobs as library calls, for the CLI and Python).
+# runtime/'s parts, in their order (runtime/README.md); cli/ and report/, the
+# programs, are in no library.
 RT_SRCS  := $(wildcard runtime/eval/*.c runtime/eval/kernels/*.c runtime/infer/*.c runtime/plan/*.c runtime/engine/*.c runtime/convert/*.c runtime/verify/*.c runtime/api/*.c)
 KERNEL_FAMILIES := $(patsubst runtime/eval/kernels/%.c,%,$(filter-out runtime/eval/kernels/registry.c,$(wildcard runtime/eval/kernels/*.c)))
 # The rule library: graftc compiles each level directory of rules/ into one
@@ -128,6 +148,10 @@ GEN_SRCS := $(GEN)/onnx.pb-c.c $(RULE_SRCS) $(RULE_TEXTS) \
             $(if $(wildcard ir/text_lexer.re),$(GEN)/text_lexer.c) \
             $(if $(wildcard ir/text_grammar.y),$(GEN)/text_grammar.c)
 LIB_SRCS := $(IR_SRCS) $(RT_SRCS) $(GEN_SRCS) $(DSL_SRCS)
+IRLIB_SRCS := $(IR_SRCS) $(filter-out $(RULE_SRCS) $(RULE_TEXTS),$(GEN_SRCS))
+TOOLS_SRCS := runtime/engine/rw_interp.c runtime/eval/run.c runtime/eval/conformance.c \
+              $(wildcard runtime/verify/*.c runtime/api/*.c)
+ENGINE_SRCS := $(filter-out $(TOOLS_SRCS),$(RT_SRCS)) $(RULE_SRCS) $(RULE_TEXTS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
@@ -149,7 +173,7 @@ $(call obj,runtime/eval/kernels/binary.c runtime/eval/kernels/unary.c): ALLCFLAG
 # Generated code is not ours: compile it without our extra warnings.
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD)/flags | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -Iir -MMD -MP -c -o $@ $<
+	$(CC) -std=c11 $(CFLAGS) $(PIC) $(CPPFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libgraft.a: $(LIB_OBJS)
 	@rm -f $@
@@ -158,16 +182,22 @@ $(BUILD)/libgraft.a: $(LIB_OBJS)
 # same objects, its dependencies linked in by name.
 $(BUILD)/libgraft.so: $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libgraft.so -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
-IRLIB_OBJS := $(call obj,$(IR_SRCS) $(filter-out $(RULE_SRCS) $(RULE_TEXTS),$(GEN_SRCS)))
-$(BUILD)/libgraftir.a: $(IRLIB_OBJS)
+$(BUILD)/libgraft-ir.a: $(call obj,$(IRLIB_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
-$(BUILD)/libgraftdsl.a: $(call obj,$(DSL_SRCS))
+$(BUILD)/libgraft-dsl.a: $(call obj,$(DSL_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
+$(BUILD)/libgraft-engine.a: $(call obj,$(ENGINE_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libgraft-tools.a: $(call obj,$(TOOLS_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+LAYER_LIBS := $(patsubst %,$(BUILD)/libgraft-%.a,tools engine dsl ir)
 
 # graftc: the rule compiler; links dsl/ and ir/ only.
-$(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgraftdsl.a $(BUILD)/libgraftir.a
+$(BUILD)/graftc: $(call obj,compiler/graftc.c compiler/codegen.c) $(BUILD)/libgraft-dsl.a $(BUILD)/libgraft-ir.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 # Matchers generated from the rule library, regenerated when a rule file or
@@ -191,7 +221,6 @@ $(call obj,$(RULE_SRCS) $(RULE_TEXTS)): $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(BUILD
 GRAFT_LINK ?= -static
 $(BUILD)/graft: $(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(GRAFT_LINK) $(LDLIBS) $(GRAFT_LIBS)
-$(call obj,runtime/cli/graft.c runtime/cli/progress.c runtime/report/html_report.c): CPPFLAGS += -Iruntime/report
 
 # graft-html: the HTML audit report (graft optimize --html runs it).  Linked
 # dynamically: Graphviz (libgvc, which lays the drawings out) loads its
@@ -208,7 +237,8 @@ $(call obj,runtime/report/graft_html.c): CPPFLAGS += $(GVC_CFLAGS)
 $(BUILD)/graft-html: $(call obj,runtime/report/graft_html.c $(GEN)/report_assets.c) $(BUILD)/libgraft.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS) $(GVC_LIBS)
 
-$(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(BUILD)/libgraft.a
+# the conformance runner: the evaluator and the runner, from the layer libraries
+$(BUILD)/graft-conformance: $(call obj,tests/conformance_main.c) $(LAYER_LIBS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 # --- tests: one tests/check_<area>.c per area, each exporting suite_<area>() --
@@ -259,10 +289,12 @@ test-html: $(BUILD)/graft $(BUILD)/graft-html
 bench-html: $(BUILD)/graft $(BUILD)/graft-html
 	/usr/bin/python3 tests/bench/html_pages.py $(BUILD)/graft $${GRAFT_CORPUS:-../shared/corpus} $(BUILD)/bench-html $${BENCH_REPS:-5}
 
-# The layers hold (tests/check_layers.py): no upward include (ir/ <- dsl/ <-
-# compiler/, runtime/ in the order above), no new circle of files calling each
-# other (read from build/obj with nm).
+# The layers hold (tests/check_layers.py): every include of another folder's
+# header written with its layer path, no upward include (ir/ <- dsl/ <-
+# compiler/, runtime/ in the order above), no circle of files calling each
+# other (read from build/obj with nm); first its self-test on planted problems.
 check-layers: all
+	python3 tests/check_layers.py --self-test
 	python3 tests/check_layers.py
 
 demo: $(BUILD)/graft
@@ -274,7 +306,9 @@ demo: $(BUILD)/graft
 # --- install, and an outside optimizer built against the install --------------
 # libgraft.a holds the IR, evaluator, engine and the library's rule sets, so it
 # is all an optimizer links (plus what graft.pc lists).  The headers are the
-# ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in.
+# ones rewrite.h and rw_gen.h (what graftc-generated code includes) pull in,
+# installed under their layer paths (include/graft/runtime/engine/rewrite.h),
+# as the sources and generated code include them.
 PREFIX ?= /usr/local
 INSTALL_HDRS := runtime/api/graft_api.h runtime/engine/audit.h ir/outfile.h runtime/eval/run.h runtime/verify/verify.h \
                 runtime/engine/rewrite.h runtime/engine/rw_gen.h runtime/engine/rw_interp.h runtime/engine/rules.h runtime/eval/eval.h runtime/engine/fold.h \
@@ -290,7 +324,7 @@ install: $(BUILD)/graft $(BUILD)/graft-html $(BUILD)/graftc $(BUILD)/libgraft.a 
 	install -m 644 $(BUILD)/libgraft.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 python/graft/__init__.py $(DESTDIR)$(PYTHON_DIR)/graft/
 	install -m 755 $(BUILD)/libgraft.so $(DESTDIR)$(PYTHON_DIR)/graft/
-	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/graft/
+	for h in $(INSTALL_HDRS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/graft/$$h; done
 	for d in $(RULE_SETS); do install -d $(DESTDIR)$(PREFIX)/share/graft/rules/$$d && \
 	  install -m 644 rules/$$d/*.rules $(DESTDIR)$(PREFIX)/share/graft/rules/$$d/; done
 	sed 's|@PREFIX@|$(PREFIX)|g' runtime/graft.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/graft.pc
@@ -306,6 +340,21 @@ example-custom-rules:
 	@grep -q '^custom .* fired' $(EXAMPLE_OUT)/run.log && ! grep '^custom .* fired 0 times' $(EXAMPLE_OUT)/run.log \
 	  || { echo "example-custom-rules: not every custom rule fired"; exit 1; }
 	$(EXAMPLE_PREFIX)/bin/graft compare examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.opt.onnx
+	$(MAKE) $(BUILD)/custom-opt
+	$(BUILD)/custom-opt examples/custom-rules/model.onnx $(EXAMPLE_OUT)/model.layers.onnx > /dev/null
+	cmp $(EXAMPLE_OUT)/model.opt.onnx $(EXAMPLE_OUT)/model.layers.onnx
+	@! nm $(EXAMPLE_OUT)/custom-opt $(BUILD)/custom-opt | grep -E ' T (dsl_parse|dsl_lower|rw_rules_load|run_compare|conf_run)$$' \
+	  || { echo "example-custom-rules: an optimizer of compiled rules links the rule language's front end," \
+	       "the interpreter or a runner"; exit 1; }
+# The same optimizer built in the tree from the layer libraries it needs
+# (engine, dsl, ir; not tools): it must link, write the same model as the
+# installed one, and neither may hold the rule language's parser or lowering,
+# the interpreter, the whole-model runner or the conformance runner.
+$(GEN)/rules_custom.c: examples/custom-rules/custom.rules $(BUILD)/graftc
+	$(BUILD)/graftc -n custom -o $@ $<
+$(BUILD)/custom-opt: $(call obj,examples/custom-rules/optimize.c $(GEN)/rules_custom.c) \
+                     $(BUILD)/libgraft-engine.a $(BUILD)/libgraft-dsl.a $(BUILD)/libgraft-ir.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(GRAFT_LIBS)
 
 # --- the ONNX Runtime gate: every model graft writes must load and agree in ORT --
 # Uses ../shared/tools/ort (onnxruntime-node), installed into build/ort-tools
@@ -326,6 +375,8 @@ ort-gate: $(BUILD)/graft $(BUILD)/nhwc-unvendor ort-tools
 	GRAFT=$(BUILD)/graft bash tests/convert_gate.sh conformance $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/extdata_ort.sh $(ORT_LOCAL)
 	GRAFT=$(BUILD)/graft bash tests/llama/llama_ort.sh $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/gpt2/gpt2_ort.sh $(ORT_LOCAL)
+	GRAFT=$(BUILD)/graft bash tests/vit/vit_ort.sh $(ORT_LOCAL)
 	@if [ -d "$${GRAFT_CORPUS:-../shared/corpus}" ]; then GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) && \
 	  GRAFT=$(BUILD)/graft bash tests/ort_gate.sh corpus $(ORT_LOCAL) vendor && \
 	  GRAFT=$(BUILD)/graft bash tests/convert_gate.sh corpus $(ORT_LOCAL) && \
@@ -376,28 +427,28 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame
 fuzz-load:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-load
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-load tests/fuzz/fuzz_load.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-load tests/fuzz/load-seeds
 
 FUZZ_TEXT_SECONDS ?= 60
 fuzz-text:
-	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftir.a
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft-ir.a
 	@mkdir -p build/fuzz/corpus-text
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-text tests/fuzz/fuzz_text.c build/fuzz/libgraft-ir.a $(LDLIBS)
 	build/fuzz/fuzz-text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=16384 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-text tests/fuzz/text-seeds
 
 FUZZ_DSL_SECONDS ?= 60
 fuzz-dsl:
-	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft-dsl.a build/fuzz/libgraft-ir.a
 	@mkdir -p build/fuzz/corpus-dsl
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Icompiler -Ibuild/fuzz/gen -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraftdsl.a build/fuzz/libgraftir.a $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-dsl tests/fuzz/fuzz_dsl.c compiler/codegen.c build/fuzz/libgraft-dsl.a build/fuzz/libgraft-ir.a $(LDLIBS)
 	build/fuzz/fuzz-dsl -max_total_time=$(FUZZ_DSL_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-dsl tests/fuzz/dsl-seeds
 
 FUZZ_RULES_SECONDS ?= 60
 fuzz-rules:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-rules
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-rules tests/fuzz/fuzz_rules.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-rules -max_total_time=$(FUZZ_RULES_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-rules tests/fuzz/dsl-seeds
 
 # The graph fuzzer: tests/fuzz/graph_gen.c builds models from the op schema
@@ -408,7 +459,7 @@ FUZZ_GRAPH_SECONDS ?= 60
 fuzz-graph:
 	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" build/fuzz/libgraft.a
 	@mkdir -p build/fuzz/corpus-graph
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz/gen -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ibuild/fuzz -o build/fuzz/fuzz-graph tests/fuzz/fuzz_graph.c tests/fuzz/graph_gen.c build/fuzz/libgraft.a $(LDLIBS) $(GRAFT_LIBS)
 	build/fuzz/fuzz-graph -max_total_time=$(FUZZ_GRAPH_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ build/fuzz/corpus-graph tests/fuzz/graph-seeds
 
 BENCH_RULES_MODELS := $(wildcard $(addprefix ../shared/corpus/torch/,resnet18/raw/model.onnx bert_h128_l2/raw/model.onnx vit_b_16_narrow/raw/model.onnx))

@@ -31,7 +31,7 @@
  * ("not supported by the code generator yet: ..."): a rule is compiled
  * right or not at all. */
 #include "codegen.h"
-#include "outfile.h"
+#include "ir/outfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -40,10 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
-#include "ir.h"
-#include "mprog.h"
-#include "mtree.h"
+#include "dsl/check_internal.h"
+#include "ir/ir.h"
+#include "dsl/mprog.h"
+#include "dsl/mtree.h"
 
 /* ---- growing strings ----------------------------------------------------------------- */
 
@@ -1526,7 +1526,9 @@ char *codegen_c(RuleFile **files, int nfiles, MRuleSet *rs, const char *set, con
 		              " *     another file: graft_rules_%s_sources (graftc --sources). */\n",
 		        set);
 	bprintf(&out, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-	              "#include \"rewrite.h\"\n#include \"rw_gen.h\"\n#include \"rw_interp.h\"\n\n");
+	              "#include \"runtime/engine/rewrite.h\"\n"
+	              "#include \"runtime/engine/rw_gen.h\"\n"
+	              "#include \"runtime/engine/rw_interp.h\"\n\n");
 	bprintf(&out, "_Static_assert(GRAFT_BUILDER_API_VERSION == 2,\n"
 	              "               \"generated for builder API 2: regenerate with this libgraft's graftc\");\n\n");
 
@@ -1647,7 +1649,7 @@ char *codegen_c(RuleFile **files, int nfiles, MRuleSet *rs, const char *set, con
 		              " * Rule set '%s', its rules files verbatim and an adapter per C helper they\n"
 		              " * call: graft optimize --why and --match-each run them in the interpreter\n"
 		              " * (rw_interp.h).  The matchers are in the other file graftc wrote. */\n"
-		              "#include \"rw_interp.h\"\n\n",
+		              "#include \"runtime/engine/rw_interp.h\"\n\n",
 		        set);
 		if (decls.s)
 			bput(&src, decls.s, decls.n);
@@ -1660,6 +1662,11 @@ char *codegen_c(RuleFile **files, int nfiles, MRuleSet *rs, const char *set, con
 	free(text.s);
 	free(decls.s);
 	char *text_name = sources ? fmt("graft_rules_%s_sources", set) : fmt("sources");
+	bprintf(&out, "/* The interpreter runs the set's rules one at a time (--why, --match-each,\n"
+	              " * [override]) in a program that links it, as any program that loads rules\n"
+	              " * files does: a weak reference, so that an optimizer running compiled sets\n"
+	              " * only links no rule-language front end (the set has no back end there). */\n"
+	              "extern const RwBackEnd rw_interpreter __attribute__((weak));\n\n");
 	bprintf(&out, "const RwRuleSet graft_rules_%s = {\"graft-%s\", GRAFT_BUILDER_API_VERSION, rules, RULE_COUNT,\n"
 	              "                                 match, NULL, &%s, NULL, &rw_interpreter};\n",
 	        set, set, text_name);

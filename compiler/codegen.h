@@ -16,8 +16,8 @@
 
 #include <stdbool.h>
 
-#include "ast.h"
-#include "mprog.h"
+#include "dsl/ast.h"
+#include "dsl/mprog.h"
 
 /* The C text for the checked files (malloc'd), or NULL after errors in d.
  * set: the rule set's name, a C identifier ("basic").  line_path: the

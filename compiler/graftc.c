@@ -28,10 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse.h"
-#include "ast.h"
+#include "dsl/analyse.h"
+#include "dsl/ast.h"
 #include "codegen.h"
-#include "outfile.h"
+#include "ir/outfile.h"
 
 typedef enum Mode { MODE_NONE, MODE_CHECK, MODE_DUMP, MODE_GEN } Mode;
 

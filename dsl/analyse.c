@@ -42,7 +42,7 @@
 #include "analyse.h"
 #include "mprog.h"
 #include "check_internal.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "namemap.h"
 #include "opset_forms.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ast.h"
-#include "ir.h"
+#include "ir/ir.h"
 
 void dsl_free(RuleFile *f)
 {

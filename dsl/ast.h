@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "diag.h"
-#include "opschema.h"
+#include "ir/arena.h"
+#include "ir/diag.h"
+#include "ir/opschema.h"
 
 typedef struct SrcPos {
 	int line, col;      /* 1-based */

@@ -27,7 +27,7 @@
 %include {
 #include <assert.h>
 #include <stdlib.h>
-#include "parse_internal.h"
+#include "dsl/parse_internal.h"
 
 static const Token NOTOKEN;             /* an absent optional token (z == NULL) */
 }

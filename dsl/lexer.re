@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl_grammar.h"
-#include "parse_internal.h"
+#include "gen/dsl_grammar.h"
+#include "dsl/parse_internal.h"
 
 int dsl_utf8_len(const unsigned char *s, const unsigned char *end, bool *ok)
 {

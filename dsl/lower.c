@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "check_internal.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "namemap.h"
 
 /* ---- helpers the lowering exports (mprog.h) ----------------------------------------------- */
@@ -938,6 +938,28 @@ typedef struct Like {
 	const char *text;
 } Like;
 
+/* The dtype a number literal at input i of the op e builds takes: that of a
+ * sibling input of the same type constraint (Where(m, c, 0.0): c's, not the
+ * bool condition's); else, where input i has the type of e's output, the
+ * dtype e's own place takes (`outer`: MultiHeadAttention(q, .., Expand(
+ * Where(m, -inf, 0.0), s)) gives the Where q's); else `mine` (e's first
+ * value). */
+static Like like_of_formal(L *g, const Expr *e, int i, Like mine, Like outer)
+{
+	const OpSchema *s = e->schema;
+	if (!s || i >= s->ninputs)
+		return mine;
+	for (int j = 0; j < e->n && j < s->ninputs; j++) {
+		const char *t = NULL;
+		MExpr *m = j != i && !strcmp(s->inputs[j].type_str, s->inputs[i].type_str) ? like_of(g, e->items[j], &t) : NULL;
+		if (m)
+			return (Like){m, t};
+	}
+	if (outer.e && s->noutputs > 0 && !strcmp(s->outputs[0].type_str, s->inputs[i].type_str))
+		return outer;
+	return mine;
+}
+
 static void add_like(L *g, Like like)
 {
 	for (int i = 0; i < g->like_text.n; i++)
@@ -1187,7 +1209,7 @@ static MVal *val_expr(L *g, const Expr *e, Like like)
 			m = like_of(g, e->items[i], &t);
 		Like mine = {m, t};
 		for (int i = 0; i < e->n; i++)
-			ins[i] = val_expr(g, e->items[i], mine);
+			ins[i] = val_expr(g, e->items[i], like_of_formal(g, e, i, mine, like));
 		for (int i = 0; i < e->nattrs; i++) {
 			int k = opset_form_attr_input(s, e->attrs[i].name);
 			if (k >= 0)

@@ -8,7 +8,7 @@
  * have another meaning: a FORM_NOTE row says so). */
 #include "opset_forms.h"
 
-#include "opschema.h"
+#include "ir/opschema.h"
 
 #include <float.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl_grammar.h"
+#include "gen/dsl_grammar.h"
 #include "parse_internal.h"
 
 /* ---- small helpers ---------------------------------------------------------- */

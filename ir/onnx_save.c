@@ -18,7 +18,7 @@
  * place), written before the model that refers to it. */
 #include "ir.h"
 #include "arena.h"
-#include "onnx.pb-c.h"
+#include "gen/onnx.pb-c.h"
 #include "outfile.h"
 
 #include <errno.h>

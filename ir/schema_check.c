@@ -10,7 +10,7 @@
  * the spec bounds by the input's rank or by the dtypes: axis, axes, perm,
  * Cast's `to`.  Unknown dtypes and ranks are taken as fitting. */
 #include "ir.h"
-#include "onnx.pb-c.h"
+#include "gen/onnx.pb-c.h"
 
 #include <stdarg.h>
 #include <stdio.h>

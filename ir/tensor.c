@@ -19,7 +19,7 @@
 #include "ir.h"
 #include "ir_internal.h"
 #include "arena.h"
-#include "onnx.pb-c.h"
+#include "gen/onnx.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -24,7 +24,7 @@
 %include {
 #include <assert.h>
 #include <stdlib.h>
-#include "text_internal.h"
+#include "ir/text_internal.h"
 }
 
 /* Every token the lexer makes, in one place (also fixes their codes). */

@@ -10,9 +10,9 @@
  * expects a number; "-inf", "-nan" and "-infinity" are FLOAT tokens. */
 #include <stdio.h>
 
-#include "diag.h"
-#include "text_grammar.h"
-#include "text_internal.h"
+#include "ir/diag.h"
+#include "gen/text_grammar.h"
+#include "ir/text_internal.h"
 
 /* Report a bad token at [at, at+n). */
 static void lex_error(Lexer *lx, const char *at, unsigned n, const char *msg)

@@ -18,8 +18,8 @@
 #include <strings.h>
 
 #include "arena.h"
-#include "onnx.pb-c.h"
-#include "text_grammar.h"
+#include "gen/onnx.pb-c.h"
+#include "gen/text_grammar.h"
 #include "text_internal.h"
 
 /* A header-less model gets these (see text.h). */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx.pb-c.h"
+#include "gen/onnx.pb-c.h"
 
 typedef struct Printer {
 	IrModel *m;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
-#include "eval.h"
+#include "runtime/eval/attention.h"
+#include "runtime/eval/eval.h"
 #include "testutil.h"
 
 /* Deterministic values in [-2, 2). */

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "eval.h"
-#include "run.h"
+#include "runtime/convert/convert.h"
+#include "runtime/eval/eval.h"
+#include "runtime/eval/run.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static IrModel *parse(const char *text) { return parse_text_model(text); }
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ast.h"
+#include "dsl/ast.h"
 #include "testutil.h"
 
 /* Parse text as t.rules; the diagnostics printed (with source lines and

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conformance.h"
-#include "eval.h"
-#include "fold.h"
-#include "run.h"
+#include "runtime/eval/conformance.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/fold.h"
+#include "runtime/eval/run.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 
 /* ---- values ---------------------------------------------------------------- */

@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ir.h"
-#include "onnx.pb-c.h"
-#include "outfile.h"
-#include "sha256.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
+#include "ir/outfile.h"
+#include "runtime/engine/sha256.h"
 #include "testutil.h"
 
 /* ---- helpers -------------------------------------------------------------- */

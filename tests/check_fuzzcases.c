@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "fold.h"
-#include "infer.h"
-#include "fuzz/graph_gen.h"
-#include "ir.h"
-#include "run.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/fold.h"
+#include "runtime/infer/infer.h"
+#include "tests/fuzz/graph_gen.h"
+#include "ir/ir.h"
+#include "runtime/eval/run.h"
 #include "testutil.h"
 
 /* Expected file counts, so an empty or partial folder cannot pass. */

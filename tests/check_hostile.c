@@ -12,15 +12,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "arena.h"
-#include "eval.h"
-#include "fold.h"
-#include "infer.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
-#include "plan.h"
+#include "ir/arena.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/fold.h"
+#include "runtime/infer/infer.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
+#include "runtime/plan/plan.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static char *tmp;          /* per-test temporary folder */
 static Arena *A;           /* per-test allocations of the builders */

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "infer.h"
-#include "ir.h"
+#include "runtime/eval/eval.h"
+#include "runtime/infer/infer.h"
+#include "ir/ir.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 typedef struct Fixture {
 	IrModel *m;

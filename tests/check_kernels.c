@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir.h"
-#include "ort_kernels.h"
-#include "rewrite.h"
-#include "rules.h"
+#include "ir/ir.h"
+#include "ir/ort_kernels.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"
 #include "testutil.h"
 
 START_TEST(test_lookup)

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
+#include "ir/arena.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static char *tmp;          /* per-test temporary folder */
 static Arena *A;           /* per-test allocations of the builders */

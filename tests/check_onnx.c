@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
+#include "ir/arena.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
 #include "testutil.h"
 
 /* Expected model counts, so an empty or partial glob cannot pass. */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "plan.h"
-#include "run.h"
+#include "runtime/plan/plan.h"
+#include "runtime/eval/run.h"
 #include "testutil.h"
 
 static IrModel *parse(const char *text)

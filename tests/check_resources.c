@@ -16,13 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ast.h"
-#include "eval.h"
-#include "fold.h"
-#include "ir.h"
-#include "rw_interp.h"
+#include "dsl/ast.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/fold.h"
+#include "ir/ir.h"
+#include "runtime/engine/rw_interp.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static char *tmp;
 

@@ -10,15 +10,15 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "arena.h"
-#include "conformance.h"
-#include "onnx.pb-c.h"
-#include "eval.h"
-#include "rewrite.h"
-#include "run.h"
-#include "sha256.h"
+#include "ir/arena.h"
+#include "runtime/eval/conformance.h"
+#include "gen/onnx.pb-c.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/eval/run.h"
+#include "runtime/engine/sha256.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 /* the compiled rule library (build/gen/rules_*.c) */
 extern const RwRuleSet graft_rules_basic, graft_rules_extended;

@@ -15,15 +15,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "eval.h"
-#include "rewrite.h"
-#include "rules.h"
-#include "run.h"
-#include "rw_gen.h"
-#include "rw_interp.h"
-#include "mtree.h"
+#include "runtime/eval/eval.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"
+#include "runtime/eval/run.h"
+#include "runtime/engine/rw_gen.h"
+#include "runtime/engine/rw_interp.h"
+#include "dsl/mtree.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 static const RwRuleSet *const sets[] = {&graft_rules_basic, &graft_rules_extended};
 
@@ -3919,6 +3919,8 @@ START_TEST(test_interpreted_twin)
 	Diag d;
 	diag_init(&d, NULL);
 	for (size_t k = 0; k < sizeof sets / sizeof *sets; k++) {
+		/* graftc's weak reference: this program links the interpreter */
+		ck_assert_ptr_eq(sets[k]->back_end, &rw_interpreter);
 		const RwRuleSet *t = rw_rules_interpreted(sets[k], &d);
 		ck_assert_msg(t && t->interp, "%s: %s", sets[k]->name, d.first);
 		ck_assert_ptr_eq(rw_rules_interpreted(sets[k], &d), t);
@@ -3948,6 +3950,15 @@ START_TEST(test_interpreted_twin)
 	ck_assert(!rw_run(m, bs, 1, &o, &r, &d));
 	ck_assert_str_eq(d.first, "rule set 'bare' cannot be interpreted: it carries no rules text (regenerate it with this "
 	                          "graftc)");
+	rw_result_free(&r);
+	/* a compiled set in a program without the interpreter: its text but no back end */
+	const RwRuleSet alone = {"alone", GRAFT_BUILDER_API_VERSION, one, 1, match_nothing, NULL,
+	                         graft_rules_basic.sources, NULL, NULL};
+	const RwRuleSet *as[] = {&alone};
+	diag_init(&d, NULL);
+	ck_assert(!rw_run(m, as, 1, &o, &r, &d));
+	ck_assert_str_eq(d.first, "rule set 'alone' cannot be interpreted: this program links no rules interpreter "
+	                          "(rw_interp.h)");
 	rw_result_free(&r);
 	ir_model_free(m);
 }
@@ -4049,6 +4060,86 @@ START_TEST(test_multi_head_attention_vendor)
 }
 END_TEST
 
+/* GPT-2's causal mask as torch's masked_fill writes it, Where(M, -inf,
+ * scores): the same fusion with the bias Where(M, -inf, 0).  M [S, L]
+ * (constant: the bias folds; a graph input: its Where and the Unsqueeze
+ * to 4-D stay) by multi_head_attention_where_seq_ort, M [B, 1, 1, L] by
+ * multi_head_attention_where_ort's Expand.  The 0 of the bias is float
+ * (the literal takes the type of its Where's -inf, not of the bool M). */
+START_TEST(test_multi_head_attention_where_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v%s) => (float[2,3,8] y)"
+	                   " <float c = {0.5}, float ninf = {-inf}, int64[4] sh = {2, 3, 2, 4}, int64[3] sh2 = {2, 3, 8}%s> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  s2 = Where (mk, ninf, s1)\n"
+	                   "  p = Softmax <axis = -1> (s2)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Where Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, "", ", bool[3,3] mk = {0, 1, 1, 0, 0, 1, 0, 0, 0}");
+	vendor_case(t, "MultiHeadAttention", std, 1e-5);
+	free(t);
+	t = fmt(text, ", bool[3,3] mk", "");
+	vendor_case(t, "Where Unsqueeze MultiHeadAttention", std, 1e-5);
+	free(t);
+	t = fmt(text, "", ", bool[2,1,1,3] mk = {0, 0, 1, 0, 1, 0}");
+	vendor_case(t, "MultiHeadAttention", std, 1e-5);
+	free(t);
+}
+END_TEST
+
+/* Hugging Face's GPT-2: Where(M, scores, lowest) with a constant causal M,
+ * the heads merged straight to [B * S, D] -> a Reshape of
+ * MultiHeadAttention (multi_head_attention_keep_ort); not with a row of M
+ * keeping no key (the Where averages every key there, the bias would not). */
+START_TEST(test_multi_head_attention_keep_vendor)
+{
+	const char *text = HEAD(17) "g (float[2,3,8] q, float[2,3,8] k, float[2,3,8] v) => (float[6,8] y)"
+	                   " <float c = {0.5}, float low = {-3.4028234e38}, int64[4] sh = {2, 3, 2, 4}, int64[2] sh2 = {6, 8},"
+	                   " bool[1,1,3,3] mk = {%s}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [0, 2, 1, 3]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [0, 2, 3, 1]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [0, 2, 1, 3]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  s2 = Where (mk, s1, low)\n"
+	                   "  p = Softmax <axis = -1> (s2)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Where Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, "1, 0, 0, 1, 1, 0, 1, 1, 1");
+	vendor_case(t, "MultiHeadAttention Reshape", std, 1e-5);
+	free(t);
+	t = fmt(text, "1, 0, 0, 0, 0, 0, 1, 1, 1");
+	vendor_case(t, "Reshape Transpose Reshape Transpose Reshape Transpose FusedMatMul Where Softmax MatMul Transpose Reshape",
+	            std, 1e-5);
+	free(t);
+}
+END_TEST
+
+/* torch's nn.MultiheadAttention (ViT), sequence-first: Q, K, V [S, B, D]
+ * reshaped to [S, B * heads, head], transposed to [B * heads, S, head] ->
+ * MultiHeadAttention between Transposes to and from [B, S, D]
+ * (multi_head_attention_seq_first_ort; B 2, 2 heads).  Not where the head
+ * does not divide D (a row of [S, B * heads, head] would take the end of
+ * one batch row and the start of the next). */
+START_TEST(test_multi_head_attention_seq_first_vendor)
+{
+	const char *text = HEAD(17) "g (float[3,2,%d] q, float[3,2,%d] k, float[3,2,%d] v) => (float[6,%d] y)"
+	                   " <float c = {0.5}, int64[3] sh = {3, %d, 4}, int64[2] sh2 = {6, %d}> {\n"
+	                   "  rq = Reshape (q, sh)\n  tq = Transpose <perm = [1, 0, 2]> (rq)\n"
+	                   "  rk = Reshape (k, sh)\n  tk = Transpose <perm = [1, 2, 0]> (rk)\n"
+	                   "  rv = Reshape (v, sh)\n  tv = Transpose <perm = [1, 0, 2]> (rv)\n"
+	                   "  s0 = MatMul (tq, tk)\n  s1 = Mul (s0, c)\n  p = Softmax <axis = -1> (s1)\n"
+	                   "  o = MatMul (p, tv)\n  to = Transpose <perm = [1, 0, 2]> (o)\n  y = Reshape (to, sh2)\n}\n";
+	const char *std = "Reshape Transpose Reshape Transpose Reshape Transpose MatMul Mul Softmax MatMul Transpose Reshape";
+	char *t = fmt(text, 8, 8, 8, 8, 4, 8);
+	vendor_case(t, "Transpose Transpose Transpose MultiHeadAttention Transpose Reshape", std, 1e-5);
+	free(t);
+	t = fmt(text, 6, 6, 6, 6, 3, 6);
+	vendor_case(t, "Reshape Transpose Reshape Transpose Reshape Transpose FusedMatMul Softmax MatMul Transpose Reshape", std, 1e-5);
+	free(t);
+}
+END_TEST
+
 /* An initializer no node reads goes; below IR version 4 with its entry
  * in the main graph's inputs (every initializer had to be listed there,
  * and ONNX Runtime does not count it among the session's inputs), from
@@ -4111,6 +4202,9 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_rotary_embedding);
 	tcase_add_test(tc, test_attention_symbolic);
 	tcase_add_test(tc, test_multi_head_attention_vendor);
+	tcase_add_test(tc, test_multi_head_attention_where_vendor);
+	tcase_add_test(tc, test_multi_head_attention_keep_vendor);
+	tcase_add_test(tc, test_multi_head_attention_seq_first_vendor);
 	tcase_add_test(tc, test_ir3_unused_initializer_inputs);
 	tcase_add_test(tc, test_llama_decoder);
 	tcase_add_test(tc, test_activation_fusions);

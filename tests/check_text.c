@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 /* Expected counts, so an empty or partial glob cannot pass. */
 #define CONFORMANCE_MODELS 1072

@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "arena.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
-#include "rewrite.h"
-#include "rules.h"
-#include "rw_interp.h"
+#include "ir/arena.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"
+#include "runtime/engine/rw_interp.h"
 #include "testutil.h"
-#include "text.h"
+#include "ir/text.h"
 
 /* ck_assert_str_eq against a formatted string */
 #define assert_str_fmt(got, ...) do { \

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conformance.h"
+#include "runtime/eval/conformance.h"
 
 #define DATA "/usr/include/onnx/backend/test/data"
 

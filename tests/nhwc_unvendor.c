@@ -7,7 +7,7 @@
  * itself is checked on graft's evaluator (tests/check_rules.c).
  *
  *   build/nhwc-unvendor IN.onnx OUT.onnx    (exit 0; 1 on a load/save error) */
-#include "ir.h"
+#include "ir/ir.h"
 
 #include <stdio.h>
 #include <string.h>

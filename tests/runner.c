@@ -6,14 +6,14 @@
 #include <stdlib.h>
 
 #define SUITE(area) Suite *suite_##area(void);
-#include "suites.h"
+#include "gen/suites.h"
 #undef SUITE
 
 int main(void)
 {
 	SRunner *sr = srunner_create(NULL);
 #define SUITE(area) srunner_add_suite(sr, suite_##area());
-#include "suites.h"
+#include "gen/suites.h"
 #undef SUITE
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -12,8 +12,8 @@
 
 #include <check.h>
 
-#include "onnx.pb-c.h"
-#include "text.h"
+#include "gen/onnx.pb-c.h"
+#include "ir/text.h"
 
 static void collect(const char *dir, const char *suffix, char ***paths, size_t *n, size_t *cap)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 #define ONNX_TESTDATA "/usr/include/onnx/backend/test/data"
 #define CORPUS_DIR "../shared/corpus"

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rewrite.h"
-#include "rules.h"   /* the library's own rule sets, compiled into libgraft */
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"   /* the library's own rule sets, compiled into libgraft */
 
 /* The rule set graftc generated from custom.rules (graftc -n custom). */
 extern const RwRuleSet graft_rules_custom;

@@ -12,13 +12,13 @@
 
 #include <jansson.h>
 
-#include "ast.h"
-#include "convert.h"
-#include "opschema.h"
-#include "plan.h"
-#include "rules.h"
-#include "rw_interp.h"
-#include "text.h"
+#include "dsl/ast.h"
+#include "runtime/convert/convert.h"
+#include "ir/opschema.h"
+#include "runtime/plan/plan.h"
+#include "runtime/engine/rules.h"
+#include "runtime/engine/rw_interp.h"
+#include "ir/text.h"
 
 /* The compiled rule sets graft carries: graftc generates them at build time
  * from rules/basic/ and rules/extended/ (build/gen/rules_*.c). */

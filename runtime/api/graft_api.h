@@ -18,13 +18,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "audit.h"
-#include "eval.h"
-#include "ir.h"
-#include "outfile.h"
-#include "rewrite.h"
-#include "run.h"
-#include "verify.h"
+#include "runtime/engine/audit.h"
+#include "runtime/eval/eval.h"
+#include "ir/ir.h"
+#include "ir/outfile.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/eval/run.h"
+#include "runtime/verify/verify.h"
 
 /* The status of a job: the graft command's exit codes. */
 enum {

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outfile.h"
+#include "ir/outfile.h"
 
 static struct {
 	ProgressMode mode;

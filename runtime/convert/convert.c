@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "eval.h"
-#include "infer.h"
-#include "opschema.h"
-#include "ort_kernels.h"
+#include "ir/arena.h"
+#include "runtime/eval/eval.h"
+#include "runtime/infer/infer.h"
+#include "ir/opschema.h"
+#include "ir/ort_kernels.h"
 
 typedef struct Conv {
 	IrModel *m;

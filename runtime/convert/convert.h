@@ -3,8 +3,8 @@
 #ifndef GRAFT_CONVERT_H
 #define GRAFT_CONVERT_H
 
-#include "diag.h"
-#include "ir.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
 
 /* Lowest opset graft converts from or to. */
 #define CONVERT_MIN_OPSET 1

@@ -4,8 +4,8 @@
  * records graft's version, a hash of the rule set, the input's sha256, the
  * op histograms and every firing in order with its provenance. */
 #include "audit.h"
-#include "ast.h"
-#include "outfile.h"
+#include "dsl/ast.h"
+#include "ir/outfile.h"
 
 #include "sha256.h"
 

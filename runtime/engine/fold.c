@@ -18,7 +18,7 @@
  * with a worklist. */
 #include "fold.h"
 #include "fold_move.h"
-#include "infer.h"
+#include "runtime/infer/infer.h"
 
 #include <stdlib.h>
 #include <string.h>

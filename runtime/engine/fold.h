@@ -2,7 +2,7 @@
 #ifndef GRAFT_FOLD_H
 #define GRAFT_FOLD_H
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #define FOLD_DEFAULT_MAX_BYTES ((size_t)1 << 30)
 

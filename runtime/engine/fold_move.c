@@ -19,7 +19,7 @@
  * the kernel, which computes the result whole as before.  Any reader that
  * wants the bytes whole gets them computed once (ir_tensor_raw). */
 #include "fold_move.h"
-#include "geometry.h"
+#include "ir/geometry.h"
 
 #include <stdlib.h>
 #include <string.h>

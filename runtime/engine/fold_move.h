@@ -3,7 +3,7 @@
 #ifndef GRAFT_FOLD_MOVE_H
 #define GRAFT_FOLD_MOVE_H
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 /* Node n (Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Identity, Slice,
  * Gather, Cast, Concat; its inputs constants, its output's shape inferred)

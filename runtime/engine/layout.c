@@ -24,7 +24,7 @@
  *
  * Permutations follow ONNX: T_q(u) has axis i = axis q[i] of u. */
 #include "layout.h"
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #include <stdlib.h>
 #include <string.h>

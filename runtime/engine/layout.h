@@ -3,7 +3,7 @@
 #ifndef GRAFT_LAYOUT_H
 #define GRAFT_LAYOUT_H
 
-#include "ir.h"
+#include "ir/ir.h"
 
 typedef struct Layout Layout;   /* scratch tables, reused across calls */
 

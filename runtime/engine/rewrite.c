@@ -14,12 +14,12 @@
  * The back ends sit above this file: they build through its builder API,
  * and it names none of them. */
 #include "rewrite.h"
-#include "ast.h"
-#include "infer.h"
+#include "dsl/ast.h"
+#include "runtime/infer/infer.h"
 #include "layout.h"
 #include "split_slices.h"
-#include "arena.h"
-#include "ort_kernels.h"
+#include "ir/arena.h"
+#include "ir/ort_kernels.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -930,6 +930,11 @@ static bool why_pass(Rewriter *rw)
 	 * the same rules in the same order, so the engine's state for the set
 	 * (enabled rules, overrides) holds for it */
 	const RwBackEnd *be = rw->sets[set]->back_end;
+	if (!be && rw->sets[set]->sources) {
+		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: this program links no rules interpreter "
+		           "(rw_interp.h)", rw->sets[set]->name);
+		return false;
+	}
 	if (!be) {
 		diag_error(rw->d, NULL, "rule set '%s' cannot be interpreted: it carries no rules text (regenerate it "
 		           "with this graftc)", rw->sets[set]->name);

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "fold.h"
 
 /* Generated matchers check this at build time against the version they were
@@ -63,7 +63,9 @@ typedef struct RwRuleSet {
 	                               interpreter; NULL (graftc leaves it out) for compiled sets */
 	const struct RwBackEnd *back_end;  /* what runs the set's rules one at a time for --why,
 	                               --match-each and [override] (graftc and the loader put the
-	                               interpreter's, rw_interp.h); NULL: none (no --why) */
+	                               interpreter's, rw_interp.h; graftc's by a weak reference,
+	                               NULL in a program without the interpreter); NULL: none
+	                               (no --why) */
 } RwRuleSet;
 
 /* A back end that runs a set's rules one at a time: what the engine asks

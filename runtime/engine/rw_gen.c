@@ -2,7 +2,7 @@
  * opset forms, attributes with defaults, guard builtins over the IR's
  * shapes and constants, and building ops in the model's opset form. */
 #include "rw_gen.h"
-#include "opset_forms.h"
+#include "dsl/opset_forms.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -29,11 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse.h"
-#include "ast.h"
-#include "check_internal.h"     /* "did you mean" for a misspelt [override] */
-#include "mprog.h"
-#include "mtree.h"
+#include "dsl/analyse.h"
+#include "dsl/ast.h"
+#include "dsl/check_internal.h"     /* "did you mean" for a misspelt [override] */
+#include "dsl/mprog.h"
+#include "dsl/mtree.h"
 
 /* ---- externs --------------------------------------------------------------------- */
 

@@ -109,8 +109,10 @@ bool rw_interp_rule(Rewriter *rw, int rule, NodeId n, bool why);
 
 /* The interpreter as a back end (rewrite.h): {rw_rules_interpreted,
  * rw_interp_rule, a set's [override] rules}.  The sets it loads and those
- * graftc writes point to it (RwRuleSet.back_end); the engine reaches the
- * interpreter only through them. */
+ * graftc writes point to it (RwRuleSet.back_end; graftc's by a weak
+ * reference, so a program that never loads rules files links no
+ * interpreter and its compiled sets have no back end); the engine reaches
+ * the interpreter only through them. */
 extern const RwBackEnd rw_interpreter;
 
 #endif

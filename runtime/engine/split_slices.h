@@ -4,7 +4,7 @@
 #ifndef GRAFT_SPLIT_SLICES_H
 #define GRAFT_SPLIT_SLICES_H
 
-#include "ir.h"
+#include "ir/ir.h"
 
 typedef struct SplitPiece {
 	NodeId slice;

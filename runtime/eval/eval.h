@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 #define EV_MAX_RANK IR_MAX_RANK   /* one limit for the whole of graft (ir.h) */
 

@@ -5,7 +5,7 @@
  * write (ir_tensor_decode, ir_tensor_encode, ir_tensor_string): only
  * SequenceProto and OptionalProto, which ONNX's libraries do not ship, are
  * read here, field by field. */
-#include "outfile.h"
+#include "ir/outfile.h"
 #include "eval.h"
 
 #include <errno.h>

@@ -17,8 +17,8 @@
  * above the standard kernels, which they find through kernels/registry.c. */
 #include "attention.h"
 #include "eval.h"
-#include "kernels/ew_util.h"
-#include "kernels/nn_util.h"
+#include "runtime/eval/kernels/ew_util.h"
+#include "runtime/eval/kernels/nn_util.h"
 
 #include <math.h>
 #include <string.h>

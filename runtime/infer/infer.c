@@ -16,9 +16,9 @@
  * still says [N, ...].  The vector ops are done here rather than with
  * kernels because kernels cannot carry symbols. */
 #include "infer_internal.h"
-#include "geometry.h"
+#include "ir/geometry.h"
 
-#include "arena.h"
+#include "ir/arena.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

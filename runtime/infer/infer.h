@@ -15,7 +15,7 @@
 #ifndef GRAFT_INFER_H
 #define GRAFT_INFER_H
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 typedef struct InferState InferState;  /* known values of small shape tensors; owned by the caller */
 

@@ -8,7 +8,7 @@
  * leaves unknown.  Opset differences (axes as an attribute or an input,
  * ...) are decided with c->opset, the model's default-domain opset. */
 #include "infer_internal.h"
-#include "geometry.h"
+#include "ir/geometry.h"
 
 #include <math.h>
 #include <stdlib.h>

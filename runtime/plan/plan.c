@@ -4,7 +4,7 @@
  * live-set lower bound, and the plan printed, as JSON, and as the
  * EvPlacement the evaluator runs in.  docs/memory-plan.md explains it. */
 #include "plan.h"
-#include "infer.h"
+#include "runtime/infer/infer.h"
 
 #include <jansson.h>
 #include <stdlib.h>

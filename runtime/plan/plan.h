@@ -36,7 +36,7 @@
 
 #include <stdio.h>
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #define PLAN_ALIGN 64
 

@@ -16,10 +16,10 @@
  * A separate program, linked dynamically: graft itself is static, and
  * Graphviz loads its layout and render plugins at run time (graft runs
  * this one, see html_report.c). */
-#include "ir.h"
-#include "diag.h"
-#include "outfile.h"
-#include "infer.h"
+#include "ir/ir.h"
+#include "ir/diag.h"
+#include "ir/outfile.h"
+#include "runtime/infer/infer.h"
 
 #include <graphviz/gvc.h>
 #include <jansson.h>

@@ -3,7 +3,7 @@
 #ifndef GRAFT_HTML_REPORT_H
 #define GRAFT_HTML_REPORT_H
 
-#include "audit.h"
+#include "runtime/engine/audit.h"
 
 /* graft explain REPORT.json --html OUT.html: render an existing audit. */
 bool html_render(const char *report_json, const char *html, Diag *d);

@@ -45,10 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "opschema.h"
-#include "opset_forms.h"
-#include "mprog.h"
+#include "runtime/eval/eval.h"
+#include "ir/opschema.h"
+#include "dsl/opset_forms.h"
+#include "dsl/mprog.h"
 #include "verify_internal.h"
 
 #define GEN_MAX_VARS 64

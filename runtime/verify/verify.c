@@ -31,12 +31,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "eval.h"
-#include "outfile.h"
-#include "mprog.h"
-#include "run.h"
-#include "rw_interp.h"
-#include "text.h"
+#include "runtime/eval/eval.h"
+#include "ir/outfile.h"
+#include "dsl/mprog.h"
+#include "runtime/eval/run.h"
+#include "runtime/engine/rw_interp.h"
+#include "ir/text.h"
 #include "verify_internal.h"
 
 /* ---- tallies of reasons -------------------------------------------------------- */

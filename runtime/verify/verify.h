@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rewrite.h"
+#include "runtime/engine/rewrite.h"
 
 typedef struct VerifyOptions {
 	uint64_t seed;

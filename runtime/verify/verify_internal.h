@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ast.h"
-#include "ir.h"
+#include "dsl/ast.h"
+#include "ir/ir.h"
 
 /* splitmix64: small, fast, and the same numbers on every machine. */
 typedef struct Rng {

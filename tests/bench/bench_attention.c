@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "attention.h"
+#include "runtime/eval/attention.h"
 
 static double now(void)
 {

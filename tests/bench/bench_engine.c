@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewrite.h"
+#include "runtime/engine/rewrite.h"
 
 static const RwRule rules[] = {
 	{.name = "identity", .level = RW_LEVEL_BASIC, .file = "tests/bench/bench_engine.c", .line = 1, .doc = "Identity(x) => x",

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
+#include "ir/arena.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
 
 #define BLOCKS 4000
 #define WEIGHT_FLOATS 6400 /* 80x80: 25,600 bytes */

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewrite.h"
-#include "rw_interp.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rw_interp.h"
 
 extern const RwRuleSet graft_rules_bench100;
 

@@ -129,9 +129,9 @@ class Bert(nn.Module):
 
 
 class GPT2(nn.Module):
-    def __init__(self, vocab=50257, hidden=768, layers=12, heads=12):
+    def __init__(self, vocab=50257, hidden=768, layers=12, heads=12, positions=1024):
         super().__init__()
-        self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(1024, hidden)
+        self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden)
         self.layers = nn.ModuleList(EncoderLayer(hidden, heads, 4 * hidden, True, True, "tanh") for _ in range(layers))
         self.ln_f = nn.LayerNorm(hidden)
 

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyse.h"
-#include "ast.h"
-#include "codegen.h"
+#include "dsl/analyse.h"
+#include "dsl/ast.h"
+#include "compiler/codegen.h"
 
 static FILE *devnull;
 

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rw_interp.h"
-#include "text.h"
-#include "verify.h"
+#include "runtime/engine/rw_interp.h"
+#include "ir/text.h"
+#include "runtime/verify/verify.h"
 
 static FILE *devnull;
 

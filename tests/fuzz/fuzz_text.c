@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ir.h"
-#include "text.h"
+#include "ir/ir.h"
+#include "ir/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

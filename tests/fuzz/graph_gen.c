@@ -27,16 +27,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "eval.h"
+#include "ir/arena.h"
+#include "runtime/eval/eval.h"
 #include "graph_gen.h"
-#include "infer.h"
-#include "ir.h"
-#include "onnx.pb-c.h"
-#include "opschema.h"
-#include "rewrite.h"
-#include "rules.h"
-#include "run.h"
+#include "runtime/infer/infer.h"
+#include "ir/ir.h"
+#include "gen/onnx.pb-c.h"
+#include "ir/opschema.h"
+#include "runtime/engine/rewrite.h"
+#include "runtime/engine/rules.h"
+#include "runtime/eval/run.h"
 
 enum {
 	MAX_VALS = 192,      /* values the ops may read, across scopes */

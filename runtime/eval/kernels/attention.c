@@ -24,8 +24,8 @@
  * norm.c: this file includes itself with ATT_T = float, then double. */
 #ifndef ATT_T
 
-#include "attention.h"
-#include "eval.h"
+#include "runtime/eval/attention.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * body through the context's run_body entry (EvCtx.run_body, eval.c's
  * interpreter, which these kernels sit below), which shares the
  * interpreter's value table, so a body reads outer values directly. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 #ifndef GRAFT_EW_UTIL_H
 #define GRAFT_EW_UTIL_H
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #include <math.h>
 #include <stdint.h>

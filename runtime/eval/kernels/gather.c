@@ -7,7 +7,7 @@
  * max, min) do arithmetic: float32/float64 in their own type, float16 and
  * bfloat16 in float32 rounded back to the type, integers with wraparound.
  * An index out of range is an error, never a silent clamp. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "sh_util.h"
 
 #include <math.h>

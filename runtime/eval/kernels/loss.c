@@ -10,7 +10,7 @@
  * (float16/bfloat16 through float32); the reductions accumulate in double in
  * row-major order and round once, which is at least as exact as numpy's
  * pairwise float32 sum. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  * bfloat16 widened to float32, rounded once at the end) and in double for
  * float64.  Integer matrices multiply and add in 64-bit two's complement,
  * wrapping like the machine, and are truncated to the output type. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

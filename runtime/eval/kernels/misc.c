@@ -9,7 +9,7 @@
  * integer Einsum) and round once to the output type; that is at least as
  * exact as accumulating in the tensor's own type, and documented here
  * because it can differ from it in the last bit. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "sh_util.h"
 
 #include <locale.h>

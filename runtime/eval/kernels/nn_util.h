@@ -14,7 +14,7 @@
 #ifndef GRAFT_NN_UTIL_H
 #define GRAFT_NN_UTIL_H
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
  * itself with NN_T = float, then with NN_T = double (the part after #else). */
 #ifndef NN_T
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

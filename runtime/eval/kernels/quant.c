@@ -14,7 +14,7 @@
  * the end, which is what int32 accumulation gives (arithmetic mod 2^32).
  * They subtract the zero points first and pad with zero, which is the same
  * as padding the quantized input with its zero point. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

@@ -7,17 +7,17 @@
  * above the families and below what builds on them: vendor.c's
  * com.microsoft kernels call standard ones through it, and eval.c's
  * ev_kernel_find picks between the two by domain. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #include <stdlib.h>
 
 #define FAMILY(f) extern const EvKernel ev_kernels_##f[];
-#include "kernel_families.h"
+#include "gen/kernel_families.h"
 #undef FAMILY
 
 static const EvKernel *const families[] = {
 #define FAMILY(f) ev_kernels_##f,
-#include "kernel_families.h"
+#include "gen/kernel_families.h"
 #undef FAMILY
 	NULL,
 };

@@ -15,7 +15,7 @@
  * the reference's astype does).  Before opset 11 (Resize-10, Upsample)
  * coordinates are asymmetric and nearest rounds as onnxruntime's "simple"
  * mode: floor when upsampling, ceil when downsampling. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "sh_util.h"
 
 #include <math.h>

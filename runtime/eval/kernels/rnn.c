@@ -11,7 +11,7 @@
  * once to its type: at least as accurate as any float32 ordering.  Steps past
  * a batch entry's sequence length produce zeros in Y and leave the state as
  * it was, so Y_h / Y_c hold the state after the last valid step. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <math.h>

@@ -14,7 +14,7 @@
  * as float arithmetic does), so a rotation written out as Mul/Neg/Add gives
  * the same bits; float16 and bfloat16 go through float32; float64 in double.
  * The rule that creates the op: rules/extended/llm.rules. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 
 #include <stdlib.h>

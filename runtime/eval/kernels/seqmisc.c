@@ -7,7 +7,7 @@
  * dtype.  NonMaxSuppression, RoiAlign and GridSample compute geometry and
  * interpolation in double, following ONNX's reference (itself a port of
  * onnxruntime's CPU kernels) step by step, and round each output once. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 #include "sh_util.h"
 

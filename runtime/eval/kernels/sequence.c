@@ -7,7 +7,7 @@
  * its input (ev_ref) instead of copying them; only SplitToSequence and
  * ConcatFromSequence move tensor data.  An empty optional is an EV_NONE
  * value; a full one is the value itself. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "sh_util.h"
 
 #include <stdlib.h>

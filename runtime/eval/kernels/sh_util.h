@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "runtime/eval/eval.h"
 
 #define SH_BIT(dt) (1u << (dt))
 #define SH_T_FLOAT (SH_BIT(DT_FLOAT) | SH_BIT(DT_DOUBLE) | SH_BIT(DT_FLOAT16) | SH_BIT(DT_BFLOAT16))

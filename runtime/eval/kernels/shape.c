@@ -8,9 +8,9 @@
  * written once for every dtype by element size (sh_util.h); strings are
  * duplicated.  Opset differences (attributes that became inputs) are chosen
  * by c->opset, as the op's schema history says. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "sh_util.h"
-#include "geometry.h"
+#include "ir/geometry.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * products are added in increasing j, and each output is rounded once to its
  * type.  numpy's FFT (the reference) orders its sums differently, so results
  * agree to rounding, not bit for bit. */
-#include "eval.h"
+#include "runtime/eval/eval.h"
 #include "nn_util.h"
 #include "sh_util.h"
 
