@@ -2935,6 +2935,16 @@ START_TEST(test_cli_verify)
 	              strstr(out, " tries, 0 invalid\n"), "%s", out);
 	free(out);
 	free(cmd);
+	/* --max-memory: an instance whose tensors would go over it is dropped (a drawn Range
+	 * to a huge limit was killed by the kernel's OOM killer before verify had a limit) */
+	cmd = fmt("%s verify tests/verify/correct.rules --rule neg_neg --max-memory 1 --no-library -o %s", graft, tmp);
+	ck_assert_msg(run_shell(cmd, &out) == 1 &&
+	              strstr(out, "not exercised  neg_neg                  tests/verify/correct.rules:10: fired on 0 of 0 "
+	                          "instances; no valid instance: Neg input 0: a float tensor over the memory limit "
+	                          "(--max-memory) (") && strstr(out, "0 verified, 0 wrong, 1 not exercised (seed 0)\n"),
+	              "%s", out);
+	free(out);
+	free(cmd);
 	/* fewer firings than wanted in a cell: a warning, an error under --strict */
 	cmd = fmt("%s verify tests/verify/correct.rules --rule sub_zero --tries 300 -o %s", graft, tmp);
 	ck_assert_msg(run_shell(cmd, &out) == 0, "%s", out);

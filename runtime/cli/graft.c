@@ -1589,6 +1589,7 @@ static int cmd_verify(int argc, char **argv)
 		{"rule", required_argument, NULL, 'r'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"keep", required_argument, NULL, 'k'},
+		{"max-memory", required_argument, NULL, 'm'},
 		{"no-library", no_argument, NULL, 'N'},
 		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
@@ -1616,6 +1617,13 @@ static int cmd_verify(int argc, char **argv)
 				vo.tries = (int)v;
 			else
 				vo.keep = (int)v;
+			break;
+		}
+		case 'm': {
+			long long v;
+			if (!parse_int_arg("--max-memory", optarg, 1, INT64_MAX, &v))
+				return EXIT_USAGE;
+			vo.max_memory = (size_t)v;
 			break;
 		}
 		case 'o': vo.out_dir = optarg; break;
@@ -1651,6 +1659,8 @@ static int cmd_verify(int argc, char **argv)
 			       "  --keep N            also save each rule's first N firing graphs, before and after,\n"
 			       "                      to DIR (RULE.K.onnx, RULE.K.rewritten.onnx), to run elsewhere\n"
 			       "  -v, --verbose       per rule, the tries and why graphs were dropped\n"
+			       "  --max-memory N      the most bytes of tensors an instance may hold at once\n"
+			       "                      (default 1 GiB); an instance that needs more is dropped\n"
 			       "  --no-library        the rules will run without the library (optimize --no-library):\n"
 			       "                      no warning for a rule named like one of the library's\n");
 			return EXIT_OK;

@@ -1440,6 +1440,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 			for (int64_t i = 0; i < t->numel; i++)
 				ev_set_f(t, i, x);      /* scalar(c) >= 1e-5: at the guard's boundary */
 	}
+	if (!t && ev_memory_refused())
+		return fail(g, "%s input %d: a %s tensor over the memory limit (--max-memory)", ng->p->name, k,
+		            dtype_name(dt));
 	if (!t)
 		return fail(g, "%s input %d: cannot make a %s tensor", ng->p->name, k, dtype_name(dt));
 	if (!sl->attr_form && !tp_bind(g, ng, k, t->dtype)) {

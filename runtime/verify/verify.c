@@ -995,6 +995,11 @@ bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c,
 			return false;
 		}
 	}
+	/* a drawn instance may ask for a huge tensor (a Range to a drawn limit,
+	 * a Less of it with itself): the evaluator refuses it, the instance is
+	 * dropped */
+	size_t limit_before = ev_memory_limit();
+	ev_set_memory_limit(o->max_memory ? o->max_memory : VERIFY_MAX_MEMORY);
 	bool ok = true;
 	for (int i = 0; i < prog->nrules && ok; i++) {
 		const MRule *mr = &prog->rules[i];
@@ -1011,5 +1016,6 @@ bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c,
 		tally_free(&rr.why);
 		tally_free(&rr.bad);
 	}
+	ev_set_memory_limit(limit_before);
 	return ok;
 }

@@ -44,7 +44,12 @@ typedef struct VerifyOptions {
 	                               before and after, to out_dir (<rule>.<k>.onnx and
 	                               <rule>.<k>.rewritten.onnx: tests/verify_ort.sh runs them in
 	                               ONNX Runtime) */
+	size_t max_memory;          /* the evaluator's limit on tensor bytes held at once while an
+	                               instance is drawn and run (0: VERIFY_MAX_MEMORY); an instance
+	                               over it is dropped, not the machine's memory exhausted */
 } VerifyOptions;
+
+#define VERIFY_MAX_MEMORY ((size_t)1 << 30)
 
 typedef struct VerifyCounts {
 	int verified, wrong, unexercised;
