@@ -2133,6 +2133,21 @@ START_TEST(test_attention_symbolic)
 	t = fmt(text, "t", "Mul");
 	run_case(t, &(Case){"attention_mask_scaled", "MatMul Mul Add Softmax MatMul", false, -1});
 	free(t);
+	/* torch's masked_fill (GPT-2): Where(M, -inf, scores) with M [s, s] -> the mask
+	 * Where(M, -inf, 0) made 4-D; not with M [s, t], which may broadcast the scores */
+	const char *where = HEAD(23) "g (float[b,2,s,4] q, float[b,2,4,s] kt, float[b,2,s,4] v, bool[s,%s] m) => (float[b,2,s,4] y)"
+	                    " <float c = {0.5}, float ninf = {-inf}> {\n"
+	                    "  s0 = MatMul (q, kt)\n  s1 = %s (s0, c)\n  a = Where (m, ninf, s1)\n  p = Softmax (a)\n"
+	                    "  y = MatMul (p, v)\n}\n";
+	t = fmt(where, "s", "Mul");
+	run_case(t, &(Case){"attention_where_scaled", "Transpose Where Unsqueeze Attention", true, 1e-5});
+	free(t);
+	t = fmt(where, "s", "Div");
+	run_case(t, &(Case){"attention_where_scaled_div", "Transpose Where Unsqueeze Attention", true, 1e-5});
+	free(t);
+	t = fmt(where, "t", "Mul");
+	run_case(t, &(Case){"attention_where_scaled", "MatMul Mul Where Softmax MatMul", false, -1});
+	free(t);
 	/* the whole library with the vendor ops: FusedMatMul takes the scale, then Attention the core */
 	vendor_case(HEAD(23) "g (float[2,2,3,4] q, float[2,2,3,4] k, float[2,2,3,4] v, float[3,3] m) => (float[2,2,3,4] y)"
 	            " <float c = {0.5}> {\n  kt = Transpose <perm = [0, 1, 3, 2]> (k)\n"
