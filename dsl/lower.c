@@ -1343,6 +1343,13 @@ static void lower_operand(L *g, Slot *s)
 			Var *v = var(g, e->s);
 			if (s->binds)
 				return;
+			if (!v || (v->kind != MT_VALUE && v->kind != MT_ARG)) {
+				/* Squeeze[axes = a](x) with a read as ints, where axes is an input in
+				 * some of the rule's opsets: the operand, not an attribute's value */
+				unsupported(g, e->pos, "'%s' as the value of an attribute that is an input in some of the rule's "
+				            "opsets: write it as an operand and read it with ints()", e->s);
+				return;
+			}
 			about(check(g, same_ex(g, s->reg, arg, v->reg, v->kind == MT_ARG), false, W_SAME,
 			            W(g, "%s is not the same as %s", s->what, e->s)), s);
 			return;

@@ -3168,6 +3168,20 @@ START_TEST(test_graftc_output)
 	ck_assert_int_eq(graftc(args, &err), 1);
 	ck_assert_msg(strstr(err, "mine.rules:1:9: error: not supported by the code generator yet: 'Resize' input 3, which moved in older opsets"),
 	              "%s", err);
+	free(err);
+	/* an attribute spelling bound to a variable read as ints, where the attribute is
+	 * an input in some of the rule's opsets: an error, not C that uses an undeclared
+	 * variable; within the opsets where it is an attribute, compiled */
+	src = "rule r: Squeeze[axes = a](x) if len(a) == 1 => x;\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	ck_assert_int_eq(graftc(args, &err), 1);
+	ck_assert_msg(strstr(err, "mine.rules:1:26: error: not supported by the code generator yet: 'a' as the value of an "
+	                          "attribute that is an input in some of the rule's opsets: write it as an operand and read "
+	                          "it with ints()"), "%s", err);
+	free(err);
+	src = "rule r [opset ..12]: Squeeze[axes = a](x) if len(a) == 1 => x;\n";
+	ck_assert(write_file(rules, src, strlen(src)));
+	ck_assert_int_eq(graftc(args, &err), 0);
 	/* Pad's pads, spelled paddings at opset 1 and pads up to 10: compiled */
 	free(err);
 	src = "rule r: Pad(x, _) => x;\n";
