@@ -243,6 +243,26 @@ static void flush_checks(Fn *F)
 {
 	if (!F->nconds)
 		return;
+	/* a few short conditions fit on one line: if (!q || !k) */
+	size_t len = 4 + (size_t)F->depth * 8;
+	bool plain = true;
+	for (int i = 0; i < F->nconds; i++) {
+		len += strlen(F->conds[i]) + 4;
+		plain = plain && !strstr(F->conds[i], "&&") && !strchr(F->conds[i], '?') && !strstr(F->conds[i], " = ");
+	}
+	if (F->nconds > 1 && plain && len <= 110) {
+		Buf b = {0};
+		for (int i = 0; i < F->nconds; i++) {
+			bprintf(&b, "%s%s", i ? " || " : "if (", F->conds[i]);
+			free(F->conds[i]);
+		}
+		bprintf(&b, ")");
+		put_line(F->out, F->depth, b.s);
+		free(b.s);
+		F->nconds = 0;
+		put_line(F->out, F->depth + 1, fail_stmt(F));
+		return;
+	}
 	for (int i = 0; i < F->nconds; i++) {
 		char *c = F->conds[i];
 		bool wrap = F->nconds > 1 && (strstr(c, "&&") || strchr(c, '?') || strstr(c, " = "));
@@ -432,7 +452,19 @@ static char *cx(const Fn *F, const MExpr *e)
 			};
 			bool paren = e->op == EX_AND || e->op == EX_OR || e->op == EX_ADD || e->op == EX_SUB;
 			const char *o = (size_t)e->op < sizeof ops / sizeof *ops && ops[e->op] ? ops[e->op] : "?";
-			r = fmt(paren ? "(%s %s %s)" : "%s %s %s", a, o, b);
+			/* a chain of && (or of ||) reads flat: (a && b && c), not ((a && b) && c) */
+			const char *l = a, *rr = b;
+			size_t ll = strlen(a), rl = strlen(b);
+			for (int k = 0; k < 2 && (e->op == EX_AND || e->op == EX_OR); k++) {
+				const MExpr *kid = e->kids[k];
+				if (kid->kind == ME_BIN && kid->op == e->op) {
+					if (k == 0)
+						l = a + 1, ll -= 2;
+					else
+						rr = b + 1, rl -= 2;
+				}
+			}
+			r = fmt(paren ? "(%.*s %s %.*s)" : "%.*s %s %.*s", (int)ll, l, o, (int)rl, rr);
 		}
 		}
 		break;
@@ -641,6 +673,60 @@ static int leave_test(Fn *F, int i)
 }
 
 /* ---- matching -------------------------------------------------------------------------------- */
+
+/* The single-use steps from i on, in a row, as one check: the refs of each
+ * matched node in `nodes` order, 0 for those not checked (the root, shared
+ * nodes).  Returns the steps taken. */
+static int print_single_uses(Fn *F, int i)
+{
+	const MProg *p = F->p;
+	int *refs = calloc((size_t)p->nnodes + 1, sizeof *refs), n = 0;
+	if (!refs)
+		abort();
+	for (; i + n < p->ninsns && p->insns[i + n].kind == MI_SINGLE_USE; n++)
+		for (int k = 0; k < p->nnodes; k++)
+			if (p->nodes[k] == p->insns[i + n].src)
+				refs[k] = p->insns[i + n].index;
+	Buf b = {0};
+	bprintf(&b, "!rwg_single_use_nodes(rw, nodes, %d, (const int[]){", p->nnodes);
+	for (int k = 0; k < p->nnodes; k++)
+		bprintf(&b, "%s%d", k ? ", " : "", refs[k]);
+	bprintf(&b, "})");
+	fail_if(F, b.s);
+	free(b.s);
+	free(refs);
+	return n;
+}
+
+/* Operands of one node read in a row (MI_INPUT steps from i on, each kept in
+ * a variable), declared on one line while it stays short.  Returns the steps
+ * printed, or 1 (nothing printed) when the next step is no such read. */
+static int print_inputs(Fn *F, int i)
+{
+	const MProg *p = F->p;
+	const MInsn *x = &p->insns[i];
+	int n = 1;
+	size_t len = (size_t)F->depth * 8 + strlen(F->names[x->reg]) + 40;
+	while (i + n < p->ninsns && i + n != p->nmatch) {
+		const MInsn *y = &p->insns[i + n];
+		if (y->kind != MI_INPUT || y->test || y->swap || y->src != x->src || F->uses[y->reg] == 1)
+			break;
+		len += strlen(F->names[y->reg]) + 30;
+		if (len > 120)
+			break;
+		n++;
+	}
+	if (n == 1)
+		return 1;
+	const char *node = node_name(F, x->src);
+	Buf b = {0};
+	for (int k = 0; k < n; k++)
+		bprintf(&b, "%s%s = rw_input(rw, %s, %d)", k ? ", " : "ValueId ", F->names[p->insns[i + k].reg], node,
+		        p->insns[i + k].index);
+	line(F, "%s;", b.s);
+	free(b.s);
+	return n;
+}
 
 /* A commute step and the reads of operands 0 and 1 of its commutative op
  * (steps a, b): a loop over both orders, which a failure continues. */
@@ -1014,6 +1100,17 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 		if (i + 1 < p->ninsns && attr_literal(&F, x, &p->insns[i + 1])) {
 			i++;
 			continue;
+		}
+		if (x->kind == MI_SINGLE_USE && i + 1 < p->ninsns && p->insns[i + 1].kind == MI_SINGLE_USE) {
+			i += print_single_uses(&F, i) - 1;
+			continue;
+		}
+		if (x->kind == MI_INPUT && !x->swap && F.uses[x->reg] != 1) {
+			int n = print_inputs(&F, i);
+			if (n > 1) {
+				i += n - 1;
+				continue;
+			}
 		}
 		if (x->kind == MI_GUARD && x->index)
 			uses_unknown = true;

@@ -226,7 +226,8 @@ START_TEST(not_analysed)
 }
 END_TEST
 
-/* A construct the terms do not model: a variable bound to an input that older opsets spell as an attribute. */
+/* A construct the lowering refuses (a variable bound to an input that older opsets spell
+ * as an attribute, read as ints: graftc's C used an undeclared variable) is not analysed. */
 START_TEST(not_analysed_construct)
 {
 	const char *src = "rule s: Squeeze[axes = a](x) if len(a) == 1 => x;\n";
@@ -235,7 +236,7 @@ START_TEST(not_analysed_construct)
 	ck_assert_msg(a.checked, "%s", a.out);
 	ck_assert_int_eq(a.an.nskipped, 1);
 	ck_assert_str_eq(a.an.skipped[0].reason,
-	                 "it uses an input bound through its older attribute ('axes'), which the analysis does not model");
+	                 "it uses a construct the code generator does not support, which the analysis does not model");
 	analysed_free(&a);
 }
 END_TEST

@@ -130,6 +130,14 @@ bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwith
 	return node_uses(rw, n) <= (uint32_t)refs;
 }
 
+bool rwg_single_use_nodes(Rewriter *rw, const NodeId *nodes, int n, const int *refs)
+{
+	for (int k = 0; k < n; k++)
+		if (refs[k] > 0 && !rwg_single_use_node(rw, nodes[k], nodes, n, refs[k]))
+			return false;
+	return true;
+}
+
 ValueId rwg_out(Rewriter *rw, NodeId n, uint32_t k)
 {
 	IrNode *node = ir_node(M(rw), n);

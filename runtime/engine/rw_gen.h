@@ -79,6 +79,9 @@ bool rwg_absent_from(Rewriter *rw, NodeId n, uint32_t from);
 /* Every output of n is used only by the nodes `within`, at most `refs` times
  * in all (the pattern's reads of n), and is no graph output. */
 bool rwg_single_use_node(Rewriter *rw, NodeId n, const NodeId *within, int nwithin, int refs);
+/* rwg_single_use_node of each nodes[k] whose refs[k] > 0, within nodes (the
+ * match); the root and shared nodes have 0. */
+bool rwg_single_use_nodes(Rewriter *rw, const NodeId *nodes, int n, const int *refs);
 /* The kind of op producing v if v is its output `out` and it is of the
  * default domain; else OP_UNKNOWN.  Decision trees switch on it. */
 OpKind rwg_producer_kind(Rewriter *rw, ValueId v, uint32_t out);
