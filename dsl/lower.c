@@ -207,17 +207,24 @@ static void unsupported(L *g, SrcPos pos, const char *what, ...)
 	g->failed = true;
 }
 
+/* f formatted into the arena. */
+static char *vS(L *g, const char *f, va_list ap)
+{
+	char *tmp = NULL;
+	if (vasprintf(&tmp, f, ap) < 0)
+		abort();
+	char *r = arena_strdup(g->A, tmp);
+	free(tmp);
+	return r;
+}
+
 static char *S(L *g, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *S(L *g, const char *f, ...)
 {
 	va_list ap;
 	va_start(ap, f);
-	char *tmp = NULL;
-	if (vasprintf(&tmp, f, ap) < 0)
-		abort();
+	char *r = vS(g, f, ap);
 	va_end(ap);
-	char *r = arena_strdup(g->A, tmp);
-	free(tmp);
 	return r;
 }
 
@@ -230,12 +237,8 @@ static char *W(L *g, const char *f, ...)
 		return "";
 	va_list ap;
 	va_start(ap, f);
-	char *tmp = NULL;
-	if (vasprintf(&tmp, f, ap) < 0)
-		abort();
+	char *r = vS(g, f, ap);
 	va_end(ap);
-	char *r = arena_strdup(g->A, tmp);
-	free(tmp);
 	return r;
 }
 

@@ -389,20 +389,31 @@ static bool k_SimplifiedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvVa
 	return run_std(c, "RMSNormalization", in, nin, out, nout);
 }
 
+/* (x + bias) + skip, each sum rounded to the element type, the sum the Skip
+ * norms normalize and give as output 3; NULL after ev_fail. */
+static EvValue *skip_sum(EvCtx *c, const EvValue *x, const EvValue *skip, const EvValue *bias, const char *op)
+{
+	if (!skip || skip->numel != x->numel || skip->dtype != x->dtype) {
+		ev_fail(c, "%s: skip must have the input's shape", op);
+		return NULL;
+	}
+	EvValue *s = bias ? add_bias(c, x, bias, op) : ev_copy(x);
+	if (!s)
+		return NULL;
+	for (int64_t i = 0; i < s->numel; i++)
+		ev_set_f(s, i, ev_get_f(s, i) + ev_get_f(skip, i));
+	return s;
+}
+
 /* SkipLayerNormalization(input, skip, gamma, beta?, bias?): LayerNorm over the
  * last axis of (input + bias) + skip; output 3 is that sum. */
 static bool k_SkipLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
 	if (nin < 3 || !float_tensor(c, in[0], "SkipLayerNormalization"))
 		return false;
-	EvValue *x = in[0], *skip = in[1];
-	if (!skip || skip->numel != x->numel || skip->dtype != x->dtype)
-		return ev_fail(c, "SkipLayerNormalization: skip must have the input's shape");
-	EvValue *s = nin > 4 && in[4] ? add_bias(c, x, in[4], "SkipLayerNormalization") : ev_copy(x);
+	EvValue *s = skip_sum(c, in[0], in[1], nin > 4 ? in[4] : NULL, "SkipLayerNormalization");
 	if (!s)
 		return false;
-	for (int64_t i = 0; i < s->numel; i++)
-		ev_set_f(s, i, ev_get_f(s, i) + ev_get_f(skip, i));
 	EvValue *ln_in[3] = {s, in[2], nin > 3 ? in[3] : NULL};
 	bool ok = run_std(c, "LayerNormalization", ln_in, 3, out, nout < 3 ? nout : 3);
 	if (ok && nout > 3)
@@ -419,14 +430,9 @@ static bool k_SkipSimplifiedLayerNormalization(EvCtx *c, EvValue **in, int nin, 
 {
 	if (nin < 3 || !float_tensor(c, in[0], "SkipSimplifiedLayerNormalization"))
 		return false;
-	EvValue *x = in[0], *skip = in[1];
-	if (!skip || skip->numel != x->numel || skip->dtype != x->dtype)
-		return ev_fail(c, "SkipSimplifiedLayerNormalization: skip must have the input's shape");
-	EvValue *s = nin > 3 && in[3] ? add_bias(c, x, in[3], "SkipSimplifiedLayerNormalization") : ev_copy(x);
+	EvValue *s = skip_sum(c, in[0], in[1], nin > 3 ? in[3] : NULL, "SkipSimplifiedLayerNormalization");
 	if (!s)
 		return false;
-	for (int64_t i = 0; i < s->numel; i++)
-		ev_set_f(s, i, ev_get_f(s, i) + ev_get_f(skip, i));
 	EvValue *rms_in[2] = {s, in[2]};
 	bool ok = run_std(c, "RMSNormalization", rms_in, 2, out, 1);
 	if (ok && nout > 3)
