@@ -5532,6 +5532,30 @@ static const OpTypeConstraint com_microsoft_QuickGelu_1_types[] = {
 	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(DOUBLE) | TY(BFLOAT16), false },
 };
 
+static const OpFormal com_microsoft_RotaryEmbedding_1_inputs[] = {
+	{ "input", "T", OPT_SINGLE, true },
+	{ "position_ids", "M", OPT_SINGLE, true },
+	{ "cos_cache", "T", OPT_SINGLE, true },
+	{ "sin_cache", "T", OPT_SINGLE, true },
+};
+
+static const OpFormal com_microsoft_RotaryEmbedding_1_outputs[] = {
+	{ "output", "T", OPT_SINGLE, true },
+};
+
+static const OpAttrDef com_microsoft_RotaryEmbedding_1_attrs[] = {
+	{ .name = "interleaved", .type = ATTR_INT, .has_default = true, .i = INT64_C(0) },
+	{ .name = "is_packed_batching", .type = ATTR_INT, .has_default = true, .i = INT64_C(0) },
+	{ .name = "num_heads", .type = ATTR_INT, .has_default = true, .i = INT64_C(0) },
+	{ .name = "rotary_embedding_dim", .type = ATTR_INT, .has_default = true, .i = INT64_C(0) },
+	{ .name = "scale", .type = ATTR_FLOAT, .has_default = true, .f = 1.0f },
+};
+
+static const OpTypeConstraint com_microsoft_RotaryEmbedding_1_types[] = {
+	{ "T", TY(FLOAT) | TY(FLOAT16) | TY(BFLOAT16), false },
+	{ "M", TY(INT64), false },
+};
+
 static const OpFormal com_microsoft_SimplifiedLayerNormalization_1_inputs[] = {
 	{ "X", "T", OPT_SINGLE, true },
 	{ "scale", "V", OPT_SINGLE, true },
@@ -10251,6 +10275,14 @@ static const OpSchema schemas[] = {
 		com_microsoft_QuickGelu_1_attrs, 1,
 		com_microsoft_QuickGelu_1_types, 1,
 	},
+	{ /* RotaryEmbedding-1: onnxruntime docs/ContribOperators.md com.microsoft.RotaryEmbedding */
+		"com.microsoft", "RotaryEmbedding", OP_UNKNOWN, 1, INT32_MAX,
+		OPF_VENDOR,
+		com_microsoft_RotaryEmbedding_1_inputs, 4, 4, 4,
+		com_microsoft_RotaryEmbedding_1_outputs, 1, 1, 1,
+		com_microsoft_RotaryEmbedding_1_attrs, 5,
+		com_microsoft_RotaryEmbedding_1_types, 2,
+	},
 	{ /* SimplifiedLayerNormalization-1: onnxruntime docs/ContribOperators.md com.microsoft.SimplifiedLayerNormalization */
 		"com.microsoft", "SimplifiedLayerNormalization", OP_UNKNOWN, 1, INT32_MAX,
 		OPF_VENDOR,
@@ -10286,7 +10318,7 @@ static const OpSchema schemas[] = {
 };
 
 #define NSCHEMAS (sizeof schemas / sizeof schemas[0])
-_Static_assert(sizeof schemas / sizeof schemas[0] == 582, "schema count");
+_Static_assert(sizeof schemas / sizeof schemas[0] == 583, "schema count");
 
 /* kind_first[k]..kind_first[k+1]-1: the versions of default-domain op k. */
 static const uint16_t kind_first[OP_COUNT + 1] = {

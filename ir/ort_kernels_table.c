@@ -10,7 +10,7 @@
  * every type), the types with a kernel and the types probed with a definite
  * answer (bit d = ONNX data type d).  A type not probed counts as having a
  * kernel; so does an op or opset the table lacks.
- * 19915 sessions.  12 ops had probes ORT rejected for another reason
+ * 19918 sessions.  12 ops had probes ORT rejected for another reason
  * (control flow and Constant with dummy attributes, sequence inputs): those
  * types count as "has a kernel":
  *   ConcatFromSequence (11..23), Constant (11..23), If (7..23), Loop (7..23), OptionalGetElement (15..17), OptionalHasElement (15..17)
@@ -561,6 +561,7 @@ const OrtKernelRow ort_kernel_rows[] = {
 	{"com.microsoft", "MultiHeadAttention", 1, 1, 1, 0, 0x00000402, 0x00010402},
 	{"com.microsoft", "NhwcConv", 1, 1, 1, 0, 0x00000000, 0x00000c02},
 	{"com.microsoft", "QuickGelu", 1, 1, 1, 0, 0x00000c02, 0x00010c02},
+	{"com.microsoft", "RotaryEmbedding", 1, 1, 1, 0, 0x00000402, 0x00010402},
 	{"com.microsoft", "SimplifiedLayerNormalization", 1, 1, 1, 0, 0x00010c02, 0x00010c02},
 	{"com.microsoft", "SkipLayerNormalization", 1, 1, 1, 0, 0x00010402, 0x00010402},
 	{"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, 1, 0, 0x00010402, 0x00010402},

@@ -799,6 +799,44 @@ START_TEST(test_vendor_embed_layer_norm_kernel)
 }
 END_TEST
 
+/* com.microsoft.RotaryEmbedding by hand: x [1, 1, 2, 2] = {1, 2, 3, 4} (one
+ * head of 2, two positions), caches [3, 1]: cos {1, 0, 0.5}, sin {0, 1, 0.5}.
+ * Position offset 1 reads rows 1 and 2: (1, 2) by cos 0, sin 1 is (-2, 1),
+ * (3, 4) by cos = sin = 0.5 is (-0.5, 3.5); position ids [[0, 2]] read rows
+ * 0 (the identity) and 2.  A position past the caches fails (ORT reads out
+ * of bounds there), as does a sequence longer than the caches. */
+START_TEST(test_vendor_rotary_kernel)
+{
+	static const char *pos[] = {"int64[1] p = {1}", "int64[1,2] p = {0, 2}", "int64[1,2] p = {0, 3}"};
+	static const float want[2][4] = {{-2, 1, -0.5f, 3.5f}, {1, 2, -0.5f, 3.5f}};
+	static const double xv[] = {1, 2, 3, 4};
+	int64_t d[] = {1, 1, 2, 2};
+	for (int k = 0; k < 3; k++) {
+		char text[600];
+		snprintf(text, sizeof text,
+		         "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+		         "g (float[1,1,2,2] x) => (float[1,1,2,2] y) <%s, float[3,1] c = {1, 0, 0.5}, "
+		         "float[3,1] s = {0, 1, 0.5}> {\n  y = com.microsoft.RotaryEmbedding (x, p, c, s)\n}\n", pos[k]);
+		if (k < 2) {
+			EvValue *y = run_one(text, DT_FLOAT, 4, d, xv, NULL, 0);
+			for (int i = 0; i < 4; i++)
+				ck_assert_msg(((float *)y->data)[i] == want[k][i], "form %d: y[%d] = %g", k, i,
+				              ((float *)y->data)[i]);
+			ev_unref(y);
+			continue;
+		}
+		IrModel *m = parse(text);
+		Diag dg;
+		diag_init(&dg, NULL);
+		EvValue *in[1] = {ev_tensor_new(DT_FLOAT, 4, d)}, *out[1] = {0};
+		ck_assert(!ev_run(m, (const EvValue *const *)in, 1, out, NULL, &dg));
+		ck_assert_msg(strstr(dg.first, "position id 3 outside the caches' 3 rows"), "%s", dg.first);
+		ev_unref(in[0]);
+		ir_model_free(m);
+	}
+}
+END_TEST
+
 START_TEST(test_ir3_initializers_are_constants)
 {
 	/* IR version 3 listed every initializer as an input: they are constants
@@ -1359,6 +1397,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_ort_departures);
 	tcase_add_test(tc, test_ir3_initializers_are_constants);
 	tcase_add_test(tc, test_vendor_embed_layer_norm_kernel);
+	tcase_add_test(tc, test_vendor_rotary_kernel);
 	tcase_add_test(tc, test_fold_deferred_moves);
 	tcase_add_test(tc, test_fold_deferred_moves_refused);
 	tcase_add_test(tc, test_loop_no_iteration_scan_shape);

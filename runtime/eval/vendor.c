@@ -17,6 +17,7 @@
  * above the standard kernels, which they find through kernels/registry.c. */
 #include "attention.h"
 #include "eval.h"
+#include "rotary.h"
 #include "runtime/eval/kernels/ew_util.h"
 #include "runtime/eval/kernels/nn_util.h"
 
@@ -530,6 +531,59 @@ static bool k_EmbedLayerNormalization(EvCtx *c, EvValue **in, int nin, EvValue *
 	return true;
 }
 
+/* RotaryEmbedding(input, position_ids, cos_cache, sin_cache): the rotation
+ * of RotaryEmbedding-23 (ev_rotary) as ONNX Runtime's kernel reads it:
+ * 2-D caches [max_pos, head / 2]; position_ids [batch, seq], or one element
+ * p (positions p + s); without rotary_embedding_dim the head size is twice
+ * the caches' width and num_heads the hidden size over it.  Where that
+ * reading disagrees with X's 4-D shape, or the sequence is longer than the
+ * caches (ORT: "not currently supported"), the kernel fails. */
+static bool k_RotaryEmbedding(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	(void)nout;
+	if (nin < 4 || !float_tensor(c, in[0], "RotaryEmbedding"))
+		return false;
+	EvValue *x = in[0], *pos = in[1], *cc = in[2], *sc = in[3];
+	if (ev_attr_int(c, "is_packed_batching", 0) != 0)
+		return ev_fail(c, "RotaryEmbedding: packed batching is not computed");
+	if (pos->kind != EV_TENSOR || pos->dtype != DT_INT64)
+		return ev_fail(c, "RotaryEmbedding: position_ids must be int64");
+	if (cc->kind != EV_TENSOR || cc->rank != 2 || x->rank < 3)
+		return ev_fail(c, "RotaryEmbedding: expects 2-D caches and a 3-D or 4-D input");
+	int64_t rd = ev_attr_int(c, "rotary_embedding_dim", 0), heads = ev_attr_int(c, "num_heads", 0);
+	int64_t seq = x->rank == 4 ? x->dims[2] : x->dims[1];
+	int64_t hidden = x->rank == 4 ? x->dims[1] * x->dims[3] : x->dims[2];
+	if (rd > 0 && heads <= 0)
+		return ev_fail(c, "RotaryEmbedding: num_heads must be provided if rotary_embedding_dim is specified");
+	int64_t head = rd == 0 ? cc->dims[1] * 2 : hidden / heads;
+	if (head <= 0 || hidden % head)
+		return ev_fail(c, "RotaryEmbedding: the caches' width %lld does not divide the hidden size %lld",
+		               (long long)cc->dims[1], (long long)hidden);
+	if (heads <= 0)
+		heads = hidden / head;
+	if (x->rank == 4 && (x->dims[1] != heads || x->dims[3] != head))
+		return ev_fail(c, "RotaryEmbedding: input [batch, %lld, seq, %lld] read as %lld heads of %lld",
+		               (long long)x->dims[1], (long long)x->dims[3], (long long)heads, (long long)head);
+	if (cc->dims[1] != head / 2 && !(rd > 0 && cc->dims[1] == rd / 2))
+		return ev_fail(c, "RotaryEmbedding: the caches' width must be head_size / 2 or rotary_embedding_dim / 2");
+	if (seq > cc->dims[0])
+		return ev_fail(c, "RotaryEmbedding: sequence %lld longer than the caches' %lld rows", (long long)seq,
+		               (long long)cc->dims[0]);
+	EvValue *p2 = NULL;
+	if (pos->numel == 1 && pos->rank <= 1) { /* an offset: positions p + s */
+		int64_t d[2] = {x->dims[0], seq};
+		if (!(p2 = ev_tensor_new(DT_INT64, 2, d)))
+			return ev_fail(c, "RotaryEmbedding: out of memory");
+		for (int64_t i = 0; i < p2->numel; i++)
+			ev_set_i(p2, i, ev_get_i(pos, 0) + i % seq);
+		pos = p2;
+	}
+	bool ok = ev_rotary(c, x, cc, sc, pos, heads, rd, ev_attr_int(c, "interleaved", 0) != 0, out);
+	if (p2)
+		ev_unref(p2);
+	return ok;
+}
+
 static const EvKernel vendor_kernels[] = {
 	{.op = "BiasGelu", .fn = k_BiasGelu, .dtypes = 0},
 	{.op = "DynamicQuantizeMatMul", .fn = k_DynamicQuantizeMatMul, .dtypes = 0},
@@ -544,6 +598,7 @@ static const EvKernel vendor_kernels[] = {
 	{.op = "MultiHeadAttention", .fn = ev_kernel_multi_head_attention, .dtypes = 0},
 	{.op = "NhwcConv", .fn = k_NhwcConv, .dtypes = 0},
 	{.op = "QuickGelu", .fn = k_QuickGelu, .dtypes = 0},
+	{.op = "RotaryEmbedding", .fn = k_RotaryEmbedding, .dtypes = 0},
 	{.op = "SimplifiedLayerNormalization", .fn = k_SimplifiedLayerNormalization, .dtypes = 0},
 	{.op = "SkipLayerNormalization", .fn = k_SkipLayerNormalization, .dtypes = 0},
 	{.op = "SkipSimplifiedLayerNormalization", .fn = k_SkipSimplifiedLayerNormalization, .dtypes = 0},

@@ -89,8 +89,8 @@ static bool infer_multi_head_attention(InferCtx *c)
 
 /* The com.microsoft ops graft's vendor rules emit (rules/extended/vendor.rules)
  * take their output types from the standard op they stand for: FusedConv's
- * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus' and
- * SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
+ * are Conv's, BiasGelu's Add's (its bias broadcasts), the Gelus',
+ * RotaryEmbedding's and SkipLayerNormalization's output 0 their input's; NhwcConv (--layout nhwc)
  * has its own rule, Conv's with the channels last, EmbedLayerNormalization
  * and MultiHeadAttention their own; MatMulIntegerToFloat and DynamicQuantizeMatMul are MatMulInteger's
  * shape in float.  FusedMatMul with a transposed input, and the rest, stay
@@ -119,7 +119,7 @@ static InferFn vendor_rule(const IrNode *node)
 	static const struct { const char *op, *as; } alias[] = {
 		{"FusedConv", "Conv"}, {"FusedGemm", "Gemm"}, {"BiasGelu", "Add"},
 		{"FastGelu", "Identity"}, {"Gelu", "Identity"}, {"QuickGelu", "Identity"},
-		{"LayerNormalization", "LayerNormalization"},
+		{"RotaryEmbedding", "Identity"}, {"LayerNormalization", "LayerNormalization"},
 		{"SimplifiedLayerNormalization", "RMSNormalization"},
 	};
 	if (strcmp(node->domain, "com.microsoft"))

@@ -13,8 +13,13 @@
  * float one by one (computed in double, which rounds each of them exactly
  * as float arithmetic does), so a rotation written out as Mul/Neg/Add gives
  * the same bits; float16 and bfloat16 go through float32; float64 in double.
- * The rule that creates the op: rules/extended/llm.rules. */
+ * The rules that create the op: rules/extended/llm.rules.
+ *
+ * ONNX Runtime's com.microsoft.RotaryEmbedding (runtime/eval/vendor.c, for
+ * rules/extended/vendor.rules) is the same rotation with its own input order
+ * and position forms; it calls ev_rotary (runtime/eval/rotary.h). */
 #include "runtime/eval/eval.h"
+#include "runtime/eval/rotary.h"
 #include "nn_util.h"
 
 #include <stdlib.h>
@@ -22,10 +27,9 @@
 /* v rounded to what the element type's arithmetic keeps */
 static double rnd(int dtype, double v) { return dtype == DT_DOUBLE ? v : (double)(float)v; }
 
-static bool run_rotary(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+bool ev_rotary(EvCtx *c, const EvValue *x, const EvValue *cc, const EvValue *sc, const EvValue *pos, int64_t heads3,
+               int64_t rd, bool interleaved, EvValue **out)
 {
-	const EvValue *x = in[0], *cc = in[1], *sc = in[2], *pos = nin > 3 ? in[3] : NULL;
-	(void)nout;
 	if (!nn_is_float_type(x->dtype) || cc->dtype != x->dtype || sc->dtype != x->dtype)
 		return ev_fail(c, "X, cos_cache and sin_cache must be floating-point tensors of one type");
 	if (x->rank != 3 && x->rank != 4)
@@ -36,19 +40,17 @@ static bool run_rotary(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		seq = x->dims[2];
 		head = x->dims[3];
 	} else {
-		heads = ev_attr_int(c, "num_heads", 0);
+		heads = heads3;
 		seq = x->dims[1];
 		if (heads <= 0 || x->dims[2] % heads)
 			return ev_fail(c, "3-D X needs num_heads dividing its hidden size %lld", (long long)x->dims[2]);
 		head = x->dims[2] / heads;
 	}
-	int64_t rd = ev_attr_int(c, "rotary_embedding_dim", 0);
 	if (rd == 0)
 		rd = head;
 	if (rd < 0 || rd > head || rd % 2)
 		return ev_fail(c, "rotary_embedding_dim %lld must be even and at most the head size %lld", (long long)rd,
 		               (long long)head);
-	bool interleaved = ev_attr_int(c, "interleaved", 0) != 0;
 	int64_t half = rd / 2;
 	/* the caches: [max_pos, >= half] with position_ids [batch, seq], else [batch, seq, >= half] */
 	int64_t cw;
@@ -98,6 +100,14 @@ static bool run_rotary(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 			}
 		}
 	return true;
+}
+
+/* RotaryEmbedding-23(X, cos_cache, sin_cache, position_ids?) */
+static bool run_rotary(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
+{
+	(void)nout;
+	return ev_rotary(c, in[0], in[1], in[2], nin > 3 ? in[3] : NULL, ev_attr_int(c, "num_heads", 0),
+	                 ev_attr_int(c, "rotary_embedding_dim", 0), ev_attr_int(c, "interleaved", 0) != 0, out);
 }
 
 const EvKernel ev_kernels_rotary[] = {
