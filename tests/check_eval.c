@@ -804,14 +804,19 @@ END_TEST
  * Position offset 1 reads rows 1 and 2: (1, 2) by cos 0, sin 1 is (-2, 1),
  * (3, 4) by cos = sin = 0.5 is (-0.5, 3.5); position ids [[0, 2]] read rows
  * 0 (the identity) and 2.  A position past the caches fails (ORT reads out
- * of bounds there), as does a sequence longer than the caches. */
+ * of bounds there), an offset whose positions would overflow too, and
+ * position ids that are not int64. */
 START_TEST(test_vendor_rotary_kernel)
 {
-	static const char *pos[] = {"int64[1] p = {1}", "int64[1,2] p = {0, 2}", "int64[1,2] p = {0, 3}"};
+	static const char *pos[] = {"int64[1] p = {1}", "int64[1,2] p = {0, 2}", "int64[1,2] p = {0, 3}",
+	                            "int64[1] p = {9223372036854775807}", "float[1] p = {0}"};
+	static const char *err[] = {"position id 3 outside the caches' 3 rows",
+	                            "2 positions from 9223372036854775807 outside the caches' 3 rows",
+	                            "position_ids must be int64"};
 	static const float want[2][4] = {{-2, 1, -0.5f, 3.5f}, {1, 2, -0.5f, 3.5f}};
 	static const double xv[] = {1, 2, 3, 4};
 	int64_t d[] = {1, 1, 2, 2};
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 5; k++) {
 		char text[600];
 		snprintf(text, sizeof text,
 		         "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
@@ -830,7 +835,7 @@ START_TEST(test_vendor_rotary_kernel)
 		diag_init(&dg, NULL);
 		EvValue *in[1] = {ev_tensor_new(DT_FLOAT, 4, d)}, *out[1] = {0};
 		ck_assert(!ev_run(m, (const EvValue *const *)in, 1, out, NULL, &dg));
-		ck_assert_msg(strstr(dg.first, "position id 3 outside the caches' 3 rows"), "%s", dg.first);
+		ck_assert_msg(strstr(dg.first, err[k - 2]), "%s", dg.first);
 		ev_unref(in[0]);
 		ir_model_free(m);
 	}

@@ -544,6 +544,8 @@ static bool k_RotaryEmbedding(EvCtx *c, EvValue **in, int nin, EvValue **out, in
 	if (nin < 4 || !float_tensor(c, in[0], "RotaryEmbedding"))
 		return false;
 	EvValue *x = in[0], *pos = in[1], *cc = in[2], *sc = in[3];
+	if (!pos || !cc || !sc)
+		return ev_fail(c, "RotaryEmbedding: position_ids, cos_cache and sin_cache are required");
 	if (ev_attr_int(c, "is_packed_batching", 0) != 0)
 		return ev_fail(c, "RotaryEmbedding: packed batching is not computed");
 	if (pos->kind != EV_TENSOR || pos->dtype != DT_INT64)
@@ -571,11 +573,14 @@ static bool k_RotaryEmbedding(EvCtx *c, EvValue **in, int nin, EvValue **out, in
 		               (long long)cc->dims[0]);
 	EvValue *p2 = NULL;
 	if (pos->numel == 1 && pos->rank <= 1) { /* an offset: positions p + s */
-		int64_t d[2] = {x->dims[0], seq};
+		int64_t d[2] = {x->dims[0], seq}, p0 = ev_get_i(pos, 0);
+		if (p0 < 0 || p0 > cc->dims[0] - seq)
+			return ev_fail(c, "RotaryEmbedding: %lld positions from %lld outside the caches' %lld rows",
+			               (long long)seq, (long long)p0, (long long)cc->dims[0]);
 		if (!(p2 = ev_tensor_new(DT_INT64, 2, d)))
 			return ev_fail(c, "RotaryEmbedding: out of memory");
 		for (int64_t i = 0; i < p2->numel; i++)
-			ev_set_i(p2, i, ev_get_i(pos, 0) + i % seq);
+			ev_set_i(p2, i, p0 + i % seq);
 		pos = p2;
 	}
 	bool ok = ev_rotary(c, x, cc, sc, pos, heads, rd, ev_attr_int(c, "interleaved", 0) != 0, out);

@@ -30,6 +30,9 @@ static double rnd(int dtype, double v) { return dtype == DT_DOUBLE ? v : (double
 bool ev_rotary(EvCtx *c, const EvValue *x, const EvValue *cc, const EvValue *sc, const EvValue *pos, int64_t heads3,
                int64_t rd, bool interleaved, EvValue **out)
 {
+	if (!x || !cc || !sc || x->kind != EV_TENSOR || cc->kind != EV_TENSOR || sc->kind != EV_TENSOR ||
+	    (pos && (pos->kind != EV_TENSOR || pos->dtype != DT_INT64)))
+		return ev_fail(c, "X, cos_cache and sin_cache must be tensors, position_ids an int64 tensor");
 	if (!nn_is_float_type(x->dtype) || cc->dtype != x->dtype || sc->dtype != x->dtype)
 		return ev_fail(c, "X, cos_cache and sin_cache must be floating-point tensors of one type");
 	if (x->rank != 3 && x->rank != 4)
