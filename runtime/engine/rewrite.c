@@ -1230,6 +1230,41 @@ static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, 
 	return 0;
 }
 
+/* Does the result's Reshape n compute what a Reshape already in the model
+ * computes?  True when another Reshape, not built by this result, reads the
+ * same target value (with allowzero 0, as n) over an input whose shape is
+ * n's input's, every dim shown equal (the same size or the same symbolic
+ * name): a 0 in the target then copies the same dim there as here.  That
+ * is a rule passing a matched Reshape's target along, the way
+ * rotary_embedding_heads_ort (rules/extended/vendor.rules) splits the heads
+ * after the rotation instead of before it. */
+static bool reshape_as_before(Rewriter *rw, NodeId n)
+{
+	IrModel *m = rw->m;
+	const IrValue *x = ir_value(m, ir_node(m, n)->inputs[0]), *t = ir_value(m, ir_node(m, n)->inputs[1]);
+	if (x->shape.rank < 0)
+		return false;
+	for (uint32_t u = 0; u < t->nuses; u++) {
+		NodeId o = t->uses[u].node;
+		bool created = false;
+		for (int i = 0; i < rw->ntx_created && !created; i++)
+			created = rw->tx_created[i] == o;
+		const IrAttr *az = ir_attr(m, o, "allowzero");
+		if (created || t->uses[u].slot != 1 || ir_node(m, o)->kind != OP_Reshape || (az && az->i))
+			continue;
+		const IrValue *y = ir_value(m, ir_node(m, o)->inputs[0]);
+		bool same = y->shape.rank == x->shape.rank;
+		for (int i = 0; same && i < x->shape.rank; i++) {
+			const Dim *a = &x->shape.dims[i], *b = &y->shape.dims[i];
+			same = a->size >= 0 ? a->size == b->size
+			                    : b->size < 0 && a->param && b->param && !strcmp(a->param, b->param);
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
 /* Could replacing old by nv change the dtype, rank or a dim?  Then a
  * description ("float[1] by float[]"), else NULL.  A dtype or rank inference
  * could not tell on either side is taken as the same; a dim must be shown
@@ -1383,14 +1418,15 @@ bool rw_commit(Rewriter *rw)
 		/* A rule's reshape(x, s) means s literally: a 0 in a target the
 		 * result built would copy a dim of x instead (allowzero 0), or make
 		 * a model ONNX Runtime refuses (make difftest: a 0-element constant
-		 * through transpose_div_transpose). */
+		 * through transpose_div_transpose); unless a Reshape of the model
+		 * reads that target over an input of x's shape (reshape_as_before). */
 		if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
 		    ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
 			int64_t vals[IR_MAX_RANK];
 			const char *syms[IR_MAX_RANK];
 			int len = infer_known_ints(rw->infer, ir_node(m, n)->inputs[1], vals, syms, IR_MAX_RANK);
 			for (int k = 0; k < len && !why; k++)
-				if (!syms[k] && vals[k] == 0)
+				if (!syms[k] && vals[k] == 0 && !reshape_as_before(rw, n))
 					why = "its target has a 0, which copies a dim of its input";
 		}
 		if (why) {

@@ -563,6 +563,9 @@ static bool k_RotaryEmbedding(EvCtx *c, EvValue **in, int nin, EvValue **out, in
 		               (long long)cc->dims[1], (long long)hidden);
 	if (heads <= 0)
 		heads = hidden / head;
+	if (x->rank == 3 && heads * head != hidden)
+		return ev_fail(c, "RotaryEmbedding: %lld heads of %lld are not the hidden size %lld", (long long)heads,
+		               (long long)head, (long long)hidden);
 	if (x->rank == 4 && (x->dims[1] != heads || x->dims[3] != head))
 		return ev_fail(c, "RotaryEmbedding: input [batch, %lld, seq, %lld] read as %lld heads of %lld",
 		               (long long)x->dims[1], (long long)x->dims[3], (long long)heads, (long long)head);

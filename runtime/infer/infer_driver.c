@@ -74,15 +74,24 @@ static bool infer_embed_layer_norm(InferCtx *c)
 }
 
 /* com.microsoft MultiHeadAttention with separate query [B, S, D], key and
- * value [B, L, Dv]: output [B, S, Dv] of the query's type. */
+ * value [B, L, Dv] or [B, heads, L, head_v]: output [B, S, Dv] (Dv = heads *
+ * head_v) of the query's type. */
 static bool infer_multi_head_attention(InferCtx *c)
 {
-	int t = inf_dtype(c, 0);
-	if (inf_rank(c, 0) != 3 || inf_rank(c, 2) != 3) {
+	int t = inf_dtype(c, 0), rv = inf_rank(c, 2);
+	Dim dv = dim_unknown();
+	if (rv == 3)
+		dv = inf_dims(c, 2)[2];
+	else if (rv == 4 && inf_dims(c, 2)[1].size >= 0 && inf_dims(c, 2)[3].size >= 0) {
+		int64_t n;
+		if (!__builtin_mul_overflow(inf_dims(c, 2)[1].size, inf_dims(c, 2)[3].size, &n))
+			dv = (Dim){n, NULL};
+	}
+	if (inf_rank(c, 0) != 3 || (rv != 3 && rv != 4)) {
 		inf_set_dtype(c, 0, t);
 		return true;
 	}
-	Dim d[3] = {inf_dims(c, 0)[0], inf_dims(c, 0)[1], inf_dims(c, 2)[2]};
+	Dim d[3] = {inf_dims(c, 0)[0], inf_dims(c, 0)[1], dv};
 	inf_set(c, 0, t, 3, d);
 	return true;
 }

@@ -167,14 +167,31 @@ static bool run_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int no
 	return attention_core(c, &a, in, nin, out, nout);
 }
 
+/* x [B, N, L, H] as [B, L, N * H] (a copy); NULL after ev_fail. */
+static EvValue *bnsh_to_bsd(EvCtx *c, const EvValue *x)
+{
+	int64_t B = x->dims[0], N = x->dims[1], L = x->dims[2], H = x->dims[3], d[3] = {B, L, N * H};
+	EvValue *y = nn_new(c, x->dtype, 3, d);
+	if (!y)
+		return NULL;
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t l = 0; l < L; l++)
+				for (int64_t h = 0; h < H; h++)
+					ev_set_f(y, ((b * L + l) * N + n) * H + h, ev_get_f(x, ((b * N + n) * L + l) * H + h));
+	return y;
+}
+
 /* com.microsoft MultiHeadAttention (ONNX Runtime's contrib op), the part
- * graft's vendor rules emit: query [B, S, D], key [B, L, D], value
- * [B, L, Dv], all num_heads heads, and an additive attention_bias
- * [B or 1, num_heads or 1, S, L]; scale as given (0 or absent: 1 /
- * sqrt(head size)), unidirectional as a causal mask.  That is Attention-23's
- * 3-D form with q_num_heads = kv_num_heads = num_heads and the bias as its
- * float mask.  Its other inputs (packed QKV, bias, key_padding_mask, past
- * key/value) and outputs are refused. */
+ * graft's vendor rules emit: query [B, S, D], key [B, L, D] and value
+ * [B, L, Dv], or key and value with their heads split, both [B, num_heads,
+ * L, head] (ORT's BNSH form, what a KV cache or repeat_kv gives), all num_heads
+ * heads, and an additive attention_bias [B or 1, num_heads or 1, S, L];
+ * scale as given (0 or absent: 1 / sqrt(head size)), unidirectional as a
+ * causal mask.  That is Attention-23's 3-D form with q_num_heads =
+ * kv_num_heads = num_heads and the bias as its float mask (4-D key and value
+ * are put back to [B, L, D] first).  Its other inputs (packed QKV, bias,
+ * key_padding_mask, past key/value) and outputs are refused. */
 bool ev_kernel_multi_head_attention(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 {
 	if (nin < 3 || !in[0] || !in[1] || !in[2])
@@ -184,21 +201,38 @@ bool ev_kernel_multi_head_attention(EvCtx *c, EvValue **in, int nin, EvValue **o
 			return ev_fail(c, "MultiHeadAttention: input %d is not supported (only attention_bias)", i);
 	if (nout > 1)
 		return ev_fail(c, "MultiHeadAttention: only the output is supported, not present_key/value or qk");
-	if (in[0]->rank != 3 || in[1]->rank != 3 || in[2]->rank != 3)
-		return ev_fail(c, "MultiHeadAttention: query, key and value must be 3-D");
-	const EvValue *bias = nin > 5 ? in[5] : NULL;
-	if (bias && (bias->rank != 4 || bias->dims[2] != in[0]->dims[1] || bias->dims[3] != in[1]->dims[1] ||
-	             bias->dtype != in[0]->dtype))
-		return ev_fail(c, "MultiHeadAttention: attention_bias must be [B or 1, heads or 1, %lld, %lld] of the query's type",
-		               (long long)in[0]->dims[1], (long long)in[1]->dims[1]);
 	int64_t heads = ev_attr_int(c, "num_heads", 0);
+	const EvValue *q = in[0], *k = in[1], *v = in[2];
+	bool bnsh = k->rank == 4 && v->rank == 4;
+	if (q->rank != 3 || (!bnsh && (k->rank != 3 || v->rank != 3)))
+		return ev_fail(c, "MultiHeadAttention: query must be 3-D, key and value both 3-D or both 4-D");
+	if (bnsh && (heads <= 0 || k->dims[1] != heads || k->dims[3] * heads != q->dims[2] || k->dims[0] != q->dims[0] ||
+	             memcmp(k->dims, v->dims, 4 * sizeof *k->dims)))
+		return ev_fail(c, "MultiHeadAttention: 4-D key and value must be of one shape [%lld, num_heads %lld, L, head], "
+		               "head the query's hidden size over num_heads", (long long)q->dims[0], (long long)heads);
+	int64_t L = bnsh ? k->dims[2] : k->dims[1];
+	const EvValue *bias = nin > 5 ? in[5] : NULL;
+	if (bias && (bias->rank != 4 || bias->dims[2] != q->dims[1] || bias->dims[3] != L || bias->dtype != q->dtype))
+		return ev_fail(c, "MultiHeadAttention: attention_bias must be [B or 1, heads or 1, %lld, %lld] of the query's type",
+		               (long long)q->dims[1], (long long)L);
 	double scale = ev_attr_float(c, "scale", 0.0f);
 	AttAttrs a = {
 		.q_heads = heads, .kv_heads = heads, .has_scale = scale != 0, .scale = scale,
 		.causal = ev_attr_int(c, "unidirectional", 0) != 0,
 	};
-	EvValue *att_in[4] = {in[0], in[1], in[2], (EvValue *)bias};
-	return attention_core(c, &a, att_in, bias ? 4 : 3, out, nout);
+	EvValue *k3 = NULL, *v3 = NULL;
+	if (bnsh && (!(k3 = bnsh_to_bsd(c, k)) || !(v3 = bnsh_to_bsd(c, v)))) {
+		if (k3)
+			ev_unref(k3);
+		return false;
+	}
+	EvValue *att_in[4] = {in[0], bnsh ? k3 : in[1], bnsh ? v3 : in[2], (EvValue *)bias};
+	bool ok = attention_core(c, &a, att_in, bias ? 4 : 3, out, nout);
+	if (bnsh) {
+		ev_unref(k3);
+		ev_unref(v3);
+	}
+	return ok;
 }
 
 static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, EvValue **out, int nout)
