@@ -30,11 +30,6 @@
  * (dim(r, 1) == dim(k, 1) * dim(e, 2)), an Expand growing a 1 the guard
  * compares; Attention's Q, V and mask fit a K built before them.
  *
- * The guard is read from the rule's program (dsl_lower, dsl/mprog.h): its
- * MI_GUARD step, the expression both back ends run, whose variables are
- * the registers MProg.vnames names.  The pattern is still walked on the
- * syntax tree (Pattern).
- *
  * Boundaries: toward what the guard says (the literal or bound value it
  * compares an attribute, a constant list, an operand's rank, dims and
  * element count with; clean constants where it wants them moderate; the
@@ -42,7 +37,18 @@
  * through every combination of edge classes of the first tensors and of
  * pool and Conv windows at their shape arithmetic's boundaries
  * (window_attrs).  A pattern that reads Shape gets symbolic input dims, so
- * the Shape stays a node (make_symbolic). */
+ * the Shape stays a node (make_symbolic).
+ *
+ * The rule is read from its program (dsl_lower, dsl/mprog.h) where it
+ * can be: the guard is its MI_GUARD step, the expression both back ends
+ * run, whose variables are the registers MProg.vnames names; the pattern's
+ * ops (is every one defined at an opset, do their opset forms change, is
+ * there a Shape, is a variable's shape read) are the root and the
+ * MI_PRODUCER steps; ", s => y#k" is MProg.also.  Building the nodes still
+ * walks the pattern on the syntax tree (Pattern): the programs do not say
+ * which operands the rule spells as attributes ([axes = a]) nor where an
+ * optional _? stands (it leaves no step), and the draws follow the written
+ * order of operands and attributes. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -69,7 +75,6 @@ typedef struct GVar {
 	GVarKind kind;
 	ValueId v;                  /* GV_VALUE (0: an absent optional) */
 	NodeId node;                /* GV_NODE: the node; GV_ATTR: the node holding the attribute */
-	const Pattern *pat;         /* GV_NODE: the pattern that binds it (d @ Op(...)#k) */
 	const char *attr;           /* GV_ATTR */
 	ValueId rest[GEN_MAX_SLOTS];    /* GV_REST */
 	int nrest;
@@ -86,9 +91,9 @@ typedef struct Gen {
 	int64_t sweep;       /* >= 0: the instance's place in the sweep (sweep_digit); -1: all drawn */
 	int64_t sweep_div;   /* the place value of the next sweep digit */
 	const MRuleSet *set; /* the rules (their externs) */
-	const MProg *prog;   /* the rule's program: its registers' variables (vnames) */
+	const MRule *mr;     /* the rule, */
+	const MProg *prog;   /* its program: its ops, its registers' variables (vnames) */
 	const MExpr *guard;  /* the rule's, as lowered: attribute values are drawn toward its literals */
-	const Pattern *lhs;  /* the rule's pattern */
 	bool nonneg_indices; /* a [nonnegative_indices] rule's: Gather indices in its data are >= 0 */
 	int idx_rank;        /* the shape of the last Gather indices drawn like token ids (-1: none) */
 	int64_t idx_dims[EV_MAX_RANK];
@@ -633,17 +638,67 @@ static int guard_dtype(Gen *g, const char *name)
 	return 0;
 }
 
-/* Does pattern p read the shape of variable `name` (Shape(name), Size(name))? */
-static bool reads_shape_of(const Pattern *p, const char *name)
+/* ---- the pattern's ops, from the program --------------------------------------------- */
+
+/* Op k of the rule's pattern: k = 0 the root (register 0), then each
+ * MI_PRODUCER step in program order (one per op of the pattern): its
+ * domain ("": ONNX's), name and node register; false past the last. */
+static bool pattern_op(const MRule *mr, int k, const char **domain, const char **op, int *reg)
 {
-	if (!p || p->kind != PAT_OP)
-		return false;
-	if ((strcmp(p->name, "Shape") == 0 || strcmp(p->name, "Size") == 0) && p->nargs >= 1 &&
-	    p->args[0]->kind == PAT_VAR && strcmp(p->args[0]->name, name) == 0)
+	if (k == 0) {
+		*domain = mr->root_domain;
+		*op = mr->root_op;
+		*reg = 0;
 		return true;
-	for (int i = 0; i < p->nargs; i++)
-		if (reads_shape_of(p->args[i], name))
+	}
+	for (int i = 0; i < mr->prog.ninsns; i++) {
+		const MInsn *x = &mr->prog.insns[i];
+		if (x->kind == MI_PRODUCER && --k == 0) {
+			*domain = x->domain;
+			*op = x->op;
+			*reg = x->reg;
 			return true;
+		}
+	}
+	return false;
+}
+
+/* Does the pattern use op `name` anywhere? */
+static bool pattern_has_op(const MRule *mr, const char *name)
+{
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++)
+		if (strcmp(op, name) == 0)
+			return true;
+	return false;
+}
+
+/* Does the pattern read the shape of variable `name` (Shape(name),
+ * Size(name)): is input 0 of such a node the variable, where it binds or
+ * where a check finds it the same value? */
+static bool reads_shape_of(const MRule *mr, const char *name)
+{
+	const MProg *p = &mr->prog;
+	const char *domain, *op;
+	int node;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &node); k++) {
+		if (strcmp(op, "Shape") != 0 && strcmp(op, "Size") != 0)
+			continue;
+		for (int i = 0; i < p->ninsns; i++) {
+			const MInsn *x = &p->insns[i];
+			if ((x->kind != MI_INPUT && x->kind != MI_ARG) || x->src != node || x->index != 0)
+				continue;
+			if (same_name(p->vnames[x->reg], name))
+				return true;
+			for (int j = 0; j < p->ninsns; j++) {
+				const MExpr *c = p->insns[j].kind == MI_CHECK ? p->insns[j].e : NULL;
+				if (c && c->kind == ME_SAME && c->kids[0]->kind == ME_REG && c->kids[0]->reg == x->reg &&
+				    same_name(gen_var_name(p, c->kids[1]), name))
+					return true;
+			}
+		}
+	}
 	return false;
 }
 
@@ -1527,7 +1582,7 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	           (t = special_ints(g, ng, fname, a)) != NULL) {
 		/* a value whose shape the pattern reads stays a graph input, so
 		 * that Shape(x) is a node, not a constant the folder makes */
-		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->lhs, a->name);
+		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->mr, a->name);
 		const MExpr *rk_c[1];
 		bool ranked = a && a->kind == PAT_VAR && (g->idx_rank >= 0 || guard_comparands(g, g->guard, "rank", a->name, false, rk_c, 0, 1));
 		constant = constant || (!shape_read && rng_chance(g->rng, ranked ? 0.4 : 0.8));
@@ -1996,7 +2051,6 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 		if (!var)
 			return fail(g, "too many variables");
 		var->node = n;
-		var->pat = p;
 	}
 	/* 3. attributes: the pattern's, then (sometimes) others the schema has */
 	for (int i = 0; i < p->nattrs; i++) {
@@ -2146,19 +2200,6 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 
 /* ---- instances -------------------------------------------------------------------------- */
 
-/* Does pattern p use op `name` anywhere? */
-static bool pattern_has_op(const Pattern *p, const char *name)
-{
-	if (!p || p->kind != PAT_OP)
-		return false;
-	if (strcmp(p->name, name) == 0)
-		return true;
-	for (int i = 0; i < p->nargs; i++)
-		if (pattern_has_op(p->args[i], name))
-			return true;
-	return false;
-}
-
 /* A model where the pattern reads Shape(x) as a dynamic model does: each
  * graph input's dims symbolic (most of them, at least one), and no shape
  * declared for the values nodes compute, so that inference, and with it
@@ -2187,7 +2228,7 @@ static void make_symbolic(Gen *g)
 		bool read = false, sized = false;
 		for (int k = 0; k < g->nvars; k++)
 			if (g->vars[k].kind == GV_VALUE && g->vars[k].v == gr->inputs[i]) {
-				read |= reads_shape_of(g->lhs, g->vars[k].name);
+				read |= reads_shape_of(g->mr, g->vars[k].name);
 				sized |= guard_calls(g, g->guard, "dim", g->vars[k].name) || guard_calls(g, g->guard, "numel", g->vars[k].name);
 			}
 		if (!read && sized && static_weights)
@@ -2229,9 +2270,8 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 	const Rule *r = mr->rule;
 	memset(out, 0, sizeof *out);
 	Gen g = {.rng = rng, .moderate_data = r->moderate_data, .finite_data = r->finite_data, .why = out->why,
-	         .sweep = t->sweep, .sweep_div = 1, .set = set, .prog = &mr->prog, .guard = gen_guard(&mr->prog)};
-	g.symbolic = pattern_has_op(r->lhs, "Shape") && rng_chance(rng, 0.75);
-	g.lhs = r->lhs;
+	         .sweep = t->sweep, .sweep_div = 1, .set = set, .mr = mr, .prog = &mr->prog, .guard = gen_guard(&mr->prog)};
+	g.symbolic = pattern_has_op(mr, "Shape") && rng_chance(rng, 0.75);
 	g.idx_rank = -1;
 	g.nonneg_indices = r->nonneg_indices;
 	g.opset = rng_range(rng, t->opset_lo, t->opset_hi);
@@ -2242,7 +2282,7 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 	out->m = g.m;
 	out->opset = g.opset;
 	/* the preferred type: from the root's first input */
-	const OpSchema *rs = r->lhs->kind == PAT_OP ? op_schema_lookup(r->lhs->domain ? r->lhs->domain : "", r->lhs->name, g.opset) : NULL;
+	const OpSchema *rs = op_schema_lookup(mr->root_domain, mr->root_op, g.opset);
 	const OpFormal *f0 = rs ? formal_of(rs, 0) : NULL;
 	uint32_t allowed = f0 ? allowed_types(rs, f0) : 1u << DT_FLOAT;
 	g.dtype = DT_FLOAT;
@@ -2278,7 +2318,7 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 		 * them for a result of several outputs) */
 		out->root = ir_value(g.m, y)->producer;
 		IrNode *root = ir_node(g.m, out->root);
-		bool tuple = r->rhs && r->rhs->kind == EXPR_TUPLE;
+		bool tuple = mr->prog.nresults > 1;
 		/* Half the time an Identity reads the output, as when the match
 		 * sits inside a graph: a result that is a graph input can replace
 		 * it only there (a graph output must be some node's). */
@@ -2305,11 +2345,13 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 		}
 		/* a shared node's output the result replaces too (", s => y#k") is
 		 * a graph output as well, so the comparison covers it */
-		for (int i = 0; r->rhs && i < r->nalso; i++) {
-			GVar *sv = var_find(&g, r->also[i].name);
-			if (!sv || sv->kind != GV_NODE || (uint32_t)sv->pat->output >= ir_node(g.m, sv->node)->noutputs)
+		for (int i = 0; i < mr->prog.nalso; i++) {
+			const MAlso *al = &mr->prog.also[i];
+			const char *name = al->reg >= 0 && al->reg < mr->prog.nregs ? mr->prog.vnames[al->reg] : NULL;
+			GVar *sv = name ? var_find(&g, name) : NULL;
+			if (!sv || sv->kind != GV_NODE || (uint32_t)al->node_out >= ir_node(g.m, sv->node)->noutputs)
 				continue;
-			ValueId v = ir_node(g.m, sv->node)->outputs[sv->pat->output];
+			ValueId v = ir_node(g.m, sv->node)->outputs[al->node_out];
 			if (v && !ir_value(g.m, v)->is_output)
 				ir_add_output(g.m, IR_MAIN_GRAPH, v);
 		}
@@ -2336,10 +2378,9 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 	return ok;
 }
 
-uint32_t gen_root_types(const Rule *r, int opset)
+uint32_t gen_root_types(const MRule *mr, int opset)
 {
-	const Pattern *p = r->lhs;
-	const OpSchema *s = p && p->kind == PAT_OP ? op_schema_lookup(p->domain ? p->domain : "", p->name, opset) : NULL;
+	const OpSchema *s = op_schema_lookup(mr->root_domain, mr->root_op, opset);
 	const OpFormal *f0 = s ? formal_of(s, 0) : NULL;
 	uint32_t allowed = f0 ? allowed_types(s, f0) : s ? 1u << DT_FLOAT : 0, mask = 0;
 	for (size_t i = 0; i < sizeof drawn_types / sizeof *drawn_types; i++)
@@ -2348,43 +2389,40 @@ uint32_t gen_root_types(const Rule *r, int opset)
 	return mask;
 }
 
-/* Does every op of pattern p exist at `opset`? */
-static bool ops_exist(const Pattern *p, int opset)
+/* Does every op of the pattern exist at `opset`? */
+static bool ops_exist(const MRule *mr, int opset)
 {
-	if (!p || p->kind != PAT_OP)
-		return true;
-	if (!op_schema_lookup(p->domain ? p->domain : "", p->name, opset))
-		return false;
-	for (int i = 0; i < p->nargs; i++)
-		if (!ops_exist(p->args[i], opset))
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++)
+		if (!op_schema_lookup(domain, op, opset))
 			return false;
 	return true;
 }
 
-/* Do the ops of pattern p have the same opset-form entries at opsets a and b? */
-static bool same_forms(const Pattern *p, int a, int b)
+/* Do the ops of the pattern have the same opset-form entries at opsets a and b? */
+static bool same_forms(const MRule *mr, int a, int b)
 {
-	if (!p || p->kind != PAT_OP)
-		return true;
-	if (!p->domain || !*p->domain) {
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++) {
+		if (*domain)
+			continue;
 		const OpsetForm *fa[8], *fb[8];
-		int na = opset_forms_at(p->name, a, fa, 8), nb = opset_forms_at(p->name, b, fb, 8);
+		int na = opset_forms_at(op, a, fa, 8), nb = opset_forms_at(op, b, fb, 8);
 		if (na != nb || memcmp(fa, fb, sizeof *fa * (size_t)(na < 8 ? na : 8)) != 0)
 			return false;
 	}
-	for (int i = 0; i < p->nargs; i++)
-		if (!same_forms(p->args[i], a, b))
-			return false;
 	return true;
 }
 
-int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max)
+int gen_opset_forms(const MRule *mr, int lo, int hi, int *flo, int *fhi, int max)
 {
 	int n = 0;
 	for (int o = lo; o <= hi; o++) {
-		if (!ops_exist(r->lhs, o))
+		if (!ops_exist(mr, o))
 			continue;
-		if (n > 0 && fhi[n - 1] == o - 1 && same_forms(r->lhs, fhi[n - 1], o)) {
+		if (n > 0 && fhi[n - 1] == o - 1 && same_forms(mr, fhi[n - 1], o)) {
 			fhi[n - 1] = o;
 		} else if (n < max) {
 			flo[n] = fhi[n] = o;

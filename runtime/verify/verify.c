@@ -627,18 +627,18 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 	return ok;
 }
 
-/* The cells of rule r: the element types (those its root's first input
+/* The cells of rule mr: the element types (those its root's first input
  * takes; another an instance's first input has joins when it fires), rank
  * classes and opset forms its instances can have in lo..hi. */
-static void coverage_init(Coverage *c, const Rule *r, int lo, int hi)
+static void coverage_init(Coverage *c, const MRule *mr, int lo, int hi)
 {
 	uint32_t all = 0;
 	for (int o = lo; o <= hi; o++)
-		all |= c->types_at[o] = gen_root_types(r, o);
+		all |= c->types_at[o] = gen_root_types(mr, o);
 	for (int t = 1; t < 32 && c->ndtypes < MAX_TYPES; t++)
 		if (all & (1u << t))
 			c->dtypes[c->ndtypes++] = t;
-	c->nforms = gen_opset_forms(r, lo, hi, c->form_lo, c->form_hi, MAX_FORMS);
+	c->nforms = gen_opset_forms(mr, lo, hi, c->form_lo, c->form_hi, MAX_FORMS);
 }
 
 /* Is cell c one the rule cannot match: aimed at `giveup` times without a
@@ -832,7 +832,7 @@ static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *r
 		tally_add(&rr->bad, "the rule's opsets are beyond 23");
 		return true;
 	}
-	coverage_init(&rr->cov, r, lo, hi);
+	coverage_init(&rr->cov, rr->mr, lo, hi);
 	Rng rng = {o->seed ^ name_hash(rr->mr->name)};
 	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 10000;
 	GenTarget t;

@@ -78,14 +78,14 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 const MExpr *gen_guard(const MProg *p);
 const char *gen_var_name(const MProg *p, const MExpr *e);
 
-/* The element types instances can draw for the first input of r's root at
+/* The element types instances can draw for the first input of mr's root at
  * `opset` (a mask, bit = DType). */
-uint32_t gen_root_types(const Rule *r, int opset);
+uint32_t gen_root_types(const MRule *mr, int opset);
 
-/* The opset forms of r's pattern in lo..hi: runs of opsets where every op
+/* The opset forms of mr's pattern in lo..hi: runs of opsets where every op
  * of the pattern has the same entries of the opset-form table (Squeeze's
  * axes an attribute up to 12, an input from 13), as ranges into flo, fhi
  * (at most max); returns how many. */
-int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max);
+int gen_opset_forms(const MRule *mr, int lo, int hi, int *flo, int *fhi, int max);
 
 #endif
