@@ -37,7 +37,18 @@
  * through every combination of edge classes of the first tensors and of
  * pool and Conv windows at their shape arithmetic's boundaries
  * (window_attrs).  A pattern that reads Shape gets symbolic input dims, so
- * the Shape stays a node (make_symbolic). */
+ * the Shape stays a node (make_symbolic).
+ *
+ * The rule is read from its program (dsl_lower, dsl/mprog.h) where it
+ * can be: the guard is its MI_GUARD step, the expression both back ends
+ * run, whose variables are the registers MProg.vnames names; the pattern's
+ * ops (is every one defined at an opset, do their opset forms change, is
+ * there a Shape, is a variable's shape read) are the root and the
+ * MI_PRODUCER steps; ", s => y#k" is MProg.also.  Building the nodes still
+ * walks the pattern on the syntax tree (Pattern): the programs do not say
+ * which operands the rule spells as attributes ([axes = a]) nor where an
+ * optional _? stands (it leaves no step), and the draws follow the written
+ * order of operands and attributes. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -79,8 +90,10 @@ typedef struct Gen {
 	bool symbolic;       /* graph inputs get symbolic dims, so a Shape of them is no constant */
 	int64_t sweep;       /* >= 0: the instance's place in the sweep (sweep_digit); -1: all drawn */
 	int64_t sweep_div;   /* the place value of the next sweep digit */
-	const Expr *guard;   /* the rule's: attribute values are drawn toward its literals */
-	const Pattern *lhs;  /* the rule's pattern */
+	const MRuleSet *set; /* the rules (their externs) */
+	const MRule *mr;     /* the rule, */
+	const MProg *prog;   /* its program: its ops, its registers' variables (vnames) */
+	const MExpr *guard;  /* the rule's, as lowered: attribute values are drawn toward its literals */
 	bool nonneg_indices; /* a [nonnegative_indices] rule's: Gather indices in its data are >= 0 */
 	int idx_rank;        /* the shape of the last Gather indices drawn like token ids (-1: none) */
 	int64_t idx_dims[EV_MAX_RANK];
@@ -301,60 +314,155 @@ static void fill(Gen *g, EvValue *t, bool constant, bool clean)
 
 /* ---- the guard ---------------------------------------------------------------------- */
 
+/* The guard is read as the lowering made it (the program's MI_GUARD step,
+ * which both back ends run): facts and builtins are kinds (rank(x) is
+ * ME_RANK of x's register), variables registers that MProg.vnames names,
+ * value(v) is gone, a list compared with an int is ME_EVERY and two dims
+ * shown equal ME_SAME_DIM.  Variables are met by name, as GVar keeps them. */
+
+const MExpr *gen_guard(const MProg *p)
+{
+	for (int i = 0; i < p->ninsns; i++)
+		if (p->insns[i].kind == MI_GUARD)
+			return p->insns[i].e;
+	return NULL;
+}
+
+/* e without the conversion of ints to floats the lowering puts where a
+ * list is compared with floats. */
+static const MExpr *bare(const MExpr *e)
+{
+	while (e && e->kind == ME_TO_FLOATS && e->nkids == 1)
+		e = e->kids[0];
+	return e;
+}
+
+const char *gen_var_name(const MProg *p, const MExpr *e)
+{
+	e = bare(e);
+	if (e && (e->kind == ME_REG || e->kind == ME_OUT) && e->reg >= 0 && e->reg < p->nregs)
+		return p->vnames[e->reg];
+	return NULL;
+}
+
+static const char *var_named(Gen *g, const MExpr *e)
+{
+	return gen_var_name(g->prog, e);
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* The builtin (or extern) a call of the guard is, by the name the rule
+ * writes it with; NULL for anything else. */
+static const char *call_name(Gen *g, const MExpr *e)
+{
+	switch (e->kind) {
+	case ME_RANK: return "rank";
+	case ME_NUMEL: return "numel";
+	case ME_DIM: return "dim";
+	case ME_DTYPEOF: return "dtype";
+	case ME_SCALAR: return "scalar";
+	case ME_INTSOF: return "ints";
+	case ME_FINITE: return "finite";
+	case ME_MODERATE: return "moderate";
+	case ME_EXTERN: return g->set->externs[e->ext].decl->name;
+	default: return NULL;
+	}
+}
+
+/* The variable a fact names as its first argument (rank(x), scalar(a) of an
+ * operand older opsets spell as an attribute), or NULL. */
+static const char *fact_var(Gen *g, const MExpr *e)
+{
+	if (e->arg)
+		return e->reg >= 0 && e->reg < g->prog->nregs ? g->prog->vnames[e->reg] : NULL;
+	return e->nkids >= 1 ? var_named(g, e->kids[0]) : NULL;
+}
+
 /* Is e the variable `name`, or the call fn(name, ...) (fn NULL: the
  * variable; name NULL: any variable)? */
-static bool is_subject(const Expr *e, const char *fn, const char *name)
+static bool is_subject(Gen *g, const MExpr *e, const char *fn, const char *name)
 {
-	if (!fn)
-		return e->kind == EXPR_VAR && strcmp(e->s, name) == 0;
-	return e->kind == EXPR_CALL && strcmp(e->s, fn) == 0 && e->n >= 1 && e->items[0]->kind == EXPR_VAR &&
-	       (!name || strcmp(e->items[0]->s, name) == 0);
+	e = bare(e);
+	if (!fn) {
+		return same_name(var_named(g, e), name);
+	}
+	const char *c = call_name(g, e), *v = c && strcmp(c, fn) == 0 ? fact_var(g, e) : NULL;
+	return v && (!name || strcmp(v, name) == 0);
+}
+
+/* Is e a comparison of the guard (==, !=, <, <=, >, >=; ME_EVERY compares
+ * every element of a list)?  Its operator in *op.  Two dims shown equal
+ * (ME_SAME_DIM) are one too, read apart (guard_dim_comparands). */
+static bool is_comparison(const MExpr *e, int *op)
+{
+	*op = e->kind == ME_SAME_DIM ? EX_EQ : e->op;
+	return (e->kind == ME_BIN && e->op >= EX_EQ && e->op <= EX_GE) || e->kind == ME_EVERY;
 }
 
 /* What the rule's guard compares fn(name) with (rank(a) == 2, ints(a) ==
  * [2, 3], k == 1 with fn NULL, numel(w) == dim(x, 1); only == if eq), up
  * to max of them.  Instances drawn toward those meet the guard and its
  * boundary: where a rule is most often wrong. */
-static int guard_comparands(const Expr *e, const char *fn, const char *name, bool eq, const Expr **out, int n, int max)
+static int guard_comparands(Gen *g, const MExpr *e, const char *fn, const char *name, bool eq, const MExpr **out, int n,
+                            int max)
 {
-	if (!e || n >= max)
-		return n;
-	if (e->kind == EXPR_BINARY && e->op >= EX_EQ && e->op <= EX_GE) {
-		for (int side = 0; side < 2 && n < max && (!eq || e->op == EX_EQ); side++)
-			if (is_subject(e->items[side], fn, name))
-				out[n++] = e->items[1 - side];
+	int op;
+	if (!e || n >= max || e->kind == ME_SAME_DIM)
+		return n;   /* (the sides of ME_SAME_DIM are dims, which fn never is) */
+	if (is_comparison(e, &op)) {
+		for (int side = 0; side < 2 && n < max && (!eq || op == EX_EQ); side++)
+			if (is_subject(g, e->kids[side], fn, name))
+				out[n++] = bare(e->kids[1 - side]);
 		return n;
 	}
-	for (int i = 0; i < e->n; i++)
-		n = guard_comparands(e->items[i], fn, name, eq, out, n, max);
+	for (int i = 0; i < e->nkids; i++)
+		n = guard_comparands(g, e->kids[i], fn, name, eq, out, n, max);
 	return n;
 }
 
-/* The comparisons dim(name, i) == v of the guard: i into idx, v into val. */
-static int guard_dim_comparands(const Expr *e, const char *name, const Expr **idx, const Expr **val, int n, int max)
+/* The comparisons dim(name, i) == v of the guard: i into idx, v into val
+ * (a dim of ME_SAME_DIM made in dims[n]). */
+static int guard_dim_comparands(Gen *g, const MExpr *e, const char *name, const MExpr **idx, const MExpr **val,
+                                MExpr *dims, int n, int max)
 {
+	int op;
 	if (!e || n >= max)
 		return n;
-	if (e->kind == EXPR_BINARY && e->op == EX_EQ) {
+	if (e->kind == ME_SAME_DIM) {
 		for (int side = 0; side < 2 && n < max; side++) {
-			const Expr *v = e->items[side];
-			if (is_subject(v, "dim", name) && v->n == 2) {
-				idx[n] = v->items[1];
-				val[n++] = e->items[1 - side];
+			if (same_name(var_named(g, e->kids[2 * side]), name)) {
+				idx[n] = e->kids[2 * side + 1];
+				dims[n] = (MExpr){.kind = ME_DIM, .type = MT_INT, .kids = e->kids + 2 * (1 - side), .nkids = 2};
+				val[n] = &dims[n];
+				n++;
 			}
 		}
 		return n;
 	}
-	for (int i = 0; i < e->n; i++)
-		n = guard_dim_comparands(e->items[i], name, idx, val, n, max);
+	if (is_comparison(e, &op) && op == EX_EQ) {
+		for (int side = 0; side < 2 && n < max; side++) {
+			const MExpr *v = bare(e->kids[side]);
+			if (is_subject(g, v, "dim", name) && v->nkids == 2) {
+				idx[n] = v->kids[1];
+				val[n++] = bare(e->kids[1 - side]);
+			}
+		}
+		return n;
+	}
+	for (int i = 0; i < e->nkids; i++)
+		n = guard_dim_comparands(g, e->kids[i], name, idx, val, dims, n, max);
 	return n;
 }
 
 /* One of those, picked with probability p (NULL: none, or not picked). */
-static const Expr *guard_pick(Gen *g, const char *fn, const char *name, double p)
+static const MExpr *guard_pick(Gen *g, const char *fn, const char *name, double p)
 {
-	const Expr *c[8];
-	int n = guard_comparands(g->guard, fn, name, false, c, 0, 8);
+	const MExpr *c[8];
+	int n = guard_comparands(g, g->guard, fn, name, false, c, 0, 8);
 	return n && rng_chance(g->rng, p) ? c[rng_below(g->rng, n)] : NULL;
 }
 
@@ -363,7 +471,7 @@ static EvValue *val_of(Gen *g, ValueId v);
 /* The value bound to variable `name` so far (NULL: none yet). */
 static const EvValue *bound_value(Gen *g, const char *name)
 {
-	GVar *v = var_find(g, name);
+	GVar *v = name ? var_find(g, name) : NULL;
 	if (v && v->kind == GV_VALUE)
 		return val_of(g, v->v);
 	if (v && v->kind == GV_NODE && ir_node(g->m, v->node)->noutputs)
@@ -371,24 +479,41 @@ static const EvValue *bound_value(Gen *g, const char *name)
 	return NULL;
 }
 
+/* A number literal of the guard (2, -1, 0.5, true). */
+static bool literal_value(const MExpr *e, double *x)
+{
+	switch (e->kind) {
+	case ME_INT: case ME_BOOL: *x = (double)e->i; return true;
+	case ME_FLOAT: *x = e->f; return true;
+	case ME_NEG:
+		if (e->nkids == 1 && literal_value(e->kids[0], x)) {
+			*x = -*x;
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}
+
 /* The value of int expression e from what the instance has bound so far:
  * literals, int attributes, rank, dim and numel of values, + - * /.
  * False where it cannot tell. */
-static bool guard_int(Gen *g, const Expr *e, int64_t *out)
+static bool guard_int(Gen *g, const MExpr *e, int64_t *out)
 {
-	double x, tol;
+	double x;
 	int64_t a, b;
 	if (!e)
 		return false;
-	if (e->kind != EXPR_LIST && dsl_literal_value(e, &x, &tol)) {
+	if (literal_value(e, &x)) {
 		*out = (int64_t)x;
 		return true;
 	}
-	if (e->kind == EXPR_UNARY && e->op == EX_NEG && guard_int(g, e->items[0], &a)) {
+	if (e->kind == ME_NEG && guard_int(g, e->kids[0], &a)) {
 		*out = -a;
 		return true;
 	}
-	if (e->kind == EXPR_BINARY && guard_int(g, e->items[0], &a) && guard_int(g, e->items[1], &b)) {
+	if (e->kind == ME_BIN && guard_int(g, e->kids[0], &a) && guard_int(g, e->kids[1], &b)) {
 		switch (e->op) {
 		case EX_ADD: *out = a + b; return true;
 		case EX_SUB: *out = a - b; return true;
@@ -397,23 +522,24 @@ static bool guard_int(Gen *g, const Expr *e, int64_t *out)
 		default: return false;
 		}
 	}
-	if (e->kind == EXPR_VAR) {
-		GVar *v = var_find(g, e->s);
+	if (e->kind == ME_REG) {
+		const char *name = var_named(g, e);
+		GVar *v = name ? var_find(g, name) : NULL;
 		const IrAttr *at = v && v->kind == GV_ATTR ? ir_attr(g->m, v->node, v->attr) : NULL;
 		if (!at || at->type != ATTR_INT)
 			return false;
 		*out = at->i;
 		return true;
 	}
-	if (e->kind == EXPR_CALL && e->n >= 1 && e->items[0]->kind == EXPR_VAR) {
-		const EvValue *t = bound_value(g, e->items[0]->s);
+	if ((e->kind == ME_RANK || e->kind == ME_NUMEL || e->kind == ME_DIM) && !e->arg && e->nkids >= 1) {
+		const EvValue *t = bound_value(g, var_named(g, e->kids[0]));
 		if (!t)
 			return false;
-		if (strcmp(e->s, "rank") == 0)
+		if (e->kind == ME_RANK)
 			*out = t->rank;
-		else if (strcmp(e->s, "numel") == 0)
+		else if (e->kind == ME_NUMEL)
 			*out = t->numel;
-		else if (strcmp(e->s, "dim") == 0 && e->n == 2 && guard_int(g, e->items[1], &a) && a >= -t->rank && a < t->rank)
+		else if (e->nkids == 2 && guard_int(g, e->kids[1], &a) && a >= -t->rank && a < t->rank)
 			*out = t->dims[a < 0 ? a + t->rank : a];
 		else
 			return false;
@@ -424,19 +550,18 @@ static bool guard_int(Gen *g, const Expr *e, int64_t *out)
 
 /* A list expression's ints ([2, 3], [dim(x, a)], range(n), ones(n), a ++ b); how
  * many, -1 if not all known. */
-static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
+static int guard_ints(Gen *g, const MExpr *e, int64_t *out, int max)
 {
 	int64_t n;
-	if (e && e->kind == EXPR_CALL && strcmp(e->s, "range") == 0 && e->n == 1 && guard_int(g, e->items[0], &n) &&
-	    n >= 0 && n <= max) {
+	if (e && e->kind == ME_RANGE && guard_int(g, e->kids[0], &n) && n >= 0 && n <= max) {
 		/* ints(r) == range(dim(ids, 1)): 0, 1, ..., n - 1 */
 		for (int64_t i = 0; i < n; i++)
 			out[i] = i;
 		return (int)n;
 	}
-	if (e && e->kind == EXPR_CALL && strcmp(e->s, "ones") == 0 && e->n == 1) {
+	if (e && e->kind == ME_ONES) {
 		/* ones(n); n the guard leaves open (ones(len(ints(s)))): up to the base rank */
-		if (!guard_int(g, e->items[0], &n))
+		if (!guard_int(g, e->kids[0], &n))
 			n = rng_range(g->rng, 0, g->rank);
 		if (n < 0 || n > max)
 			return -1;
@@ -444,36 +569,40 @@ static int guard_ints(Gen *g, const Expr *e, int64_t *out, int max)
 			out[i] = 1;
 		return (int)n;
 	}
-	if (e && e->kind == EXPR_BINARY && e->op == EX_CONCAT) {
+	if (e && e->kind == ME_BIN && e->op == EX_CONCAT) {
 		/* range(rank(a) - 2) ++ [rank(a) - 1, rank(a) - 2] */
-		int a = guard_ints(g, e->items[0], out, max);
-		int b = a >= 0 ? guard_ints(g, e->items[1], out + a, max - a) : -1;
+		int a = guard_ints(g, e->kids[0], out, max);
+		int b = a >= 0 ? guard_ints(g, e->kids[1], out + a, max - a) : -1;
 		return b >= 0 ? a + b : -1;
 	}
-	if (!e || e->kind != EXPR_LIST || e->n > max)
+	if (!e || e->kind != ME_LIST || e->nkids > max)
 		return -1;
-	for (int i = 0; i < e->n; i++)
-		if (!guard_int(g, e->items[i], &out[i]))
+	for (int i = 0; i < e->nkids; i++)
+		if (!guard_int(g, e->kids[i], &out[i]))
 			return -1;
-	return e->n;
+	return e->nkids;
 }
 
 /* Does the guard call fn(..., name, ...) (moderate(c), finite(c),
  * all_greater(value(v), 0))? */
-static bool guard_calls(const Expr *e, const char *fn, const char *name)
+static bool guard_calls(Gen *g, const MExpr *e, const char *fn, const char *name)
 {
 	if (!e)
 		return false;
-	if (e->kind == EXPR_CALL && strcmp(e->s, fn) == 0)
-		for (int i = 0; i < e->n; i++) {
-			const Expr *a = e->items[i];
-			if (a->kind == EXPR_CALL && strcmp(a->s, "value") == 0 && a->n == 1)
-				a = a->items[0];
-			if (a->kind == EXPR_VAR && strcmp(a->s, name) == 0)
+	const char *c = call_name(g, e);
+	if (c && strcmp(c, fn) == 0) {
+		if (e->arg && same_name(fact_var(g, e), name))
+			return true;
+		for (int i = 0; i < e->nkids; i++)
+			if (same_name(var_named(g, e->kids[i]), name))
 				return true;
-		}
-	for (int i = 0; i < e->n; i++)
-		if (guard_calls(e->items[i], fn, name))
+	}
+	if (e->kind == ME_SAME_DIM && strcmp(fn, "dim") == 0)
+		for (int i = 0; i < 4; i += 2)
+			if (same_name(var_named(g, e->kids[i]), name))
+				return true;
+	for (int i = 0; i < e->nkids; i++)
+		if (guard_calls(g, e->kids[i], fn, name))
 			return true;
 	return false;
 }
@@ -482,15 +611,15 @@ static bool guard_calls(const Expr *e, const char *fn, const char *name)
  * bound is drawn without edge values (the other half tries the guard). */
 static bool wants_clean(Gen *g, const char *name)
 {
-	return (guard_calls(g->guard, "moderate", name) || guard_calls(g->guard, "finite", name) ||
-	        guard_calls(g->guard, "all_greater", name)) && rng_chance(g->rng, 0.5);
+	return (guard_calls(g, g->guard, "moderate", name) || guard_calls(g, g->guard, "finite", name) ||
+	        guard_calls(g, g->guard, "all_greater", name)) && rng_chance(g->rng, 0.5);
 }
 
 /* Does the guard say rank(name) == want? */
 static bool guard_wants_rank(Gen *g, const char *name, int64_t want)
 {
-	const Expr *c[8];
-	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 8);
+	const MExpr *c[8];
+	int n = guard_comparands(g, g->guard, "rank", name, true, c, 0, 8);
 	int64_t v;
 	for (int i = 0; i < n; i++)
 		if (guard_int(g, c[i], &v) && v == want)
@@ -501,29 +630,75 @@ static bool guard_wants_rank(Gen *g, const char *name, int64_t want)
 /* The element type the guard says `name` has (dtype(as) == float32), 0 if none. */
 static int guard_dtype(Gen *g, const char *name)
 {
-	const Expr *c[8];
-	int n = guard_comparands(g->guard, "dtype", name, true, c, 0, 8);
+	const MExpr *c[8];
+	int n = guard_comparands(g, g->guard, "dtype", name, true, c, 0, 8);
 	for (int k = 0; k < n; k++)
-		if (c[k]->kind == EXPR_VAR) {
-			const char *t = c[k]->s;
-			int dt = dtype_from_name(strcmp(t, "float32") == 0 ? "float" : strcmp(t, "float64") == 0 ? "double" : t);
-			if (dt)
-				return dt;
-		}
+		if (c[k]->kind == ME_DTYPE && c[k]->i)
+			return (int)c[k]->i;
 	return 0;
 }
 
-/* Does pattern p read the shape of variable `name` (Shape(name), Size(name))? */
-static bool reads_shape_of(const Pattern *p, const char *name)
+/* ---- the pattern's ops, from the program --------------------------------------------- */
+
+/* Op k of the rule's pattern: k = 0 the root (register 0), then each
+ * MI_PRODUCER step in program order (one per op of the pattern): its
+ * domain ("": ONNX's), name and node register; false past the last. */
+static bool pattern_op(const MRule *mr, int k, const char **domain, const char **op, int *reg)
 {
-	if (!p || p->kind != PAT_OP)
-		return false;
-	if ((strcmp(p->name, "Shape") == 0 || strcmp(p->name, "Size") == 0) && p->nargs >= 1 &&
-	    p->args[0]->kind == PAT_VAR && strcmp(p->args[0]->name, name) == 0)
+	if (k == 0) {
+		*domain = mr->root_domain;
+		*op = mr->root_op;
+		*reg = 0;
 		return true;
-	for (int i = 0; i < p->nargs; i++)
-		if (reads_shape_of(p->args[i], name))
+	}
+	for (int i = 0; i < mr->prog.ninsns; i++) {
+		const MInsn *x = &mr->prog.insns[i];
+		if (x->kind == MI_PRODUCER && --k == 0) {
+			*domain = x->domain;
+			*op = x->op;
+			*reg = x->reg;
 			return true;
+		}
+	}
+	return false;
+}
+
+/* Does the pattern use op `name` anywhere? */
+static bool pattern_has_op(const MRule *mr, const char *name)
+{
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++)
+		if (strcmp(op, name) == 0)
+			return true;
+	return false;
+}
+
+/* Does the pattern read the shape of variable `name` (Shape(name),
+ * Size(name)): is input 0 of such a node the variable, where it binds or
+ * where a check finds it the same value? */
+static bool reads_shape_of(const MRule *mr, const char *name)
+{
+	const MProg *p = &mr->prog;
+	const char *domain, *op;
+	int node;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &node); k++) {
+		if (strcmp(op, "Shape") != 0 && strcmp(op, "Size") != 0)
+			continue;
+		for (int i = 0; i < p->ninsns; i++) {
+			const MInsn *x = &p->insns[i];
+			if ((x->kind != MI_INPUT && x->kind != MI_ARG) || x->src != node || x->index != 0)
+				continue;
+			if (same_name(p->vnames[x->reg], name))
+				return true;
+			for (int j = 0; j < p->ninsns; j++) {
+				const MExpr *c = p->insns[j].kind == MI_CHECK ? p->insns[j].e : NULL;
+				if (c && c->kind == ME_SAME && c->kids[0]->kind == ME_REG && c->kids[0]->reg == x->reg &&
+				    same_name(gen_var_name(p, c->kids[1]), name))
+					return true;
+			}
+		}
+	}
 	return false;
 }
 
@@ -594,8 +769,9 @@ static int variant_shape(Gen *g, int r, const int64_t *d, int64_t *out)
  * dims, and marked in fixed; returns r. */
 static int guard_dims(Gen *g, const char *name, int r, int64_t *dims, bool *fixed)
 {
-	const Expr *d[24], *c[24];
-	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 24);
+	const MExpr *d[24], *c[24];
+	MExpr dims_made[24];
+	int nd = guard_dim_comparands(g, g->guard, name, d, c, dims_made, 0, 24);
 	for (int k = 0; k < nd; k++) {
 		int64_t i, v;
 		if (guard_int(g, d[k], &i) && guard_int(g, c[k], &v) && v >= 0 && v <= 64) {
@@ -613,8 +789,9 @@ static int guard_dims(Gen *g, const char *name, int r, int64_t *dims, bool *fixe
 /* Does the guard compare dim(name, i) with anything? */
 static bool guard_mentions_dim(Gen *g, const char *name, int64_t i, int r)
 {
-	const Expr *d[24], *c[24];
-	int nd = guard_dim_comparands(g->guard, name, d, c, 0, 24);
+	const MExpr *d[24], *c[24];
+	MExpr dims_made[24];
+	int nd = guard_dim_comparands(g, g->guard, name, d, c, dims_made, 0, 24);
 	for (int k = 0; k < nd; k++) {
 		int64_t j;
 		if (guard_int(g, d[k], &j) && (j == i || j + r == i))
@@ -626,8 +803,8 @@ static bool guard_mentions_dim(Gen *g, const char *name, int64_t i, int r)
 /* The rank the guard says `name` has (rank(name) == 4), -1 if none. */
 static int guard_rank(Gen *g, const char *name)
 {
-	const Expr *c[16];
-	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 16);
+	const MExpr *c[16];
+	int n = guard_comparands(g, g->guard, "rank", name, true, c, 0, 16);
 	int64_t v;
 	for (int k = 0; k < n; k++)
 		if (guard_int(g, c[k], &v) && v >= 0 && v <= 6)
@@ -644,10 +821,10 @@ static int guard_rank(Gen *g, const char *name)
  * and, half the time, its element count (numel(s) == 1: every other dim 1). */
 static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 {
-	const Expr *c[16];
+	const MExpr *c[16];
 	int64_t want;
 	/* scalar(name) asks for one element: a scalar or all dims 1 */
-	if (guard_calls(g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
+	if (guard_calls(g, g->guard, "scalar", name) && rng_chance(g->rng, 0.7)) {
 		if (rng_chance(g->rng, 0.5))
 			return 0;
 		for (int i = 0; i < r; i++)
@@ -657,7 +834,7 @@ static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 	/* rank(name) == N in the rank class aimed at: always; other ranks
 	 * the guard compares it with (rank(w) < rank(x), or N outside the
 	 * class): half the time */
-	int n = guard_comparands(g->guard, "rank", name, true, c, 0, 16);
+	int n = guard_comparands(g, g->guard, "rank", name, true, c, 0, 16);
 	bool have = false;
 	for (int k = 0; k < n && !have; k++)
 		have = guard_int(g, c[k], &want) && want >= 0 && want <= 6 &&
@@ -665,7 +842,7 @@ static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 	if (!have) {
 		if (!rng_chance(g->rng, 0.5))
 			return r;
-		n = guard_comparands(g->guard, "rank", name, false, c, 0, 16);
+		n = guard_comparands(g, g->guard, "rank", name, false, c, 0, 16);
 		have = n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0 && want <= 6;
 	}
 	if (have && want != r) {
@@ -684,7 +861,7 @@ static int toward_guard_shape(Gen *g, const char *name, int r, int64_t *dims)
 	r = guard_dims(g, name, r, dims, fixed);
 	if (!rng_chance(g->rng, 0.5))
 		return r;
-	n = guard_comparands(g->guard, "numel", name, true, c, 0, 16);
+	n = guard_comparands(g, g->guard, "numel", name, true, c, 0, 16);
 	if (n && guard_int(g, c[rng_below(g->rng, n)], &want) && want >= 0) {
 		int64_t have = 1;
 		for (int i = 0; i < r; i++)
@@ -1179,8 +1356,8 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 		if (axis < 0 || axis >= x->rank || x->dims[axis] == 0)
 			return NULL;
 		int dim = (int)x->dims[axis];
-		const Expr *rk_c[1];
-		bool ranked = a && a->kind == PAT_VAR && guard_comparands(g->guard, "rank", a->name, false, rk_c, 0, 1);
+		const MExpr *rk_c[1];
+		bool ranked = a && a->kind == PAT_VAR && guard_comparands(g, g->guard, "rank", a->name, false, rk_c, 0, 1);
 		if ((ranked || g->idx_rank >= 0) && rng_chance(g->rng, 0.85)) {
 			/* indices of a rank the guard names (token ids [batch, seq]):
 			 * the base shape, or a variant, toward the guard; other
@@ -1325,7 +1502,7 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	}
 	const OpFormal *f = formal_of(ng->newest, k);
 	const char *fname = f ? f->name : "";
-	const Expr *lit;
+	const MExpr *lit;
 	int64_t list[64];
 	int nlist;
 	bool constant = sl->attr_form || (a && (a->kind == PAT_LITERAL || a->is_const));
@@ -1344,8 +1521,8 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	} else {
 		dt = tp_get(ng, fs->type_str);
 		uint32_t allowed = allowed_types(ng->s, fs);
-		const Expr *c1[1];
-		bool ints_guard = a && a->kind == PAT_VAR && guard_comparands(g->guard, "ints", a->name, false, c1, 0, 1);
+		const MExpr *c1[1];
+		bool ints_guard = a && a->kind == PAT_VAR && guard_comparands(g, g->guard, "ints", a->name, false, c1, 0, 1);
 		int want = a && a->kind == PAT_VAR ? guard_dtype(g, a->name) : 0;
 		if (!dt && want && (allowed & (1u << want)) && rng_chance(g->rng, 0.9))
 			dt = want;          /* dtype(as) == float32 */
@@ -1405,9 +1582,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	           (t = special_ints(g, ng, fname, a)) != NULL) {
 		/* a value whose shape the pattern reads stays a graph input, so
 		 * that Shape(x) is a node, not a constant the folder makes */
-		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->lhs, a->name);
-		const Expr *rk_c[1];
-		bool ranked = a && a->kind == PAT_VAR && (g->idx_rank >= 0 || guard_comparands(g->guard, "rank", a->name, false, rk_c, 0, 1));
+		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->mr, a->name);
+		const MExpr *rk_c[1];
+		bool ranked = a && a->kind == PAT_VAR && (g->idx_rank >= 0 || guard_comparands(g, g->guard, "rank", a->name, false, rk_c, 0, 1));
 		constant = constant || (!shape_read && rng_chance(g->rng, ranked ? 0.4 : 0.8));
 		if (!constant && g->nonneg_indices && strcmp(fname, "indices") == 0)
 			for (int64_t i = 0; i < t->numel; i++)
@@ -1431,12 +1608,12 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		bool clean = a && a->kind == PAT_VAR && wants_clean(g, a->name);
 		if (t)
 			fill(g, t, constant, clean);
-		if (t && clean && ev_is_float(dt) && guard_calls(g->guard, "all_greater", a->name))
+		if (t && clean && ev_is_float(dt) && guard_calls(g, g->guard, "all_greater", a->name))
 			for (int64_t i = 0; i < t->numel; i++)
 				ev_set_f(t, i, fabs(ev_get_f(t, i)));   /* a variance */
-		double x, tol;
+		double x;
 		if (t && a && a->kind == PAT_VAR && dt != DT_BOOL && (lit = guard_pick(g, "scalar", a->name, 0.3)) != NULL &&
-		    dsl_literal_value(lit, &x, &tol))
+		    literal_value(lit, &x))
 			for (int64_t i = 0; i < t->numel; i++)
 				ev_set_f(t, i, x);      /* scalar(c) >= 1e-5: at the guard's boundary */
 	}
@@ -1691,37 +1868,37 @@ static void window_attrs(Gen *g, NodeGen *ng, NodeId n)
 		ir_attr_set_ints(g->m, n, "dilations", dil, (size_t)sp);
 }
 
-/* Attribute `attr` of node n, bound to the pattern variable `name`: now and
- * then (a third of the time) the value the guard compares it with, or one
- * off it, in place of the drawn one: a guard's boundary (k == 1, axis >= 0)
- * is where a rule is most often wrong. */
 /* The attribute variable compose() pairs `name` with in the guard
  * (is_identity(compose(p, q))), NULL if none. */
-static const char *compose_partner(const Expr *e, const char *name)
+static const char *compose_partner(Gen *g, const MExpr *e, const char *name)
 {
 	if (!e)
 		return NULL;
-	if (e->kind == EXPR_CALL && strcmp(e->s, "compose") == 0 && e->n == 2 && e->items[0]->kind == EXPR_VAR &&
-	    e->items[1]->kind == EXPR_VAR) {
-		if (strcmp(e->items[0]->s, name) == 0)
-			return e->items[1]->s;
-		if (strcmp(e->items[1]->s, name) == 0)
-			return e->items[0]->s;
+	if (e->kind == ME_COMPOSE) {
+		const char *p = var_named(g, e->kids[0]), *q = var_named(g, e->kids[1]);
+		if (p && q && strcmp(p, name) == 0)
+			return q;
+		if (p && q && strcmp(q, name) == 0)
+			return p;
 	}
-	for (int i = 0; i < e->n; i++) {
-		const char *p = compose_partner(e->items[i], name);
+	for (int i = 0; i < e->nkids; i++) {
+		const char *p = compose_partner(g, e->kids[i], name);
 		if (p)
 			return p;
 	}
 	return NULL;
 }
 
+/* Attribute `attr` of node n, bound to the pattern variable `name`: now and
+ * then (a third of the time) the value the guard compares it with, or one
+ * off it, in place of the drawn one: a guard's boundary (k == 1, axis >= 0)
+ * is where a rule is most often wrong. */
 static void toward_guard(Gen *g, NodeId n, const char *attr, const char *name)
 {
 	const IrAttr *a = ir_attr(g->m, n, attr);
 	/* a permutation the guard composes with one drawn before: half the
 	 * time its inverse (two Transposes that cancel) */
-	const char *partner = a && a->type == ATTR_INTS ? compose_partner(g->guard, name) : NULL;
+	const char *partner = a && a->type == ATTR_INTS ? compose_partner(g, g->guard, name) : NULL;
 	GVar *pv = partner ? var_find(g, partner) : NULL;
 	const IrAttr *pa = pv && pv->kind == GV_ATTR ? ir_attr(g->m, pv->node, pv->attr) : NULL;
 	if (pa && pa->type == ATTR_INTS && pa->n == a->n && a->n <= EV_MAX_RANK) {
@@ -1737,15 +1914,15 @@ static void toward_guard(Gen *g, NodeId n, const char *attr, const char *name)
 			return;
 		}
 	}
-	const Expr *lit = a ? guard_pick(g, NULL, name, 0.33) : NULL;
+	const MExpr *lit = a ? guard_pick(g, NULL, name, 0.33) : NULL;
 	if (!lit)
 		return;
 	int off = rng_range(g->rng, -1, 1);
-	double x, tol;
+	double x;
 	int64_t iv;
 	if (a->type == ATTR_INT && guard_int(g, lit, &iv)) {
 		ir_attr_set_int(g->m, n, attr, iv + off);
-	} else if (a->type == ATTR_FLOAT && dsl_literal_value(lit, &x, &tol)) {
+	} else if (a->type == ATTR_FLOAT && literal_value(lit, &x)) {
 		ir_attr_set_float(g->m, n, attr, (float)(x + off));
 	} else if (a->type == ATTR_INTS && a->n > 0 && a->n <= 2 * EV_MAX_RANK + 2) {
 		/* a list: every element the number (k == 1), or the list; one element one off */
@@ -2023,19 +2200,6 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 
 /* ---- instances -------------------------------------------------------------------------- */
 
-/* Does pattern p use op `name` anywhere? */
-static bool pattern_has_op(const Pattern *p, const char *name)
-{
-	if (!p || p->kind != PAT_OP)
-		return false;
-	if (strcmp(p->name, name) == 0)
-		return true;
-	for (int i = 0; i < p->nargs; i++)
-		if (pattern_has_op(p->args[i], name))
-			return true;
-	return false;
-}
-
 /* A model where the pattern reads Shape(x) as a dynamic model does: each
  * graph input's dims symbolic (most of them, at least one), and no shape
  * declared for the values nodes compute, so that inference, and with it
@@ -2064,8 +2228,8 @@ static void make_symbolic(Gen *g)
 		bool read = false, sized = false;
 		for (int k = 0; k < g->nvars; k++)
 			if (g->vars[k].kind == GV_VALUE && g->vars[k].v == gr->inputs[i]) {
-				read |= reads_shape_of(g->lhs, g->vars[k].name);
-				sized |= guard_calls(g->guard, "dim", g->vars[k].name) || guard_calls(g->guard, "numel", g->vars[k].name);
+				read |= reads_shape_of(g->mr, g->vars[k].name);
+				sized |= guard_calls(g, g->guard, "dim", g->vars[k].name) || guard_calls(g, g->guard, "numel", g->vars[k].name);
 			}
 		if (!read && sized && static_weights)
 			continue;
@@ -2093,21 +2257,6 @@ static void make_symbolic(Gen *g)
 	}
 }
 
-/* The node pattern that "name @" binds, or NULL. */
-static const Pattern *bound_pattern(const Pattern *p, const char *name)
-{
-	if (!p || p->kind != PAT_OP)
-		return NULL;
-	if (p->bind && !strcmp(p->bind, name))
-		return p;
-	for (int i = 0; i < p->nargs; i++) {
-		const Pattern *q = bound_pattern(p->args[i], name);
-		if (q)
-			return q;
-	}
-	return NULL;
-}
-
 static int ir_version_for(int opset)
 {
 	static const int v[] = {3, 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10, 10, 11};
@@ -2116,13 +2265,13 @@ static int ir_version_for(int opset)
 	return iv < 4 ? 4 : iv;
 }
 
-bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
+bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng *rng, GenInstance *out)
 {
+	const Rule *r = mr->rule;
 	memset(out, 0, sizeof *out);
 	Gen g = {.rng = rng, .moderate_data = r->moderate_data, .finite_data = r->finite_data, .why = out->why,
-	         .sweep = t->sweep, .sweep_div = 1, .guard = r->guard};
-	g.symbolic = pattern_has_op(r->lhs, "Shape") && rng_chance(rng, 0.75);
-	g.lhs = r->lhs;
+	         .sweep = t->sweep, .sweep_div = 1, .set = set, .mr = mr, .prog = &mr->prog, .guard = gen_guard(&mr->prog)};
+	g.symbolic = pattern_has_op(mr, "Shape") && rng_chance(rng, 0.75);
 	g.idx_rank = -1;
 	g.nonneg_indices = r->nonneg_indices;
 	g.opset = rng_range(rng, t->opset_lo, t->opset_hi);
@@ -2133,7 +2282,7 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	out->m = g.m;
 	out->opset = g.opset;
 	/* the preferred type: from the root's first input */
-	const OpSchema *rs = r->lhs->kind == PAT_OP ? op_schema_lookup(r->lhs->domain ? r->lhs->domain : "", r->lhs->name, g.opset) : NULL;
+	const OpSchema *rs = op_schema_lookup(mr->root_domain, mr->root_op, g.opset);
 	const OpFormal *f0 = rs ? formal_of(rs, 0) : NULL;
 	uint32_t allowed = f0 ? allowed_types(rs, f0) : 1u << DT_FLOAT;
 	g.dtype = DT_FLOAT;
@@ -2149,9 +2298,9 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	/* a rank the guard asks for (rank(x) == 4), one within the class aimed at */
 	g.rank_lo = t->rank_lo;
 	g.rank_hi = t->rank_hi;
-	const Expr *rc[16];
+	const MExpr *rc[16];
 	int64_t want, fits[16];
-	int nrc = guard_comparands(g.guard, "rank", NULL, false, rc, 0, 16), nfit = 0;
+	int nrc = guard_comparands(&g, g.guard, "rank", NULL, false, rc, 0, 16), nfit = 0;
 	for (int i = 0; i < nrc; i++)
 		if (guard_int(&g, rc[i], &want) && want >= 0 && want <= 6 &&
 		    (t->rank_lo < 0 || (want >= t->rank_lo && want <= t->rank_hi)))
@@ -2169,7 +2318,7 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 		 * them for a result of several outputs) */
 		out->root = ir_value(g.m, y)->producer;
 		IrNode *root = ir_node(g.m, out->root);
-		bool tuple = r->rhs && r->rhs->kind == EXPR_TUPLE;
+		bool tuple = mr->prog.nresults > 1;
 		/* Half the time an Identity reads the output, as when the match
 		 * sits inside a graph: a result that is a graph input can replace
 		 * it only there (a graph output must be some node's). */
@@ -2196,12 +2345,13 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 		}
 		/* a shared node's output the result replaces too (", s => y#k") is
 		 * a graph output as well, so the comparison covers it */
-		for (int i = 0; r->rhs && i < r->nalso; i++) {
-			GVar *sv = var_find(&g, r->also[i].name);
-			const Pattern *sp = bound_pattern(r->lhs, r->also[i].name);
-			if (!sv || sv->kind != GV_NODE || !sp || (uint32_t)sp->output >= ir_node(g.m, sv->node)->noutputs)
+		for (int i = 0; i < mr->prog.nalso; i++) {
+			const MAlso *al = &mr->prog.also[i];
+			const char *name = al->reg >= 0 && al->reg < mr->prog.nregs ? mr->prog.vnames[al->reg] : NULL;
+			GVar *sv = name ? var_find(&g, name) : NULL;
+			if (!sv || sv->kind != GV_NODE || (uint32_t)al->node_out >= ir_node(g.m, sv->node)->noutputs)
 				continue;
-			ValueId v = ir_node(g.m, sv->node)->outputs[sp->output];
+			ValueId v = ir_node(g.m, sv->node)->outputs[al->node_out];
 			if (v && !ir_value(g.m, v)->is_output)
 				ir_add_output(g.m, IR_MAIN_GRAPH, v);
 		}
@@ -2228,10 +2378,9 @@ bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out)
 	return ok;
 }
 
-uint32_t gen_root_types(const Rule *r, int opset)
+uint32_t gen_root_types(const MRule *mr, int opset)
 {
-	const Pattern *p = r->lhs;
-	const OpSchema *s = p && p->kind == PAT_OP ? op_schema_lookup(p->domain ? p->domain : "", p->name, opset) : NULL;
+	const OpSchema *s = op_schema_lookup(mr->root_domain, mr->root_op, opset);
 	const OpFormal *f0 = s ? formal_of(s, 0) : NULL;
 	uint32_t allowed = f0 ? allowed_types(s, f0) : s ? 1u << DT_FLOAT : 0, mask = 0;
 	for (size_t i = 0; i < sizeof drawn_types / sizeof *drawn_types; i++)
@@ -2240,43 +2389,40 @@ uint32_t gen_root_types(const Rule *r, int opset)
 	return mask;
 }
 
-/* Does every op of pattern p exist at `opset`? */
-static bool ops_exist(const Pattern *p, int opset)
+/* Does every op of the pattern exist at `opset`? */
+static bool ops_exist(const MRule *mr, int opset)
 {
-	if (!p || p->kind != PAT_OP)
-		return true;
-	if (!op_schema_lookup(p->domain ? p->domain : "", p->name, opset))
-		return false;
-	for (int i = 0; i < p->nargs; i++)
-		if (!ops_exist(p->args[i], opset))
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++)
+		if (!op_schema_lookup(domain, op, opset))
 			return false;
 	return true;
 }
 
-/* Do the ops of pattern p have the same opset-form entries at opsets a and b? */
-static bool same_forms(const Pattern *p, int a, int b)
+/* Do the ops of the pattern have the same opset-form entries at opsets a and b? */
+static bool same_forms(const MRule *mr, int a, int b)
 {
-	if (!p || p->kind != PAT_OP)
-		return true;
-	if (!p->domain || !*p->domain) {
+	const char *domain, *op;
+	int reg;
+	for (int k = 0; pattern_op(mr, k, &domain, &op, &reg); k++) {
+		if (*domain)
+			continue;
 		const OpsetForm *fa[8], *fb[8];
-		int na = opset_forms_at(p->name, a, fa, 8), nb = opset_forms_at(p->name, b, fb, 8);
+		int na = opset_forms_at(op, a, fa, 8), nb = opset_forms_at(op, b, fb, 8);
 		if (na != nb || memcmp(fa, fb, sizeof *fa * (size_t)(na < 8 ? na : 8)) != 0)
 			return false;
 	}
-	for (int i = 0; i < p->nargs; i++)
-		if (!same_forms(p->args[i], a, b))
-			return false;
 	return true;
 }
 
-int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max)
+int gen_opset_forms(const MRule *mr, int lo, int hi, int *flo, int *fhi, int max)
 {
 	int n = 0;
 	for (int o = lo; o <= hi; o++) {
-		if (!ops_exist(r->lhs, o))
+		if (!ops_exist(mr, o))
 			continue;
-		if (n > 0 && fhi[n - 1] == o - 1 && same_forms(r->lhs, fhi[n - 1], o)) {
+		if (n > 0 && fhi[n - 1] == o - 1 && same_forms(mr, fhi[n - 1], o)) {
 			fhi[n - 1] = o;
 		} else if (n < max) {
 			flo[n] = fhi[n] = o;

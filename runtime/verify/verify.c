@@ -328,6 +328,7 @@ typedef struct Coverage {
 } Coverage;
 
 typedef struct RuleRun {
+	const MRuleSet *set;        /* the rules, mr's among them */
 	const MRule *mr;
 	int index;
 	double tol;
@@ -413,18 +414,19 @@ static uint64_t name_hash(const char *s)
 	return h;
 }
 
-/* The ranks (bit r) and element types (bit dt) guard e lets variable v
- * have: rank(v) == 4, dtype(v) != float16, and those under && and ||;
- * anything else lets it have all. */
-static void guard_sets(const Expr *e, const char *v, uint32_t *ranks, uint32_t *types)
+/* The ranks (bit r) and element types (bit dt) the guard e of program p
+ * (as lowered: gen_guard) lets variable v have: rank(v) == 4,
+ * dtype(v) != float16, and those under && and ||; anything else lets it
+ * have all. */
+static void guard_sets(const MProg *p, const MExpr *e, const char *v, uint32_t *ranks, uint32_t *types)
 {
 	*ranks = *types = UINT32_MAX;
-	if (!e || e->kind != EXPR_BINARY)
+	if (!e || e->kind != ME_BIN)
 		return;
 	if (e->op == EX_AND || e->op == EX_OR) {
 		uint32_t r0, t0, r1, t1;
-		guard_sets(e->items[0], v, &r0, &t0);
-		guard_sets(e->items[1], v, &r1, &t1);
+		guard_sets(p, e->kids[0], v, &r0, &t0);
+		guard_sets(p, e->kids[1], v, &r1, &t1);
 		*ranks = e->op == EX_AND ? r0 & r1 : r0 | r1;
 		*types = e->op == EX_AND ? t0 & t1 : t0 | t1;
 		return;
@@ -432,23 +434,19 @@ static void guard_sets(const Expr *e, const char *v, uint32_t *ranks, uint32_t *
 	if (e->op != EX_EQ && e->op != EX_NE)
 		return;
 	for (int side = 0; side < 2; side++) {
-		const Expr *call = e->items[side], *lit = e->items[1 - side];
-		if (call->kind != EXPR_CALL || call->n != 1 || call->items[0]->kind != EXPR_VAR ||
-		    strcmp(call->items[0]->s, v) != 0)
+		const MExpr *fact = e->kids[side], *lit = e->kids[1 - side];
+		const char *of = (fact->kind == ME_RANK || fact->kind == ME_DTYPEOF) ? gen_var_name(p, fact->kids[0]) : NULL;
+		if (!of || strcmp(of, v) != 0)
 			continue;
 		uint32_t bit = 0;
-		if (strcmp(call->s, "rank") == 0 && lit->kind == EXPR_INT && lit->i >= 0 && lit->i < 32)
+		if (fact->kind == ME_RANK && lit->kind == ME_INT && lit->i >= 0 && lit->i < 32)
 			bit = 1u << lit->i;
-		else if (strcmp(call->s, "dtype") == 0 && lit->kind == EXPR_VAR && !lit->binding) {
-			/* a dtype name: float32, float64 or ONNX's own */
-			int dt = dtype_from_name(strcmp(lit->s, "float32") == 0 ? "float"
-			                         : strcmp(lit->s, "float64") == 0 ? "double" : lit->s);
-			bit = dt > 0 && dt < 32 ? 1u << dt : 0;
-		}
+		else if (fact->kind == ME_DTYPEOF && lit->kind == ME_DTYPE)   /* float32, float64 or ONNX's own */
+			bit = lit->i > 0 && lit->i < 32 ? 1u << lit->i : 0;
 		if (!bit)
 			continue;
 		uint32_t set = e->op == EX_EQ ? bit : ~bit;
-		if (call->s[0] == 'r')
+		if (fact->kind == ME_RANK)
 			*ranks = set;
 		else
 			*types = set;
@@ -457,11 +455,11 @@ static void guard_sets(const Expr *e, const char *v, uint32_t *ranks, uint32_t *
 
 /* Once the first graph input's variable is known: the element types and
  * rank classes the guard rules out for it are left out, not aimed at. */
-static void guard_cells(Coverage *c, const Rule *r, const char *var)
+static void guard_cells(Coverage *c, const MProg *p, const char *var)
 {
 	uint32_t ranks, types;
 	c->guarded = true;
-	guard_sets(r->guard, var, &ranks, &types);
+	guard_sets(p, gen_guard(p), var, &ranks, &types);
 	for (int i = 0; i < c->ndtypes; i++)
 		c->dt[i].excluded = !(types & (1u << c->dtypes[i]));
 	for (int i = 0; i < NRANKS; i++)
@@ -540,7 +538,7 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
                          Diag *d)
 {
 	GenInstance inst;
-	if (!gen_instance(rr->mr->rule, t, rng, &inst)) {
+	if (!gen_instance(rr->set, rr->mr, t, rng, &inst)) {
 		rr->invalid++;
 		tally_add(&rr->bad, inst.why);
 		ir_model_free(inst.m);
@@ -565,7 +563,7 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 		tally_add(&rr->bad, q.first);
 	} else {
 		if (!rr->cov.guarded && inst.first_var)
-			guard_cells(&rr->cov, rr->mr->rule, inst.first_var);
+			guard_cells(&rr->cov, &rr->mr->prog, inst.first_var);
 		count_valid(&rr->cov, &inst);
 		const char *enabled[1] = {rr->mr->name};
 		const RwRuleSet *sets[1] = {set};
@@ -629,18 +627,18 @@ static bool one_instance(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
 	return ok;
 }
 
-/* The cells of rule r: the element types (those its root's first input
+/* The cells of rule mr: the element types (those its root's first input
  * takes; another an instance's first input has joins when it fires), rank
  * classes and opset forms its instances can have in lo..hi. */
-static void coverage_init(Coverage *c, const Rule *r, int lo, int hi)
+static void coverage_init(Coverage *c, const MRule *mr, int lo, int hi)
 {
 	uint32_t all = 0;
 	for (int o = lo; o <= hi; o++)
-		all |= c->types_at[o] = gen_root_types(r, o);
+		all |= c->types_at[o] = gen_root_types(mr, o);
 	for (int t = 1; t < 32 && c->ndtypes < MAX_TYPES; t++)
 		if (all & (1u << t))
 			c->dtypes[c->ndtypes++] = t;
-	c->nforms = gen_opset_forms(r, lo, hi, c->form_lo, c->form_hi, MAX_FORMS);
+	c->nforms = gen_opset_forms(mr, lo, hi, c->form_lo, c->form_hi, MAX_FORMS);
 }
 
 /* Is cell c one the rule cannot match: aimed at `giveup` times without a
@@ -834,7 +832,7 @@ static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *r
 		tally_add(&rr->bad, "the rule's opsets are beyond 23");
 		return true;
 	}
-	coverage_init(&rr->cov, r, lo, hi);
+	coverage_init(&rr->cov, rr->mr, lo, hi);
 	Rng rng = {o->seed ^ name_hash(rr->mr->name)};
 	int instances = o->instances > 0 ? o->instances : 100, tries = o->tries > 0 ? o->tries : 10000;
 	GenTarget t;
@@ -1008,7 +1006,7 @@ bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c,
 			chosen |= strcmp(mr->name, o->only[k]) == 0;
 		if (!chosen)
 			continue;
-		RuleRun rr = {.mr = mr, .index = i, .tol = mr->rule->tolerance};
+		RuleRun rr = {.set = prog, .mr = mr, .index = i, .tol = mr->rule->tolerance};
 		ok = verify_rule(set, o, &rr, d);
 		if (ok)
 			report(o, &rr, c);

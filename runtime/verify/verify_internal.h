@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "dsl/ast.h"
+#include "dsl/mprog.h"
 #include "ir/ir.h"
 
 /* splitmix64: small, fast, and the same numbers on every machine. */
@@ -63,22 +64,28 @@ typedef struct GenTarget {
 	                               classes and windows (gen.c, sweep_digit); -1: drawn */
 } GenTarget;
 
-/* Build one instance of checked rule r's left side, as target t asks.
+/* Build one instance of the left side of rule mr of set, as target t asks.
  * The data have every edge value but those the rule declares it differs on
  * ([finite_data]: inf, -inf, NaN; [moderate_data]: the largest, tiny and
  * denormal values).
  * False (and why) when the draw gives no valid graph: an op the opset lacks,
  * shapes that do not fit, an evaluator error. */
-bool gen_instance(const Rule *r, const GenTarget *t, Rng *rng, GenInstance *out);
+bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng *rng, GenInstance *out);
 
-/* The element types instances can draw for the first input of r's root at
+/* The guard of program p as lowered (its MI_GUARD step's expression), or
+ * NULL; the rule variable a register of it (or a node binding's output)
+ * is, or NULL. */
+const MExpr *gen_guard(const MProg *p);
+const char *gen_var_name(const MProg *p, const MExpr *e);
+
+/* The element types instances can draw for the first input of mr's root at
  * `opset` (a mask, bit = DType). */
-uint32_t gen_root_types(const Rule *r, int opset);
+uint32_t gen_root_types(const MRule *mr, int opset);
 
-/* The opset forms of r's pattern in lo..hi: runs of opsets where every op
+/* The opset forms of mr's pattern in lo..hi: runs of opsets where every op
  * of the pattern has the same entries of the opset-form table (Squeeze's
  * axes an attribute up to 12, an input from 13), as ranges into flo, fhi
  * (at most max); returns how many. */
-int gen_opset_forms(const Rule *r, int lo, int hi, int *flo, int *fhi, int max);
+int gen_opset_forms(const MRule *mr, int lo, int hi, int *flo, int *fhi, int max);
 
 #endif
