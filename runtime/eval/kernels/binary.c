@@ -574,7 +574,9 @@ static void pow_f64(void *o_, const void *a_, const void *b_, int64_t n, int64_t
 }
 
 /* Pow(X: T, Y: T1) -> T, T and T1 any numeric types (opset 12 on):
- * float bases take pow() in double rounded to T; integer bases with integer
+ * float bases take pow() in double rounded to T, except that a float or
+ * double base to a one-element exponent 2 or 3 (of any type) is x * x or
+ * x * x * x in T, as ONNX Runtime computes them; integer bases with integer
  * exponents multiply exactly (wrapping); integer bases with float exponents
  * truncate pow()'s result. */
 static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
@@ -598,9 +600,20 @@ static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	EvValue *y = ew_new(c, x->dtype, rank, dims);
 	if (!y)
 		return false;
-	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && e->dtype == x->dtype) {
+	/* ORT squares and cubes a float or double base by multiplying, for a
+	 * one-element exponent of any type (2 as int64 too): the exponent as x's type */
+	double e0 = e->numel == 1 ? ew_get_f(e, 0) : 0;
+	EvValue *es = NULL;
+	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && e->dtype != x->dtype && (e0 == 2 || e0 == 3) &&
+	    !(es = ev_scalar_f(x->dtype, e0))) {
+		ev_unref(y);
+		return ev_fail(c, "Pow: out of memory");
+	}
+	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && (e->dtype == x->dtype || es)) {
 		EwArgs p = {.scalar_exponent = e->numel == 1};
-		apply2(y, x, e, x->dtype == DT_FLOAT ? pow_f32 : pow_f64, &p);
+		apply2(y, x, es ? es : e, x->dtype == DT_FLOAT ? pow_f32 : pow_f64, &p);
+		if (es)
+			ev_unref(es);
 		out[0] = y;
 		return true;
 	}
