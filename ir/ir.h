@@ -404,6 +404,14 @@ void ir_tensor_unhold(IrModel *m, TensorId t);
  * read-only: a later reader faults the same bytes back in); the saver calls
  * it after each deferred tensor, so memory holds one source at a time. */
 void ir_tensor_evict(IrModel *m, TensorId t);
+/* t was only sampled (CSE's hash reads 65 windows of a large constant): the
+ * pages the samples mapped leave memory again, as ir_tensor_evict, if the
+ * model has external data files, which are mapped on demand (a sample maps
+ * a whole folio).  Without them the model's bytes are its own file, mapped
+ * whole at load (MAP_POPULATE): the samples mapped nothing new, and dropping
+ * the pages would only make the next reader (a rule's moderate(w), a fold,
+ * the saver) fault them back in. */
+void ir_tensor_evict_sampled(IrModel *m, TensorId t);
 /* Element count of dims, or -1 if it overflows int64 or a dim is negative. */
 int64_t ir_numel(const int64_t *dims, int rank);
 

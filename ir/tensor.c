@@ -392,6 +392,12 @@ void ir_tensor_evict(IrModel *m, TensorId id)
 		t->deferred->evict(m, t->deferred);
 }
 
+void ir_tensor_evict_sampled(IrModel *m, TensorId id)
+{
+	if (m->next_maps)
+		ir_tensor_evict(m, id);
+}
+
 /* Nothing reads t any more (no live value, no recipe): bytes the IR made go,
  * and so does a recipe, with its own holds; pages of a mapped external
  * tensor leave memory. */

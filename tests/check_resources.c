@@ -1,8 +1,9 @@
 /* check_resources.c - what graft does with inputs that would hang it or
  * exhaust the machine (issue 24): FIFOs and oversized files as models and
  * rules files, folds over the size cap or the fold budget, runs over the
- * memory limit, a mapped model file that shrinks (SIGBUS), and rule files
- * whose checks used to be quadratic. */
+ * memory limit, a mapped model file that shrinks (SIGBUS), the pages of
+ * mapped weights after CSE's sampled hash, and rule files whose checks used
+ * to be quadratic. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -495,6 +496,68 @@ START_TEST(test_sigbus_twentieth_mapping)
 }
 END_TEST
 
+/* ---- pages of mapped weights after CSE's sampled hash ------------------------------- */
+
+/* Minor page faults of reading one byte in every page of t's bytes. */
+static long faults_reading(IrModel *m, TensorId t)
+{
+	size_t n;
+	const volatile uint8_t *b = ir_tensor_raw(m, t, &n);
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	unsigned sum = 0;
+	for (size_t i = 0; i < n; i += 4096)
+		sum += b[i];
+	getrusage(RUSAGE_SELF, &after);
+	(void)sum;
+	return after.ru_minflt - before.ru_minflt;
+}
+
+/* The model's one tensor of 100,000 floats (big_model_file's w). */
+static TensorId weight_of(IrModel *m)
+{
+	for (TensorId t = 1; t < m->ntensors; t++)
+		if (ir_tensor(m, t)->nbytes == 400000)
+			return t;
+	ck_abort_msg("no 400,000-byte tensor");
+	return 0;
+}
+
+/* ir_tensor_evict_sampled keeps the pages of a model whose bytes are its
+ * own file (mapped whole at load: a sample faulted nothing in, and the next
+ * reader would fault them all back), and drops those of an external data
+ * file as ir_tensor_evict does (mapped on demand). */
+START_TEST(test_sampled_pages_kept_in_model_file)
+{
+	char *p = big_model_file("big.onnx"), *ext = tpath("ext.onnx");
+	Diag d;
+	diag_init(&d, NULL);
+	IrModel *m = ir_load_file(p, NULL, &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	TensorId w = weight_of(m);
+	faults_reading(m, w);
+	ir_tensor_evict_sampled(m, w);
+	ck_assert_int_eq(faults_reading(m, w), 0);
+	ir_tensor_evict(m, w); /* the saver's eviction still drops them */
+	ck_assert_int_gt(faults_reading(m, w), 0);
+	SaveOptions so = {.external = EXT_ALL, .ext_threshold = 256};
+	ck_assert(ir_save_file(m, ext, &so, &d));
+	ir_model_free(m);
+
+	m = ir_load_file(ext, NULL, &d);
+	ck_assert_msg(m != NULL, "%s", d.first);
+	w = weight_of(m);
+	ck_assert(ir_tensor(m, w)->external);
+	faults_reading(m, w);
+	ck_assert_int_eq(faults_reading(m, w), 0);
+	ir_tensor_evict_sampled(m, w);
+	ck_assert_int_gt(faults_reading(m, w), 0);
+	ir_model_free(m);
+	free(p);
+	free(ext);
+}
+END_TEST
+
 /* ---- large rule files ---------------------------------------------------------------- */
 
 START_TEST(test_graftc_many_unused_variables)
@@ -588,6 +651,7 @@ Suite *suite_resources(void)
 	tcase_add_test(tc, test_model_too_large);
 	tcase_add_test(tc, test_sigbus_shrunk_model);
 	tcase_add_test(tc, test_sigbus_twentieth_mapping);
+	tcase_add_test(tc, test_sampled_pages_kept_in_model_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("budgets");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -1039,6 +1039,53 @@ START_TEST(test_conv_bn)
 }
 END_TEST
 
+/* conv_bn's moderate(w) on float32 weights (rw_gen.c's float loop): every
+ * element 0, -0 or within 2^-50 .. 2^50 in magnitude, the bounds included;
+ * one element below (not 0), above, infinite or NaN keeps the
+ * BatchNormalization, wherever it lies among the 4096-element blocks. */
+START_TEST(test_conv_bn_moderate_weights)
+{
+	struct {
+		const char *w;
+		bool fires;
+	} cases[] = {
+		{"0.5, 0, -0, 0.25", true},
+		{"8.8817841970012523e-16, -8.8817841970012523e-16, 1125899906842624, -1125899906842624", true},
+		{"0.5, 4.4e-16, 0.5, 0.5", false},
+		{"0.5, 0.5, -2.3e15, 0.5", false},
+		{"inf, 0.5, 0.5, 0.5", false},
+		{"0.5, 0.5, 0.5, nan", false},
+	};
+	char *s = tensor("float", "s", "4", 1.0, 0.1), *tt = tensor("float", "t", "4", 0.3, 0.05);
+	char *mm = tensor("float", "m", "4", 0.1, 0.02), *v = tensor("float", "v", "4", 0.8, 0.05);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = fmt(HEAD(13) "g (float[1,1,3] x) => (float[1,4,3] y) <float[4,1,1] w = {%s}, %s, %s, %s, %s> {\n"
+		                 "  c = Conv (x, w)\n  y = BatchNormalization (c, s, t, m, v)\n}\n",
+		                 cases[i].w, s, tt, mm, v);
+		run_case(text, &(Case){"conv_bn", cases[i].fires ? "Conv" : "Conv BatchNormalization", cases[i].fires,
+		                       cases[i].fires ? 1e-4 : -1});
+		free(text);
+	}
+	/* 5000 weights (two blocks): one 1e20 in the second block */
+	for (int bad = 0; bad < 2; bad++) {
+		size_t cap = 16 * 5000 + 64, len = 0;
+		char *w = malloc(cap);
+		for (int k = 0; k < 5000; k++)
+			len += (size_t)snprintf(w + len, cap - len, "%s%s", k ? ", " : "", bad && k == 4500 ? "1e20" : "0.125");
+		char *text = fmt(HEAD(13) "g (float[1,1250,3] x) => (float[1,4,3] y) <float[4,1250,1] w = {%s}, %s, %s, %s, %s> {\n"
+		                 "  c = Conv (x, w)\n  y = BatchNormalization (c, s, t, m, v)\n}\n",
+		                 w, s, tt, mm, v);
+		run_case(text, &(Case){"conv_bn", bad ? "Conv BatchNormalization" : "Conv", !bad, bad ? -1 : 1e-4});
+		free(text);
+		free(w);
+	}
+	free(s);
+	free(tt);
+	free(mm);
+	free(v);
+}
+END_TEST
+
 /* ---- extended: GELU, LayerNorm, Div by a constant ------------------------------------------- */
 
 START_TEST(test_gelu)
@@ -4243,6 +4290,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_matmul_add);
 	tcase_add_test(tc, test_conv_add);
 	tcase_add_test(tc, test_conv_bn);
+	tcase_add_test(tc, test_conv_bn_moderate_weights);
 	tcase_add_test(tc, test_gelu);
 	tcase_add_test(tc, test_layer_norm);
 	tcase_add_test(tc, test_div_by_const);

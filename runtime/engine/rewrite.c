@@ -436,10 +436,10 @@ static uint64_t tensor_hash(Rewriter *rw, TensorId t)
 			ir_tensor_read(m, t, (n - 64) / 64 * i, 64, w);
 			h = mix(h, hash_bytes(w, 64));
 		}
-		/* a sample maps a whole folio of a mapped file (up to megabytes):
-		 * the pages leave memory again, or hashing every weight of a
-		 * model with external data held half of it resident */
-		ir_tensor_evict(m, t);
+		/* a sample maps a whole folio of a file mapped on demand (external
+		 * data; up to megabytes): the pages leave memory again, or hashing
+		 * every weight of such a model held half of it resident */
+		ir_tensor_evict_sampled(m, t);
 	}
 	h = mix(mix(h, (uint64_t)x->dtype), hash_bytes(x->dims, sizeof *x->dims * (size_t)x->rank));
 	return rw->thash[t] = h ? h : 1;
