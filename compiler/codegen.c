@@ -745,6 +745,17 @@ static void print_swap(Fn *F, const MInsn *a, const MInsn *b)
 		line(F, "(void)%s;", F->names[b->reg]);
 }
 
+/* e is a list of int or float literals (nothing in it reads the match). */
+static bool literal_list(const MExpr *e)
+{
+	if (e->kind != ME_LIST)
+		return false;
+	for (int k = 0; k < e->nkids; k++)
+		if (e->kids[k]->kind != ME_INT && e->kids[k]->kind != ME_FLOAT)
+			return false;
+	return true;
+}
+
 static void print_step(Fn *F, const MInsn *x)
 {
 	const char *name = F->names[x->reg];
@@ -830,6 +841,12 @@ static void print_step(Fn *F, const MInsn *x)
 	}
 	case MI_PRE: {
 		char *v = cx(F, x->e);
+		if (literal_list(x->e)) {
+			/* a list of literals cannot be unknown: printed where it is used */
+			free(F->names[x->reg]);
+			F->names[x->reg] = v;
+			break;
+		}
 		line(F, "%s %s = %s;", c_type(x->e->type), name, v);
 		free(v);
 		break;
@@ -940,16 +957,17 @@ static char *cv(Fn *F, const MVal *v)
 			     v->nkids, in, v->nforms);
 			free(forms.s);
 		} else {
-			if (v->nkids)
-				line(F, "ValueId %s[] = {%s};", in, args.s);
+			/* the inputs as a compound literal in the call: one line a node */
+			char *inputs = v->nkids ? fmt("(ValueId[]){%s}", args.s) : fmt("NULL");
 			if (v->outs)   /* the outputs the rule reads (", s => y#k"), the other optional ones omitted */
 				line(F, "NodeId %s = rwg_node_outs(rw, \"%s\", \"%s\", %s, %d, 0x%xu);", k, v->domain, v->op,
-				     v->nkids ? in : "NULL", v->nkids, v->outs);
+				     inputs, v->nkids, v->outs);
 			else if (*v->domain)
-				line(F, "NodeId %s = rwg_node_in(rw, \"%s\", \"%s\", %s, %d, 1);", k, v->domain, v->op,
-				     v->nkids ? in : "NULL", v->nkids);
+				line(F, "NodeId %s = rwg_node_in(rw, \"%s\", \"%s\", %s, %d, 1);", k, v->domain, v->op, inputs,
+				     v->nkids);
 			else
-				line(F, "NodeId %s = rwg_node(rw, \"%s\", %s, %d, 1);", k, v->op, v->nkids ? in : "NULL", v->nkids);
+				line(F, "NodeId %s = rwg_node(rw, \"%s\", %s, %d, 1);", k, v->op, inputs, v->nkids);
+			free(inputs);
 		}
 		if (v->copy)
 			line(F, "rw_copy_attrs(rw, %s, %s);", k, F->names[v->reg]);
@@ -1068,7 +1086,7 @@ static void print_nodes(Fn *F)
 }
 
 /* The program of rule m into out as the leaf apply_<name>(), without the
- * tests it leaves to the decision tree. */
+ * tests it leaves to the decision tree (which asks rw_enabled first). */
 static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 {
 	Fn F = {.set = set, .m = m, .p = &m->prog, .depth = 1};
@@ -1079,9 +1097,6 @@ static void print_fn(const MRuleSet *set, const MRule *m, Buf *out)
 
 	if (strcmp(p->cnames[0], "n"))
 		line(&F, "NodeId %s = n;", p->cnames[0]);
-	char *enabled = fmt("!rw_enabled(rw, RULE_%s)", m->name);
-	fail_if(&F, enabled);
-	free(enabled);
 
 	bool uses_unknown = false, has_pre = false;
 	for (int i = 0; i < p->ninsns; i++) {
@@ -1312,11 +1327,14 @@ static void emit_kids(const TreeOut *T, const MTreeNode *t, int depth, const cha
 		const MTreeNode *k = t->kids[i];
 		if (!k->test) {
 			/* leaves in a row: one condition, a leaf per line */
-			int j = i;
-			while (j < t->nkids && !t->kids[j]->test) {
-				tline(out, depth, "%sapply_%s(rw, n)%s", j == i ? "if (" : "    ", T->set->rules[t->kids[j]->rule].name,
-				      j + 1 < t->nkids && !t->kids[j + 1]->test ? " ||" : ")");
-				j++;
+			int j = i, end = i;
+			while (end < t->nkids && !t->kids[end]->test)
+				end++;
+			const char *open = end - i > 1 ? "(" : "", *close = end - i > 1 ? ")" : "";
+			for (; j < end; j++) {
+				const char *name = T->set->rules[t->kids[j]->rule].name;
+				tline(out, depth, "%s%srw_enabled(rw, RULE_%s) && apply_%s(rw, n)%s%s", j == i ? "if (" : "    ", open,
+				      name, name, close, j + 1 < end ? " ||" : ")");
 			}
 			tline(out, depth + 1, "return true;");
 			i = j;
