@@ -1038,7 +1038,7 @@ static int guard_target(Gen *g, const char *bind, bool expand, int r, const int6
 		return R;
 	}
 	int64_t numel = 1, have = 1;
-	int open = -1;
+	int open = -1, extra[EV_MAX_RANK], nextra = 0;
 	for (int i = 0; i < r; i++)
 		numel *= d[i];
 	for (int i = 0; i < R; i++) {
@@ -1047,7 +1047,21 @@ static int guard_target(Gen *g, const char *bind, bool expand, int r, const int6
 		else if (open < 0)
 			open = i;
 		else
+			extra[nextra++] = i;
+	}
+	/* more than one dim left open (dim(r, 2) * dim(r, 3) == dim(q, 2)): all
+	 * but the first get a small divisor of what is left of the size */
+	for (int k = 0; k < nextra; k++) {
+		if (have == 0 || numel % have)
 			return -1;
+		int64_t left = numel / have, pick = 1;
+		for (int tries = 0, c = (int)rng_range(g->rng, 2, 3); tries < 2; tries++, c = 5 - c)
+			if (left % c == 0) {
+				pick = c;
+				break;
+			}
+		out[extra[k]] = pick;
+		have *= pick;
 	}
 	if (open >= 0) {
 		if (have == 0 || numel % have)
