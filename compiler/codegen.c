@@ -1327,17 +1327,17 @@ static void emit_kids(const TreeOut *T, const MTreeNode *t, int depth, const cha
 		const MTreeNode *k = t->kids[i];
 		if (!k->test) {
 			/* leaves in a row: one condition, a leaf per line */
-			int j = i, end = i;
+			int end = i;
 			while (end < t->nkids && !t->kids[end]->test)
 				end++;
 			const char *open = end - i > 1 ? "(" : "", *close = end - i > 1 ? ")" : "";
-			for (; j < end; j++) {
+			for (int j = i; j < end; j++) {
 				const char *name = T->set->rules[t->kids[j]->rule].name;
 				tline(out, depth, "%s%srw_enabled(rw, RULE_%s) && apply_%s(rw, n)%s%s", j == i ? "if (" : "    ", open,
 				      name, name, close, j + 1 < end ? " ||" : ")");
 			}
 			tline(out, depth + 1, "return true;");
-			i = j;
+			i = end;
 			continue;
 		}
 		const MTreeTest *x = k->test;

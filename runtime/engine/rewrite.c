@@ -1230,6 +1230,14 @@ static NodeId outside_loop_body(IrModel *m, NodeId root, const NodeId *matched, 
 	return 0;
 }
 
+/* Are two dims shown equal: the same size, or the same symbolic name? */
+static bool dims_shown_equal(const Dim *a, const Dim *b)
+{
+	if (a->size >= 0 || b->size >= 0)
+		return a->size == b->size;
+	return a->param && b->param && !strcmp(a->param, b->param);
+}
+
 /* Does the result's Reshape n compute what a Reshape already in the model
  * computes?  True when another Reshape, not built by this result, reads the
  * same target value (with allowzero 0, as n) over an input whose shape is
@@ -1254,11 +1262,8 @@ static bool reshape_as_before(Rewriter *rw, NodeId n)
 			continue;
 		const IrValue *y = ir_value(m, ir_node(m, o)->inputs[0]);
 		bool same = y->shape.rank == x->shape.rank;
-		for (int i = 0; same && i < x->shape.rank; i++) {
-			const Dim *a = &x->shape.dims[i], *b = &y->shape.dims[i];
-			same = a->size >= 0 ? a->size == b->size
-			                    : b->size < 0 && a->param && b->param && !strcmp(a->param, b->param);
-		}
+		for (int i = 0; same && i < x->shape.rank; i++)
+			same = dims_shown_equal(&x->shape.dims[i], &y->shape.dims[i]);
 		if (same)
 			return true;
 	}
@@ -1282,7 +1287,7 @@ static const char *type_change(IrModel *m, InferState *is, ValueId old, ValueId 
 			const Dim *x = &a->shape.dims[i], *y = &b->shape.dims[i];
 			if (x->size >= 0 || y->size >= 0)
 				differ |= x->size != y->size;
-			else if (!x->param || !y->param || strcmp(x->param, y->param) != 0) {
+			else if (!dims_shown_equal(x, y)) {
 				/* a graph output's declared symbol may rename what it computes */
 				Dim c;
 				differ |= !y->param || !infer_computed_dim(is, old, i, &c) || !c.param || strcmp(c.param, y->param) != 0;
@@ -1425,9 +1430,11 @@ bool rw_commit(Rewriter *rw)
 			int64_t vals[IR_MAX_RANK];
 			const char *syms[IR_MAX_RANK];
 			int len = infer_known_ints(rw->infer, ir_node(m, n)->inputs[1], vals, syms, IR_MAX_RANK);
-			for (int k = 0; k < len && !why; k++)
-				if (!syms[k] && vals[k] == 0 && !reshape_as_before(rw, n))
-					why = "its target has a 0, which copies a dim of its input";
+			bool zero = false;
+			for (int k = 0; k < len; k++)
+				zero |= !syms[k] && vals[k] == 0;
+			if (zero && !reshape_as_before(rw, n))
+				why = "its target has a 0, which copies a dim of its input";
 		}
 		if (why) {
 			if (rw->why_active)

@@ -1054,12 +1054,8 @@ static int guard_target(Gen *g, const char *bind, bool expand, int r, const int6
 	for (int k = 0; k < nextra; k++) {
 		if (have == 0 || numel % have)
 			return -1;
-		int64_t left = numel / have, pick = 1;
-		for (int tries = 0, c = (int)rng_range(g->rng, 2, 3); tries < 2; tries++, c = 5 - c)
-			if (left % c == 0) {
-				pick = c;
-				break;
-			}
+		int64_t left = numel / have, first = rng_range(g->rng, 2, 3), second = 5 - first;
+		int64_t pick = left % first == 0 ? first : left % second == 0 ? second : 1;
 		out[extra[k]] = pick;
 		have *= pick;
 	}

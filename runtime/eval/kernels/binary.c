@@ -602,14 +602,14 @@ static bool k_Pow(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 		return false;
 	/* ORT squares and cubes a float or double base by multiplying, for a
 	 * one-element exponent of any type (2 as int64 too): the exponent as x's type */
+	bool fx = x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE;
 	double e0 = e->numel == 1 ? ew_get_f(e, 0) : 0;
 	EvValue *es = NULL;
-	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && e->dtype != x->dtype && (e0 == 2 || e0 == 3) &&
-	    !(es = ev_scalar_f(x->dtype, e0))) {
+	if (fx && e->dtype != x->dtype && (e0 == 2 || e0 == 3) && !(es = ev_scalar_f(x->dtype, e0))) {
 		ev_unref(y);
 		return ev_fail(c, "Pow: out of memory");
 	}
-	if ((x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE) && (e->dtype == x->dtype || es)) {
+	if (fx && (e->dtype == x->dtype || es)) {
 		EwArgs p = {.scalar_exponent = e->numel == 1};
 		apply2(y, x, es ? es : e, x->dtype == DT_FLOAT ? pow_f32 : pow_f64, &p);
 		if (es)
