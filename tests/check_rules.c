@@ -2441,6 +2441,21 @@ START_TEST(test_vendor)
 	            "  o = MatMul (p, v)\n  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  y = Reshape (ot, merge)\n}\n",
 	            "Reshape Cos Sin RotaryEmbedding MultiHeadAttention", "Reshape Transpose Concat Cos Unsqueeze Sin Unsqueeze Mul Split Neg Concat Mul Add Transpose MatMul Mul Add "
             "Softmax MatMul Transpose Reshape", 1e-5);
+	/* the same inside an If branch reading the outer values */
+	vendor_case(HEAD(17) "g (bool c, float[2,3,8] q, float[2,2,3,4] k, float[2,2,3,4] v, float[2,3,2] m, "
+	            "float[1,1,3,3] mask) => (float[2,3,8] y) <int64[4] sh = {0, 0, 2, 4}, int64[1] one = {1}, "
+	            "int64[2] half = {2, 2}, int64[3] merge = {2, 3, 8}, float sc = {2}> {\n"
+	            "  y = If (c) <then_branch: graph = t () => (float[2,3,8] o) {\n"
+	            "    r = Reshape (q, sh)\n    t = Transpose <perm = [0, 2, 1, 3]> (r)\n"
+	            "    mm = Concat <axis = -1> (m, m)\n    co = Cos (mm)\n    cu = Unsqueeze (co, one)\n"
+	            "    si = Sin (mm)\n    su = Unsqueeze (si, one)\n    a = Mul (t, cu)\n"
+	            "    h0, h1 = Split <axis = 3> (t, half)\n    n = Neg (h1)\n    rh = Concat <axis = -1> (n, h0)\n"
+	            "    b = Mul (rh, su)\n    rot = Add (a, b)\n    kt = Transpose <perm = [0, 1, 3, 2]> (k)\n"
+	            "    s0 = MatMul (rot, kt)\n    s1 = Div (s0, sc)\n    s2 = Add (s1, mask)\n    p = Softmax <axis = -1> (s2)\n"
+	            "    o0 = MatMul (p, v)\n    ot = Transpose <perm = [0, 2, 1, 3]> (o0)\n    o = Reshape (ot, merge)\n  },\n"
+	            "  else_branch: graph = e () => (float[2,3,8] o) {\n    o = Neg (q)\n  }>\n}\n",
+	            "If{Reshape Cos Sin RotaryEmbedding MultiHeadAttention}{Neg}", "If{Reshape Transpose Concat Cos Unsqueeze Sin Unsqueeze Mul Split Neg Concat Mul Add Transpose MatMul "
+	            "Mul Add Softmax MatMul Transpose Reshape}{Neg}", 1e-5);
 	/* a Clip whose bounds cross stays (ONNX's Clip and ORT's activation disagree there) */
 	vendor_case(HEAD(13) "g (float[1,1,3,3] x) => (float[1,1,3,3] y) <float[1,1,1,1] w = {2}, float lo = {1}, float hi = {-1}> {\n"
 	            "  c = Conv (x, w)\n  y = Clip (c, lo, hi)\n}\n", "Conv Clip", "Conv Clip", 0);
