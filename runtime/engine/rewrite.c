@@ -1425,6 +1425,14 @@ bool rw_commit(Rewriter *rw)
 		 * a model ONNX Runtime refuses (make difftest: a 0-element constant
 		 * through transpose_div_transpose); unless a Reshape of the model
 		 * reads that target over an input of x's shape (reshape_as_before). */
+		const IrAttr *shape_attr = ir_node(m, n)->kind == OP_Reshape ? ir_attr(m, n, "shape") : NULL;
+		if (!why && shape_attr) { /* Reshape-1's target (opsets 1 to 4) */
+			bool zero = false;
+			for (size_t k = 0; k < shape_attr->n; k++)
+				zero |= shape_attr->ints[k] == 0;
+			if (zero)
+				why = "its target has a 0, which copies a dim of its input";
+		}
 		if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
 		    ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
 			int64_t vals[IR_MAX_RANK];
