@@ -49,7 +49,7 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
  * empty dim; seed 461513), so an unknown dim may be 0 at run time.  The part
  * starts at the node's axis attribute (default -1), or at a fixed axis. */
 enum { NOT_EMPTY, EMPTY, MAYBE_EMPTY };
-static int empty_attention(IrModel *m, NodeId n);
+static int empty_fused(IrModel *m, NodeId n);
 static int empty_normalized(IrModel *m, NodeId n)
 {
 	static const struct {
@@ -70,7 +70,7 @@ static int empty_normalized(IrModel *m, NodeId n)
 		if (strcmp(node->op_type, ops[i].op) == 0)
 			k = i;
 	if (k < 0)
-		return empty_attention(m, n);
+		return empty_fused(m, n);
 	if (node->ninputs < 1 || !node->inputs[0])
 		return NOT_EMPTY;
 	const Shape *s = &ir_value(m, node->inputs[0])->shape;
@@ -91,13 +91,16 @@ static int empty_normalized(IrModel *m, NodeId n)
 
 /* ORT's attention kernels refuse an empty key sequence ("KV sequence length
  * must be greater than 0"), crash on zero heads (a division by the head
- * count), and its com.microsoft.RotaryEmbedding refuses caches of fewer rows
- * than the sequence (an empty batch flattens graft's caches to 0 rows): is a
- * dim of the query, key, value or rotated input known to be 0 (EMPTY)?  A
- * dim not known is taken to be at least 1: sequence lengths are symbolic in
- * every LLM export, and a model run on an empty batch or sequence is refused
- * by these kernels in ONNX Runtime's own fusions alike (docs/engine.md). */
-static int empty_attention(IrModel *m, NodeId n)
+ * count), its com.microsoft.RotaryEmbedding refuses caches of fewer rows
+ * than the sequence (an empty batch flattens graft's caches to 0 rows), and
+ * its FusedMatMul with transA leaves the output unwritten over an empty
+ * inner dim and refuses an empty batch dim (graft verify's instances in
+ * ORT): is a dim of the query, key, value, rotated input or FusedMatMul
+ * operand known to be 0 (EMPTY)?  A dim not known is taken to be at least
+ * 1: sequence lengths are symbolic in every LLM export, and a model run on
+ * an empty batch or sequence is refused by these kernels in ONNX Runtime's
+ * own fusions alike (docs/engine.md). */
+static int empty_fused(IrModel *m, NodeId n)
 {
 	static const struct {
 		const char *domain, *op;
@@ -108,6 +111,7 @@ static int empty_attention(IrModel *m, NodeId n)
 		{"com.microsoft", "MultiHeadAttention", 3},
 		{"com.microsoft", "GroupQueryAttention", 3},
 		{"com.microsoft", "RotaryEmbedding", 1},
+		{"com.microsoft", "FusedMatMul", 2},
 	};
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
@@ -124,7 +128,7 @@ static int empty_attention(IrModel *m, NodeId n)
 	return NOT_EMPTY;
 }
 
-static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
+static const char *empty_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
 {
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
@@ -134,6 +138,20 @@ static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, siz
 		         node->op_type, empty == MAYBE_EMPTY ? " (one of its dims is not known)" : "");
 		return buf;
 	}
+	return NULL;
+}
+
+const char *ir_new_node_empty_gap(IrModel *m, NodeId n, char *buf, size_t size)
+{
+	return empty_gap(m, n, true, buf, size);
+}
+
+static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
+{
+	const IrNode *node = ir_node(m, n);
+	const char *domain = norm_domain(node->domain);
+	if (empty_gap(m, n, created, buf, size))
+		return buf;
 	const OrtKernelRow *r = find_row(domain, node->op_type, (int)ir_opset(m, domain));
 	if (!r)
 		return NULL;

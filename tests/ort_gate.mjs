@@ -99,6 +99,19 @@ function generated(session, modelPath, seed) {
   try { return common.prepareInputs(session, opts).list; } catch { return null; }
 }
 
+// An output of the original whose shape is not the one the model declares
+// (every dim a number): ORT computed the original wrongly, and nothing can
+// be compared with it (its ReduceSum over an empty input keeps the reduced
+// axis where keepdims is 0).  A description, or null.
+function misshapen(session, outs) {
+  for (const [i, m] of session.outputMetadata.entries()) {
+    const want = m.shape, got = outs[i] && outs[i].dims;
+    if (!m.isTensor || !Array.isArray(want) || !got || !want.every((d) => typeof d === 'number')) continue;
+    if (want.join(',') !== got.join(',')) return `output '${m.name}' of the original is [${got}], the model declares [${want}]`;
+  }
+  return null;
+}
+
 const allTensors = (s) => s.inputMetadata.every((m) => m.isTensor) && s.outputMetadata.every((m) => m.isTensor);
 
 // Same dtype and size, float32/float64, every element where both sides are
@@ -281,6 +294,12 @@ async function one(line) {
       try { ra = await common.runSession(a, feeds); } catch (e) {
         runFail = true;
         if (verbose) console.log(`skip ${name}: ORT cannot run the original: ${msg(e)}`);
+        break;
+      }
+      const wrong = misshapen(a, ra);
+      if (wrong) {
+        runFail = true;
+        console.log(`ORTWRONG ${name}: ONNX Runtime's ${wrong}`);
         break;
       }
       try { rb = await common.runSession(b, feeds); } catch (e) {

@@ -1450,9 +1450,13 @@ bool rw_commit(Rewriter *rw)
 			rw_abort(rw);
 			return false;
 		}
-		/* and, where the input loads in ONNX Runtime, have a CPU kernel
-		 * there (HardSwish and Clip-11 on double do not) */
-		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_new_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
+		/* no empty dim where ONNX Runtime's kernel refuses one (and so
+		 * does graft's evaluator), and, where the input loads in ONNX
+		 * Runtime, a CPU kernel there (HardSwish and Clip-11 on double
+		 * have none) */
+		why = ir_node(m, n)->dead ? NULL : ir_new_node_empty_gap(m, n, buf, sizeof buf);
+		if (!why && rw->check_kernels && !ir_node(m, n)->dead)
+			why = ir_new_node_kernel_gap(m, n, buf, sizeof buf);
 		if (why) {
 			if (rw->why_active)
 				rw_why_fail(rw, INT_MAX - 1, RW_WHY_KERNEL, "the result's %s%s%s: %s",
