@@ -49,6 +49,7 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
  * empty dim; seed 461513), so an unknown dim may be 0 at run time.  The part
  * starts at the node's axis attribute (default -1), or at a fixed axis. */
 enum { NOT_EMPTY, EMPTY, MAYBE_EMPTY };
+static int empty_fused(IrModel *m, NodeId n);
 static int empty_normalized(IrModel *m, NodeId n)
 {
 	static const struct {
@@ -68,7 +69,9 @@ static int empty_normalized(IrModel *m, NodeId n)
 	for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
 		if (strcmp(node->op_type, ops[i].op) == 0)
 			k = i;
-	if (k < 0 || node->ninputs < 1 || !node->inputs[0])
+	if (k < 0)
+		return empty_fused(m, n);
+	if (node->ninputs < 1 || !node->inputs[0])
 		return NOT_EMPTY;
 	const Shape *s = &ir_value(m, node->inputs[0])->shape;
 	const IrAttr *a = ops[k].has_axis ? ir_attr(m, n, "axis") : NULL;
@@ -86,7 +89,46 @@ static int empty_normalized(IrModel *m, NodeId n)
 	return r;
 }
 
-static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
+/* ORT's attention kernels refuse an empty key sequence ("KV sequence length
+ * must be greater than 0"), crash on zero heads (a division by the head
+ * count), its com.microsoft.RotaryEmbedding refuses caches of fewer rows
+ * than the sequence (an empty batch flattens graft's caches to 0 rows), and
+ * its FusedMatMul with transA leaves the output unwritten over an empty
+ * inner dim and refuses an empty batch dim (graft verify's instances in
+ * ORT): is a dim of the query, key, value, rotated input or FusedMatMul
+ * operand known to be 0 (EMPTY)?  A dim not known is taken to be at least
+ * 1: sequence lengths are symbolic in every LLM export, and a model run on
+ * an empty batch or sequence is refused by these kernels in ONNX Runtime's
+ * own fusions alike (docs/engine.md). */
+static int empty_fused(IrModel *m, NodeId n)
+{
+	static const struct {
+		const char *domain, *op;
+		int ninputs; /* the leading inputs checked */
+	} ops[] = {
+		{"", "Attention", 3},
+		{"com.microsoft", "Attention", 1},
+		{"com.microsoft", "MultiHeadAttention", 3},
+		{"com.microsoft", "GroupQueryAttention", 3},
+		{"com.microsoft", "RotaryEmbedding", 1},
+		{"com.microsoft", "FusedMatMul", 2},
+	};
+	const IrNode *node = ir_node(m, n);
+	const char *domain = norm_domain(node->domain);
+	for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+		if (strcmp(node->op_type, ops[k].op) != 0 || strcmp(domain, ops[k].domain) != 0)
+			continue;
+		for (int i = 0; i < ops[k].ninputs && (uint32_t)i < node->ninputs; i++) {
+			const Shape *s = node->inputs[i] ? &ir_value(m, node->inputs[i])->shape : NULL;
+			for (int d = 0; s && d < s->rank; d++)
+				if (s->dims[d].size == 0)
+					return EMPTY;
+		}
+	}
+	return NOT_EMPTY;
+}
+
+static const char *empty_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
 {
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
@@ -96,6 +138,20 @@ static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, siz
 		         node->op_type, empty == MAYBE_EMPTY ? " (one of its dims is not known)" : "");
 		return buf;
 	}
+	return NULL;
+}
+
+const char *ir_new_node_empty_gap(IrModel *m, NodeId n, char *buf, size_t size)
+{
+	return empty_gap(m, n, true, buf, size);
+}
+
+static const char *kernel_gap(IrModel *m, NodeId n, bool created, char *buf, size_t size)
+{
+	const IrNode *node = ir_node(m, n);
+	const char *domain = norm_domain(node->domain);
+	if (empty_gap(m, n, created, buf, size))
+		return buf;
 	const OrtKernelRow *r = find_row(domain, node->op_type, (int)ir_opset(m, domain));
 	if (!r)
 		return NULL;

@@ -36,6 +36,11 @@ const char *ir_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size);
 /* The same for a node graft creates: also refused where a normalized part
  * may be empty (a dim of it not known, the LayerNorm family). */
 const char *ir_new_node_kernel_gap(IrModel *m, NodeId n, char *buf, size_t size);
+/* Only the empty dims ir_new_node_kernel_gap refuses (the LayerNorm family's
+ * normalized axes, the attention family's and FusedMatMul's dims): the
+ * engine asks it of every node a result creates, whether or not the input
+ * loads in ONNX Runtime, since graft's evaluator refuses them too. */
+const char *ir_new_node_empty_gap(IrModel *m, NodeId n, char *buf, size_t size);
 
 /* Does every live node of m (bodies included) have a kernel? */
 bool ir_model_has_kernels(IrModel *m);

@@ -226,6 +226,12 @@ START_TEST(test_errors)
 		{4, {1, 3, 2, 4}, {1, 2, 3, 4}, {1, 2, 3, 4},
 		 "t.onnx: node 'att': q_num_heads 3 is not a multiple of kv_num_heads 2\n"},
 		{4, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 5, 4}, "t.onnx: node 'att': K has 3 positions, V 5\n"},
+		/* zero heads divided by zero (SIGFPE), an empty key sequence
+		 * gave NaN where ONNX Runtime refuses both (graft verify's empty
+		 * draws found them) */
+		{4, {1, 0, 3, 4}, {1, 0, 3, 4}, {1, 0, 3, 4}, "t.onnx: node 'att': K has no heads\n"},
+		{4, {1, 2, 3, 4}, {1, 2, 0, 4}, {1, 2, 0, 4},
+		 "t.onnx: node 'att': KV sequence length must be greater than 0\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char sig[3][64];

@@ -32,9 +32,21 @@
 // class at every element, every finite one within X * max(1, max |original|),
 // X scaled by 2^13 for float16 (float32 and float64 as they are).
 // Exit 0 when nothing failed, 1 otherwise, 2 on bad arguments.
+//
+// ONNX Runtime itself crashes on some models (its Einsum over an empty input
+// dies of SIGFPE) or never ends (its float16 Conv of 0 channels), which
+// would end the gate: the list runs in a worker process that records, before
+// each model, its place and counts so far (--worker START FILE).  When a
+// worker dies of a signal or stays on one model over --model-seconds, that
+// model is judged alone: its original runs in a process of its own, and if
+// ORT crashes or hangs on that too the model is counted with the originals
+// ORT cannot run (a CRASH or HANG line), else graft's output crashed ORT
+// (FAIL).  A new worker goes on after it.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [toolsDir, listFile, ...flags] = process.argv.slice(2);
 if (!toolsDir || !listFile) {
@@ -49,6 +61,9 @@ const expectRefused = flags.includes('--expect-refused');
 // fusion computes the same formula in another order, and meets inf/NaN in
 // other places (docs/evaluator.md, "Differences make difftest accepts").
 const nonFiniteOk = flags.includes('--nonfinite-ok');
+// --model-seconds N: the longest ORT may take over one model (both sides,
+// every input set) before the gate takes it for hung (default 300).
+const modelSeconds = flags.includes('--model-seconds') ? Number(flags[flags.indexOf('--model-seconds') + 1]) : 300;
 const tolFile = flags.includes('--tolerances') ? flags[flags.indexOf('--tolerances') + 1] : null;
 const ruleTol = new Map((tolFile ? fs.readFileSync(tolFile, 'utf8').split('\n') : [])
   .filter((l) => l.trim()).map((l) => { const [r, x] = l.split('\t'); return [r, Number(x)]; }));
@@ -82,6 +97,19 @@ function readSet(dir, session) {
 function generated(session, modelPath, seed) {
   const opts = { seed, intRange: [0, 100], dims: {}, shapes: {}, modelPath };
   try { return common.prepareInputs(session, opts).list; } catch { return null; }
+}
+
+// An output of the original whose shape is not the one the model declares
+// (every dim a number): ORT computed the original wrongly, and nothing can
+// be compared with it (its ReduceSum over an empty input keeps the reduced
+// axis where keepdims is 0).  A description, or null.
+function misshapen(session, outs) {
+  for (const [i, m] of session.outputMetadata.entries()) {
+    const want = m.shape, got = outs[i] && outs[i].dims;
+    if (!m.isTensor || !Array.isArray(want) || !got || !want.every((d) => typeof d === 'number')) continue;
+    if (want.join(',') !== got.join(',')) return `output '${m.name}' of the original is [${got}], the model declares [${want}]`;
+  }
+  return null;
 }
 
 const allTensors = (s) => s.inputMetadata.every((m) => m.isTensor) && s.outputMetadata.every((m) => m.isTensor);
@@ -159,9 +187,79 @@ async function againstTestData(name, opt, sets) {
   await b.release();
 }
 
-await common.initOrt(4);
 const lines = fs.readFileSync(listFile, 'utf8').split('\n').filter((l) => l.trim());
-for (const line of lines) {
+const workerAt = flags.indexOf('--worker');
+if (workerAt < 0) await supervise();
+else await work(Number(flags[workerAt + 1]), flags[workerAt + 2]);
+
+// The list in workers, a new one after each that ORT crashed or hung on
+// (see the top).
+async function supervise() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-gate-'));
+  const progress = path.join(dir, 'progress.json');
+  for (let start = 0; start < lines.length;) {
+    fs.rmSync(progress, { force: true });
+    const w = await runWorker(start, progress);
+    let p = null;
+    try { p = JSON.parse(fs.readFileSync(progress, 'utf8')); } catch { /* the worker did not start */ }
+    if (!p || (!w.signal && w.status !== 0 && w.status !== 1)) {
+      console.log(`FAIL gate: the worker ended with ${w.signal || `status ${w.status}`} before model ${start + 1}`);
+      failed++;
+      break;
+    }
+    for (const k of Object.keys(counts)) counts[k] += p.counts[k];
+    failed += p.failed;
+    start = p.index;
+    if (!w.signal) break;
+    const [name, orig, , ...sets] = lines[start].split('\t');
+    const what = w.hung ? `runs over ${modelSeconds} s` : `dies of ${w.signal}`;
+    counts.models++;
+    const run = spawnSync(process.execPath, [path.join(toolsDir, 'ort-run.mjs'), orig,
+      ...(sets.length ? ['--inputs', sets[0]] : ['--seed', '0', '--int-range', '0:100'])],
+    { stdio: 'ignore', timeout: modelSeconds * 1000, killSignal: 'SIGKILL' });
+    if (run.signal) {
+      counts.origRunFails++;
+      console.log(`${w.hung ? 'HANG' : 'CRASH'} ${name}: ONNX Runtime ${what} on the original too`);
+    } else {
+      fail(name, `ONNX Runtime ${what} on graft's output`);
+    }
+    start++;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  summary();
+}
+
+// One worker from model `start` on; killed when it stays on one model over
+// --model-seconds.  Resolves to its exit status or signal, and whether it hung.
+function runWorker(start, progress) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), toolsDir, listFile, ...flags,
+      '--worker', String(start), progress], { stdio: ['ignore', 'inherit', 'inherit'] });
+    let last = null, since = Date.now(), hung = false;
+    const timer = setInterval(() => {
+      let at = null;
+      try { at = fs.readFileSync(progress, 'utf8'); } catch { /* not written yet */ }
+      if (at !== last) { last = at; since = Date.now(); } else if (Date.now() - since > modelSeconds * 1000) {
+        hung = true;
+        child.kill('SIGKILL');
+      }
+    }, 1000);
+    child.on('exit', (status, signal) => { clearInterval(timer); resolve({ status, signal, hung }); });
+  });
+}
+
+async function work(start, progress) {
+  const save = (index) => fs.writeFileSync(progress, JSON.stringify({ index, counts, failed }));
+  await common.initOrt(4);
+  for (let index = start; index < lines.length; index++) {
+    save(index);
+    await one(lines[index]);
+  }
+  save(lines.length);
+  process.exit(failed ? 1 : 0);
+}
+
+async function one(line) {
   const [name, orig, opt, ...sets] = line.split('\t');
   counts.models++;
   let a, b;
@@ -170,7 +268,7 @@ for (const line of lines) {
     console.log(`REFUSED ${name}`);
     if (verbose) console.log(`  ORT: ${msg(e)}`);
     if (expectRefused && sets.length && /Could not find an implementation for /.test(msg(e))) await againstTestData(name, opt, sets);
-    continue;
+    return;
   }
   counts.origLoads++;
   try { b = await common.createSession(opt, { logLevel: 4 }); } catch (e) {
@@ -181,7 +279,7 @@ for (const line of lines) {
       fail(name, `ONNX Runtime refuses graft's output: ${msg(e)}`);
     }
     await a.release();
-    continue;
+    return;
   }
   counts.optLoads++;
   let fed = 0, ok = true, runFail = false, nf = false, tol = false;
@@ -196,6 +294,12 @@ for (const line of lines) {
       try { ra = await common.runSession(a, feeds); } catch (e) {
         runFail = true;
         if (verbose) console.log(`skip ${name}: ORT cannot run the original: ${msg(e)}`);
+        break;
+      }
+      const wrong = misshapen(a, ra);
+      if (wrong) {
+        runFail = true;
+        console.log(`ORTWRONG ${name}: ONNX Runtime's ${wrong}`);
         break;
       }
       try { rb = await common.runSession(b, feeds); } catch (e) {
@@ -235,12 +339,14 @@ for (const line of lines) {
   await a.release();
   await b.release();
 }
-const c = counts;
-console.log(`gate: ${c.models} models; ORT loads ${c.origLoads} originals and ${c.optLoads} outputs; ` +
-  `${c.compared} compared, ${c.agree} agree; ${c.nofeed} not feedable by onnxruntime-node; ` +
-  `${c.origRefused} originals refused, ${c.origRunFails} originals ORT cannot run` +
-  (expectRefused ? `; ${c.expected} outputs of refused originals checked against the test data, ${c.expectedAgree} agree` : '') +
-  (noKernelOk ? `; ${c.noKernel} outputs use an op version ORT has no kernel for` : '') +
-  (nonFiniteOk ? `; ${c.nonFinite} models differ only where one side is inf or NaN` : '') +
-  (tolFile ? `; ${c.tolerance} agree only within their rule's declared tolerance` : ''));
-process.exit(failed ? 1 : 0);
+function summary() {
+  const c = counts;
+  console.log(`gate: ${c.models} models; ORT loads ${c.origLoads} originals and ${c.optLoads} outputs; ` +
+    `${c.compared} compared, ${c.agree} agree; ${c.nofeed} not feedable by onnxruntime-node; ` +
+    `${c.origRefused} originals refused, ${c.origRunFails} originals ORT cannot run` +
+    (expectRefused ? `; ${c.expected} outputs of refused originals checked against the test data, ${c.expectedAgree} agree` : '') +
+    (noKernelOk ? `; ${c.noKernel} outputs use an op version ORT has no kernel for` : '') +
+    (nonFiniteOk ? `; ${c.nonFinite} models differ only where one side is inf or NaN` : '') +
+    (tolFile ? `; ${c.tolerance} agree only within their rule's declared tolerance` : ''));
+  process.exit(failed ? 1 : 0);
+}

@@ -28,7 +28,7 @@ done > "$tmp/list"
 # each rule's declared tolerance, from verify's lines "... (tolerance X)"
 sed -n 's/^verified  *\([a-z0-9_]*\) .*(tolerance \([0-9.e+-]*\))$/\1\t\2/p' "$tmp/report" > "$tmp/tolerances"
 fail=0
-node tests/ort_gate.mjs "$ort" "$tmp/list" --nonfinite-ok --tolerances "$tmp/tolerances" > "$tmp/gate" || fail=1
+node tests/ort_gate.mjs "$ort" "$tmp/list" --nonfinite-ok --tolerances "$tmp/tolerances" --model-seconds 30 > "$tmp/gate" || fail=1
 grep '^FAIL' "$tmp/gate" || true
 echo "verify instances in ORT: $(grep '^gate:' "$tmp/gate" || echo 'no summary')"
 exit $fail

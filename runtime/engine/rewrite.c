@@ -1425,6 +1425,14 @@ bool rw_commit(Rewriter *rw)
 		 * a model ONNX Runtime refuses (make difftest: a 0-element constant
 		 * through transpose_div_transpose); unless a Reshape of the model
 		 * reads that target over an input of x's shape (reshape_as_before). */
+		const IrAttr *shape_attr = ir_node(m, n)->kind == OP_Reshape ? ir_attr(m, n, "shape") : NULL;
+		if (!why && shape_attr) { /* Reshape-1's target (opsets 1 to 4) */
+			bool zero = false;
+			for (size_t k = 0; k < shape_attr->n; k++)
+				zero |= shape_attr->ints[k] == 0;
+			if (zero)
+				why = "its target has a 0, which copies a dim of its input";
+		}
 		if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
 		    ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
 			int64_t vals[IR_MAX_RANK];
@@ -1442,9 +1450,13 @@ bool rw_commit(Rewriter *rw)
 			rw_abort(rw);
 			return false;
 		}
-		/* and, where the input loads in ONNX Runtime, have a CPU kernel
-		 * there (HardSwish and Clip-11 on double do not) */
-		why = rw->check_kernels && !ir_node(m, n)->dead ? ir_new_node_kernel_gap(m, n, buf, sizeof buf) : NULL;
+		/* no empty dim where ONNX Runtime's kernel refuses one (and so
+		 * does graft's evaluator), and, where the input loads in ONNX
+		 * Runtime, a CPU kernel there (HardSwish and Clip-11 on double
+		 * have none) */
+		why = ir_node(m, n)->dead ? NULL : ir_new_node_empty_gap(m, n, buf, sizeof buf);
+		if (!why && rw->check_kernels && !ir_node(m, n)->dead)
+			why = ir_new_node_kernel_gap(m, n, buf, sizeof buf);
 		if (why) {
 			if (rw->why_active)
 				rw_why_fail(rw, INT_MAX - 1, RW_WHY_KERNEL, "the result's %s%s%s: %s",

@@ -2317,8 +2317,14 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 			fits[nfit++] = want;
 	if (nfit && rng_chance(rng, t->rank_lo >= 0 ? 0.8 : 0.5))
 		g.rank = (int)fits[rng_below(rng, nfit)];
+	/* Now and then a dim is 0: a rule must be right on empty tensors too
+	 * (an empty batch or sequence; a Reshape's 0 target, ORT's attention
+	 * kernels refusing them: ir/ort_kernels.c) */
 	for (int i = 0; i < g.rank; i++)
-		g.dims[i] = rng_chance(rng, 0.2) ? 1 : rng_chance(rng, 0.85) ? rng_range(rng, 1, 3) : rng_range(rng, 4, 5);
+		g.dims[i] = rng_chance(rng, 0.02)  ? 0
+		            : rng_chance(rng, 0.2) ? 1
+		            : rng_chance(rng, 0.85) ? rng_range(rng, 1, 3)
+		                                    : rng_range(rng, 4, 5);
 	ValueId y = 0;
 	bool ok = r->lhs->kind == PAT_OP && gen_node(&g, r->lhs, &y);
 	if (!ok && !out->why[0])

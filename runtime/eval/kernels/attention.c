@@ -256,6 +256,8 @@ static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, E
 	} else {
 		qh = q->dims[1];
 		kvh = k->dims[1];
+		if (kvh <= 0)
+			return ev_fail(c, "K has no heads");
 		if (v->dims[1] != kvh)
 			return ev_fail(c, "K has %lld heads, V %lld", (long long)kvh, (long long)v->dims[1]);
 	}
@@ -285,6 +287,8 @@ static bool attention_core(EvCtx *c, const AttAttrs *a, EvValue **in, int nin, E
 		return ev_fail(c, "past_key/past_value must be [batch, kv_num_heads, past, head_size]");
 	int64_t past = pk ? pk->dims[2] : 0;
 	s.kv_len = past + klen;
+	if (s.kv_len <= 0) /* as ONNX Runtime, which would divide by the empty softmax's sum */
+		return ev_fail(c, "KV sequence length must be greater than 0");
 
 	bool f64 = q->dtype == DT_DOUBLE;
 	s.scale = a->has_scale ? a->scale : 1.0 / sqrt((double)s.head);
