@@ -142,6 +142,36 @@ START_TEST(test_symbolic_sums)
 }
 END_TEST
 
+/* A product of dims read from shapes is named for it: torch's head split
+ * [seq, batch * heads, head] and merge [seq * batch, hidden] (ViT's
+ * nn.MultiheadAttention, dynamic batch), its number first and its symbols
+ * sorted, so one product has one name; a product with a sum stays
+ * unknown. */
+START_TEST(test_symbolic_products)
+{
+	Fixture f = infer_text(
+		"<ir_version: 8, opset_import: [\"\" : 13]>\n"
+		"g (float[17,batch,64] x, float[s,past] y1, float[s,seq] y2) => (h, m, p, q) "
+		"<int64 zero = {0}, int64 one = {1}, int64 four = {4}, int64[1] ax = {0},"
+		" int64[1] d16 = {16}, int64[1] d64 = {64}> {\n"
+		"  sx = Shape (x)\n  l = Gather (sx, zero)\n  b = Gather (sx, one)\n"
+		"  bh = Mul (b, four)\n  hb = Mul (four, b)\n  lb = Mul (l, b)\n"
+		"  ul = Unsqueeze (l, ax)\n  ubh = Unsqueeze (bh, ax)\n  ulb = Unsqueeze (lb, ax)\n"
+		"  th = Concat <axis = 0> (ul, ubh, d16)\n  h = Reshape (x, th)\n"
+		"  tm = Concat <axis = 0> (ulb, d64)\n  m = Reshape (x, tm)\n"
+		"  uhb = Unsqueeze (hb, ax)\n  tp = Concat <axis = 0> (ul, uhb, d16)\n  p = Reshape (x, tp)\n"
+		"  y = Concat <axis = 1> (y1, y2)\n  sy = Shape (y)\n  t = Gather (sy, one)\n  st = Mul (t, b)\n  ust = Unsqueeze (st, ax)\n"
+		"  tq = Concat <axis = 0> (ust, d64)\n  q = Reshape (x, tq)\n"
+		"}\n");
+	ck_infer_ok(f);
+	ck_type(f, "h", "float[17,4*batch,16]");
+	ck_type(f, "p", "float[17,4*batch,16]");
+	ck_type(f, "m", "float[17*batch,64]");
+	ck_type(f, "q", "float[?,64]");
+	fixture_free(&f);
+}
+END_TEST
+
 /* Attention with a KV cache: present_key / present_value are past + seq
  * long, the same symbol as the Concat they stand for (attention_past_kv),
  * and known sizes add. */
@@ -995,6 +1025,7 @@ Suite *suite_infer(void)
 	Suite *s = suite_create("infer");
 	TCase *tc = tcase_create("rules");
 	tcase_add_test(tc, test_symbolic_sums);
+	tcase_add_test(tc, test_symbolic_products);
 	tcase_add_test(tc, test_attention_present_sums);
 	tcase_add_test(tc, test_broadcast_symbolic);
 	tcase_add_test(tc, test_broadcast_contradiction);

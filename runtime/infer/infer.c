@@ -663,11 +663,67 @@ const char *sym_sum_name(IrModel *m, const char *a, const char *b)
 	return arena_strdup(m->arena, out);
 }
 
+#define SYM_PROD_MAX_FACTORS 8
+
+/* Split a product symbol "4*batch*seq" (a sum is none) into its number
+ * (1 when it has none) and its symbol factors (pointers into buf): count,
+ * or -1. */
+static int prod_factors(const char *s, char *buf, size_t cap, int64_t *coef, const char **f, int n)
+{
+	if (strlen(s) >= cap || strstr(s, " + "))
+		return -1;
+	strcpy(buf, s);
+	for (char *p = buf;;) {
+		char *star = strchr(p, '*');
+		if (star)
+			*star = 0;
+		if (*p >= '0' && *p <= '9') {
+			char *end;
+			long long k = strtoll(p, &end, 10);
+			if (*end || __builtin_mul_overflow(*coef, (int64_t)k, coef))
+				return -1;
+		} else if (n == SYM_PROD_MAX_FACTORS || !*p) {
+			return -1;
+		} else {
+			f[n++] = p;
+		}
+		if (!star)
+			return n;
+		p = star + 1;
+	}
+}
+
+/* The symbol of the product of two (k a dim's number, 1 if none): its
+ * number first, then its symbols sorted, joined with "*" (4*batch from
+ * Mul(batch, 4), batch*seq, 17*batch), so one product has one name; NULL
+ * for a sum or a product too long; in m's arena. */
+static const char *sym_prod_name(IrModel *m, const char *a, const char *b, int64_t k)
+{
+	char ba[256], bb[256], out[520];
+	const char *f[SYM_PROD_MAX_FACTORS];
+	int64_t coef = k;
+	int n = a ? prod_factors(a, ba, sizeof ba, &coef, f, 0) : 0;
+	if (n < 0 || (b && (n = prod_factors(b, bb, sizeof bb, &coef, f, n)) < 0) || n == 0 || coef < 1)
+		return NULL;
+	qsort(f, (size_t)n, sizeof *f, cmp_term);
+	size_t len = 0;
+	if (coef != 1)
+		len = (size_t)snprintf(out, sizeof out, "%lld", (long long)coef);
+	for (int i = 0; i < n; i++) {
+		int w = snprintf(out + len, sizeof out - len, "%s%s", len ? "*" : "", f[i]);
+		if (w < 0 || (size_t)w >= sizeof out - len)
+			return NULL;
+		len += (size_t)w;
+	}
+	return arena_strdup(m->arena, out);
+}
+
 static SymInt sym_known(int64_t v) { SymInt e = {true, v, NULL}; return e; }
 static SymInt sym_unknown(void) { SymInt e = {false, 0, NULL}; return e; }
 
 /* Elementwise arithmetic on one pair; symbols survive x*1, x+0, x-0, x/1,
- * and two symbols add to their sum's symbol (sym_sum_name). */
+ * two symbols add to their sum's symbol (sym_sum_name) and multiply, with
+ * each other or a positive number, to their product's (sym_prod_name). */
 static SymInt sym_arith(IrModel *m, OpKind op, SymInt a, SymInt b)
 {
 	if (a.known && b.known) {
@@ -702,7 +758,18 @@ static SymInt sym_arith(IrModel *m, OpKind op, SymInt a, SymInt b)
 		}
 		break;
 	case OP_Sub: if (b.known && b.v == 0) return a; break;
-	case OP_Mul: if (b.known && b.v == 1) return a; if (a.known && a.v == 1) return b; break;
+	case OP_Mul:
+		if (b.known && b.v == 1) return a;
+		if (a.known && a.v == 1) return b;
+		if ((a.known && a.v == 0) || (b.known && b.v == 0)) return sym_known(0);
+		/* a product of symbols, or of one and a positive number, is named
+		 * for it (sym_prod_name): a merge's target [seq * batch, D] */
+		if ((a.sym || a.known) && (b.sym || b.known)) {
+			SymInt e = {false, 0, sym_prod_name(m, a.sym, b.sym, (a.known ? a.v : 1) * (b.known ? b.v : 1))};
+			if (e.sym)
+				return e;
+		}
+		break;
 	case OP_Div: if (b.known && b.v == 1) return a; break;
 	case OP_Max: case OP_Min:
 		if (!a.known && !b.known && a.sym && b.sym && strcmp(a.sym, b.sym) == 0) return a;
