@@ -9,6 +9,8 @@
  * and when a later step fails, the other way round; a failure goes back to
  * the innermost site that has an order left, so the orders are tried as
  * nested loops (site 0 the outermost), like Go's rulegen commute loops.
+ * Beside the steps, each program keeps its pattern as written (MProg.pats),
+ * which graft verify builds instances from and no matcher reads.
  *
  * The run-time interpreter (runtime/engine/rw_interp.c, graft optimize
  * --rules) executes these programs through the same builder API
@@ -273,7 +275,7 @@ typedef struct MVal {
 typedef enum MOperandKind {
 	MO_NODE,                /* an op: MProg.pats[node] */
 	MO_VAR,                 /* a variable: reg, the register MProg.vnames names; a node's
-	                           (s, s#k): output `output` of it */
+	                           (s, s#k): the #k written in `output` (0 when none) */
 	MO_ANY,                 /* _ */
 	MO_LITERAL,             /* a constant: lit */
 	MO_REST,                /* xs...: the rest list in reg */
@@ -288,7 +290,7 @@ typedef struct MOperand {
 	MOperandKind kind;
 	int node;               /* MO_NODE */
 	int reg;                /* MO_VAR, MO_REST */
-	int output;             /* MO_VAR of a node */
+	int output;             /* MO_VAR of a node: s#k's k */
 	bool optional;          /* x?, _?: may be absent */
 	bool is_const;          /* x:const */
 	const MExpr *lit;       /* MO_LITERAL: the step's check, ME_EQUALS (f within tol) or
