@@ -178,6 +178,7 @@ typedef struct L {
 	Vec node_desc;              /* const char * */
 	Vec shared;                 /* bool */
 	Vec refs;                   /* int: how many times the pattern reads each matched node */
+	Vec pats;                   /* MPatNode, per matched node */
 	Vec deferred;               /* MInsn (step given when placed) */
 	Vec pre;                    /* MInsn */
 	Vec likes;                  /* MExpr * */
@@ -343,6 +344,9 @@ static void add_node(L *g, int reg, bool shared, const Pattern *p)
 	                                                                  : W(g, "%s", p->name);
 	*(bool *)vec_push(&g->shared, sizeof(bool)) = shared;
 	*(int *)vec_push(&g->refs, sizeof(int)) = 1;
+	MPatNode *pn = vec_push(&g->pats, sizeof(MPatNode));
+	*pn = (MPatNode){.reg = reg, .op = p->name, .domain = p->domain ? p->domain : "", .schema = p->schema,
+	                 .output = p->output};
 }
 
 /* One more read of the matched node in register reg (s#k, or its binding's
@@ -1261,6 +1265,8 @@ typedef struct Slot {
 	const char *path;           /* "_0_1": input 1 of input 0 of the root (C names: v_0_1, n_0_1) */
 	int swap;                   /* 1 + its swap site, or 0 */
 	int slot;                   /* its place in the swap site */
+	int pat_node;               /* an op: its index in the matched nodes */
+	const MExpr *lit_check;     /* a literal: its check */
 } Slot;
 
 /* A step whose why message is about slot s (starts with s->what). */
@@ -1389,6 +1395,7 @@ static void lower_operand(L *g, Slot *s)
 		}
 		if (b)
 			b->bound = true;
+		s->pat_node = g->nodes.n;
 		add_node(g, node, p->shared, p);
 		lower_op(g, p, node, s->path);
 		break;
@@ -1441,8 +1448,9 @@ static void lower_operand(L *g, Slot *s)
 		}
 		break;
 	case PAT_LITERAL:
-		about(check(g, literal_check(g, p->lit, s->reg, arg), false, W_VALUE,
-		            W(g, "%s is not the constant the rule names", s->what)), s);
+		s->lit_check = literal_check(g, p->lit, s->reg, arg);
+		about(check(g, (MExpr *)s->lit_check, false, W_VALUE, W(g, "%s is not the constant the rule names", s->what)),
+		      s);
 		break;
 	case PAT_REST:
 		break;
@@ -1492,6 +1500,73 @@ static bool names_attr(const Pattern *p, const char *name)
 		if (!strcmp(p->attrs[i].name, name))
 			return true;
 	return false;
+}
+
+/* An attribute's value as MPatAttr.value holds it: a literal, else NULL. */
+static const MExpr *attr_literal(L *g, const Expr *e)
+{
+	double v, tol;
+	if (dsl_literal_value(e, &v, &tol) || e->kind == EXPR_STRING || (e->kind == EXPR_VAR && !e->binding))
+		return num_expr(g, e);
+	if (e->kind != EXPR_LIST || e->type == TY_STRINGS || e->n > 64)
+		return NULL;
+	for (int i = 0; i < e->n; i++)
+		if (!dsl_literal_value(e->items[i], &v, &tol))
+			return NULL;
+	return num_expr(g, e);
+}
+
+/* The pattern of node p as written (MPatNode), from its operands' slots
+ * (the positional operands, in order) once they are lowered. */
+static void record_pattern(L *g, const Pattern *p, int node, const Slot *slots)
+{
+	int at = 0;
+	while (((int *)g->nodes.p)[at] != node)
+		at++;
+	MOperand *ops = arena_alloc(g->A, sizeof *ops * (size_t)(p->nargs + 1));
+	for (int i = 0, k = 0; i < p->nargs; i++) {
+		const Pattern *a = p->args[i];
+		MOperand *o = &ops[i];
+		*o = (MOperand){.optional = a->optional, .is_const = a->is_const, .reg = -1};
+		if (a->kind == PAT_REST) {
+			Var *v = var(g, a->name);
+			o->kind = MO_REST;
+			o->reg = v ? v->reg : -1;
+			continue;
+		}
+		const Slot *sl = &slots[k++];
+		switch (a->kind) {
+		case PAT_OP: o->kind = MO_NODE; o->node = sl->pat_node; break;
+		case PAT_VAR: {
+			Var *v = var(g, a->name);
+			o->kind = MO_VAR;
+			o->reg = v ? v->reg : -1;
+			o->output = a->output;
+			break;
+		}
+		case PAT_WILDCARD: o->kind = MO_ANY; break;
+		case PAT_LITERAL: o->kind = MO_LITERAL; o->lit = sl->lit_check; break;
+		case PAT_REST: break;
+		}
+		if (a->nnots) {
+			MNot *nots = arena_alloc(g->A, sizeof *nots * (size_t)a->nnots);
+			for (int j = 0; j < a->nnots; j++)
+				nots[j] = (MNot){a->nots[j].name, a->nots[j].domain ? a->nots[j].domain : ""};
+			o->nots = nots;
+			o->nnots = a->nnots;
+		}
+	}
+	MPatAttr *attrs = arena_alloc(g->A, sizeof *attrs * (size_t)(p->nattrs + 1));
+	for (int i = 0; i < p->nattrs; i++) {
+		const Expr *e = p->attrs[i].value;
+		Var *v = e && e->kind == EXPR_VAR && e->binding ? var(g, e->s) : NULL;
+		attrs[i] = (MPatAttr){p->attrs[i].name, v ? v->reg : -1, v || !e ? NULL : attr_literal(g, e)};
+	}
+	MPatNode *pn = &((MPatNode *)g->pats.p)[at];
+	pn->operands = ops;
+	pn->noperands = p->nargs;
+	pn->attrs = attrs;
+	pn->nattrs = p->nattrs;
 }
 
 static void lower_op(L *g, const Pattern *p, int node, const char *path)
@@ -1679,6 +1754,7 @@ static void lower_op(L *g, const Pattern *p, int node, const char *path)
 				      W(g, "%s has attribute %s, which the rule does not name", desc, all[k].attr));
 			}
 	}
+	record_pattern(g, p, node, slots);
 	free(slots);
 }
 
@@ -2021,6 +2097,7 @@ static int lower_rule(MRuleSet *set, RuleFile **files, int nfiles, Diag *d, cons
 	out->out0 = root->output > 0 ? root->output : 0;
 	out->nnodes = g.nodes.n;
 	out->nodes = vec_to_arena(&g, &g.nodes, sizeof(int));
+	out->pats = vec_to_arena(&g, &g.pats, sizeof(MPatNode));
 	out->ninsns = g.insns.n;
 	out->insns = vec_to_arena(&g, &g.insns, sizeof(MInsn));
 	out->nregs = g.regs.n;

@@ -9,6 +9,8 @@
  * and when a later step fails, the other way round; a failure goes back to
  * the innermost site that has an order left, so the orders are tried as
  * nested loops (site 0 the outermost), like Go's rulegen commute loops.
+ * Beside the steps, each program keeps its pattern as written (MProg.pats),
+ * which graft verify builds instances from and no matcher reads.
  *
  * The run-time interpreter (runtime/engine/rw_interp.c, graft optimize
  * --rules) executes these programs through the same builder API
@@ -260,6 +262,63 @@ typedef struct MVal {
 	                               MV_EXTERN: x_<tmp>); 0 when the value is an expression */
 } MVal;
 
+/* ---- the pattern as written ------------------------------------------------------------ */
+
+/* The steps say what a match checks; graft verify (runtime/verify/gen.c)
+ * builds instances of the pattern, and needs what the steps leave out:
+ * every operand in the order the rule writes it (an optional _? leaves no
+ * step), the flags of a variable where it is used again (x? ... x), and
+ * the attributes as written, those an older opset spells as inputs
+ * ([axes = [1]]) among them.  One MPatNode per matched node, MProg.pats[i]
+ * for MProg.nodes[i]; the matcher never reads them. */
+
+typedef enum MOperandKind {
+	MO_NODE,                /* an op: MProg.pats[node] */
+	MO_VAR,                 /* a variable: reg, the register MProg.vnames names; a node's
+	                           (s, s#k): the #k written in `output` (0 when none) */
+	MO_ANY,                 /* _ */
+	MO_LITERAL,             /* a constant: lit */
+	MO_REST,                /* xs...: the rest list in reg */
+} MOperandKind;
+
+/* x:!Conv: the operand is no output of op/domain ("": ONNX's). */
+typedef struct MNot {
+	const char *op, *domain;
+} MNot;
+
+typedef struct MOperand {
+	MOperandKind kind;
+	int node;               /* MO_NODE */
+	int reg;                /* MO_VAR, MO_REST */
+	int output;             /* MO_VAR of a node: s#k's k */
+	bool optional;          /* x?, _?: may be absent */
+	bool is_const;          /* x:const */
+	const MExpr *lit;       /* MO_LITERAL: the step's check, ME_EQUALS (f within tol) or
+	                           ME_EQUALS_LIST (nums) */
+	const MNot *nots;
+	int nnots;
+} MOperand;
+
+/* [name = value]: a variable (reg, MProg.vnames names it) or a literal
+ * (value: ME_INT, ME_FLOAT, ME_BOOL, ME_DTYPE, ME_STR, ME_LIST of numbers,
+ * ME_NEG of one); reg -1 and value NULL for anything else. */
+typedef struct MPatAttr {
+	const char *name;
+	int reg;
+	const MExpr *value;
+} MPatAttr;
+
+typedef struct MPatNode {
+	int reg;                /* the node's register (MProg.vnames names a bound one: d @ Op) */
+	const char *op, *domain;
+	const OpSchema *schema; /* the newest definition in the rule's opsets (input numbering) */
+	int output;             /* #k: the output the pattern reads */
+	MOperand *operands;
+	int noperands;
+	MPatAttr *attrs;
+	int nattrs;
+} MPatNode;
+
 /* ---- rules ------------------------------------------------------------------------------ */
 
 /* ", s => y#k" (RuleAlso): output `node_out` of the matched node in
@@ -289,6 +348,7 @@ typedef struct MProg {
 	int nmatch;             /* insns[0 .. nmatch) match the pattern; then single use, ... */
 	const char **vnames;    /* per register: the rule variable it binds, or NULL (dsl/analyse.c
 	                           names the pattern's variables by them) */
+	MPatNode *pats;         /* per node of nodes[]: the pattern as written (graft verify) */
 } MProg;
 
 typedef struct MRule {

@@ -1,7 +1,9 @@
 /* check_dsl_check.c - tests of the rule checker (dsl/check.c): one rule
  * text per diagnostic, asserting the exact message and position; the rule
- * library in rules/ checks clean; and what the checker fills in (bindings,
- * expression types, schemas, the opset a result needs). */
+ * library in rules/ checks clean; what the checker fills in (bindings,
+ * expression types, schemas, the opset a result needs); and the pattern as
+ * written that the lowering records beside the steps (MProg.pats, what
+ * graft verify builds instances from). */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "dsl/ast.h"
+#include "dsl/mprog.h"
 
 /* The diagnostics of checking one or more texts (file names t.rules,
  * u.rules, ...), all printed lines; the files stay alive until checked_free. */
@@ -530,6 +533,69 @@ START_TEST(fills_bindings_types_and_opsets)
 }
 END_TEST
 
+/* MProg.pats: every operand in written order, the optional _? that leaves
+ * no step among them; the attributes in written order, one an older opset
+ * spells as an input (ReduceMean's axes) with its literal, a variable by
+ * its register; a literal operand as its check's constant. */
+START_TEST(lowering_records_the_pattern)
+{
+	const char *src = "rule t: Mul(ReduceMean[axes = [-1], keepdims = k](x), Add(Clip(y, _?, _?), 0.5 ~ 0.01))\n"
+	                  "    if k == 1 && rank(y) == 2 => x;\n";
+	Checked c;
+	check_texts(&c, &src, 1);
+	ck_assert_msg(c.ok && c.d.nwarnings == 0, "%s", c.out);
+	MRuleSet *set = dsl_lower(c.files, 1, &c.d);
+	ck_assert_ptr_nonnull(set);
+	const MProg *p = &set->rules[0].prog;
+	ck_assert_int_eq(p->nnodes, 4);
+	const MPatNode *mul = &p->pats[0], *rm = &p->pats[1], *add = &p->pats[2], *clip = &p->pats[3];
+	ck_assert_int_eq(mul->reg, 0);
+	ck_assert_str_eq(mul->op, "Mul");
+	ck_assert_int_eq(mul->noperands, 2);
+	ck_assert_int_eq(mul->operands[0].kind, MO_NODE);
+	ck_assert_int_eq(mul->operands[0].node, 1);
+	ck_assert_int_eq(mul->operands[1].node, 2);
+	for (int i = 1; i < 4; i++)
+		ck_assert_int_eq(p->pats[i].reg, p->nodes[i]);
+
+	ck_assert_str_eq(rm->op, "ReduceMean");
+	ck_assert_int_eq(rm->noperands, 1);
+	ck_assert_int_eq(rm->operands[0].kind, MO_VAR);
+	ck_assert_str_eq(p->vnames[rm->operands[0].reg], "x");
+	ck_assert_int_eq(rm->nattrs, 2);
+	ck_assert_str_eq(rm->attrs[0].name, "axes");
+	ck_assert_int_eq(rm->attrs[0].reg, -1);
+	ck_assert_int_eq(rm->attrs[0].value->kind, ME_LIST);
+	ck_assert_int_eq(rm->attrs[0].value->nkids, 1);
+	ck_assert_str_eq(rm->attrs[1].name, "keepdims");
+	ck_assert_ptr_null(rm->attrs[1].value);
+	ck_assert_str_eq(p->vnames[rm->attrs[1].reg], "k");
+
+	ck_assert_str_eq(add->op, "Add");
+	ck_assert_int_eq(add->operands[0].kind, MO_NODE);
+	ck_assert_int_eq(add->operands[0].node, 3);
+	ck_assert_int_eq(add->operands[1].kind, MO_LITERAL);
+	ck_assert_int_eq(add->operands[1].lit->kind, ME_EQUALS);
+	ck_assert(add->operands[1].lit->f == 0.5 && add->operands[1].lit->tol == 0.01);
+
+	ck_assert_str_eq(clip->op, "Clip");
+	ck_assert_int_eq(clip->noperands, 3);
+	ck_assert_int_eq(clip->operands[0].kind, MO_VAR);
+	ck_assert(!clip->operands[0].optional);
+	for (int i = 1; i < 3; i++) {
+		ck_assert_int_eq(clip->operands[i].kind, MO_ANY);
+		ck_assert(clip->operands[i].optional);
+	}
+	/* the _? leave no step: only y is read of the Clip */
+	int reads = 0;
+	for (int i = 0; i < p->ninsns; i++)
+		reads += (p->insns[i].kind == MI_INPUT || p->insns[i].kind == MI_ARG) && p->insns[i].src == clip->reg;
+	ck_assert_int_eq(reads, 1);
+	dsl_lower_free(set);
+	checked_free(&c);
+}
+END_TEST
+
 Suite *suite_dsl_check(void)
 {
 	Suite *s = suite_create("dsl_check");
@@ -541,6 +607,7 @@ Suite *suite_dsl_check(void)
 	tc = tcase_create("library");
 	tcase_add_test(tc, rule_library_checks_clean);
 	tcase_add_test(tc, fills_bindings_types_and_opsets);
+	tcase_add_test(tc, lowering_records_the_pattern);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -39,16 +39,17 @@
  * (window_attrs).  A pattern that reads Shape gets symbolic input dims, so
  * the Shape stays a node (make_symbolic).
  *
- * The rule is read from its program (dsl_lower, dsl/mprog.h) where it
- * can be: the guard is its MI_GUARD step, the expression both back ends
- * run, whose variables are the registers MProg.vnames names; the pattern's
- * ops (is every one defined at an opset, do their opset forms change, is
- * there a Shape, is a variable's shape read) are the root and the
- * MI_PRODUCER steps; ", s => y#k" is MProg.also.  Building the nodes still
- * walks the pattern on the syntax tree (Pattern): the programs do not say
- * which operands the rule spells as attributes ([axes = a]) nor where an
- * optional _? stands (it leaves no step), and the draws follow the written
- * order of operands and attributes. */
+ * The rule is read from its program (dsl_lower, dsl/mprog.h): the guard
+ * is its MI_GUARD step, the expression both back ends run, whose variables
+ * are the registers MProg.vnames names; the pattern's ops (is every one
+ * defined at an opset, do their opset forms change, is there a Shape, is a
+ * variable's shape read) are the root and the MI_PRODUCER steps; ", s =>
+ * y#k" is MProg.also.  The nodes are built from MProg.pats, the pattern as
+ * the lowering records it beside the steps (which leave out what the draws
+ * need): each node's operands and attributes in written order, an optional
+ * _? too, the flags of a variable used again, the attributes an older opset
+ * spells as inputs ([axes = [1]]) among the attributes, a literal operand
+ * as its check step's constant. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -494,6 +495,17 @@ static bool literal_value(const MExpr *e, double *x)
 	default:
 		return false;
 	}
+}
+
+/* A number a pattern writes as an attribute's value (MPatAttr.value, or
+ * an item of its list): a literal or a dtype name. */
+static bool attr_number(const MExpr *e, double *x)
+{
+	if (e && e->kind == ME_DTYPE) {
+		*x = (double)e->i;
+		return true;
+	}
+	return e && literal_value(e, x);
 }
 
 /* The value of int expression e from what the instance has bound so far:
@@ -1074,9 +1086,21 @@ static int guard_target(Gen *g, const char *bind, bool expand, int r, const int6
 
 /* ---- one node ----------------------------------------------------------------------- */
 
+/* The variable an operand (MO_VAR, MO_REST) or a node names, NULL if none. */
+static const char *reg_var(Gen *g, int reg)
+{
+	return reg >= 0 && reg < g->prog->nregs ? g->prog->vnames[reg] : NULL;
+}
+
+static const char *opd_var(Gen *g, const MOperand *a)
+{
+	return a && (a->kind == MO_VAR || a->kind == MO_REST) ? reg_var(g, a->reg) : NULL;
+}
+
 /* One operand of the node being built. */
 typedef struct Slot {
-	const Pattern *pat;         /* NULL: an item of a rest list */
+	const MOperand *pat;        /* the written operand (a rest list's for each of its items); NULL:
+	                               an attribute the rule writes, an input at this opset */
 	ValueId v;
 	bool done;
 	bool absent;
@@ -1084,7 +1108,7 @@ typedef struct Slot {
 } Slot;
 
 typedef struct NodeGen {
-	const Pattern *p;
+	const MPatNode *p;
 	const OpSchema *s;          /* at the instance's opset */
 	const OpSchema *newest;     /* the checker's (canonical input numbering) */
 	Slot slots[GEN_MAX_SLOTS];
@@ -1117,15 +1141,15 @@ static bool tp_bind(Gen *g, NodeGen *ng, int k, int dtype)
 {
 	const OpFormal *f = formal_of(ng->s, k);
 	if (!f)
-		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
+		return fail(g, "%s has no input %d at opset %d", ng->p->op, k, g->opset);
 	uint32_t allowed = allowed_types(ng->s, f);
 	if (!(allowed & (1u << dtype)))
-		return fail(g, "%s input %d: %s is not allowed", ng->p->name, k, dtype_name(dtype));
+		return fail(g, "%s input %d: %s is not allowed", ng->p->op, k, dtype_name(dtype));
 	if (strncmp(f->type_str, "tensor(", 7) == 0)
 		return true;
 	int have = tp_get(ng, f->type_str);
 	if (have && have != dtype)
-		return fail(g, "%s: type %s is both %s and %s", ng->p->name, f->type_str, dtype_name(have), dtype_name(dtype));
+		return fail(g, "%s: type %s is both %s and %s", ng->p->op, f->type_str, dtype_name(have), dtype_name(dtype));
 	if (!have && ng->ntp < GEN_MAX_TP) {
 		ng->tp_name[ng->ntp] = f->type_str;
 		ng->tp_type[ng->ntp++] = dtype;
@@ -1133,7 +1157,7 @@ static bool tp_bind(Gen *g, NodeGen *ng, int k, int dtype)
 	return true;
 }
 
-static bool gen_node(Gen *g, const Pattern *p, ValueId *out);
+static bool gen_node(Gen *g, const MPatNode *p, ValueId *out);
 
 static const EvValue *first_input(Gen *g, NodeGen *ng)
 {
@@ -1144,7 +1168,7 @@ static const EvValue *first_input(Gen *g, NodeGen *ng)
  * like the first input (or the base shape), or broadcasting to it. */
 static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 {
-	const char *op = ng->p->name;
+	const char *op = ng->p->op;
 	const EvValue *x = first_input(g, ng);
 	if (k == 0 && (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "BatchNormalization") == 0 ||
 	               strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0 || strstr(op, "Pool"))) {
@@ -1275,10 +1299,10 @@ static int fresh_shape(Gen *g, NodeGen *ng, int k, int64_t *dims)
 
 /* Data for an int64 operand the op reads as a list (axes, shape, ...): drawn
  * to fit the first input; NULL when it has no such meaning. */
-static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Pattern *a)
+static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const MOperand *a)
 {
 	const EvValue *x = first_input(g, ng);
-	const char *op = ng->p->name;
+	const char *op = ng->p->op;
 	int r = x ? x->rank : g->rank;
 	const int64_t *d = x ? x->dims : g->dims;
 	int64_t v[2 * EV_MAX_RANK + 2];
@@ -1318,7 +1342,7 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 		}
 	} else if (strcmp(formal, "shape") == 0 && (strcmp(op, "Reshape") == 0 || strcmp(op, "Expand") == 0)) {
 		bool expand = op[0] == 'E';
-		n = rng_chance(g->rng, 0.75) ? guard_target(g, ng->p->bind, expand, r, d, v) : -1;
+		n = rng_chance(g->rng, 0.75) ? guard_target(g, reg_var(g, ng->p->reg), expand, r, d, v) : -1;
 		if (n < 0)
 			n = expand ? draw_expand(g, r, d, v) : draw_reshape(g, r, d, v);
 	} else if (strcmp(formal, "shape") == 0) {
@@ -1367,7 +1391,8 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 			return NULL;
 		int dim = (int)x->dims[axis];
 		const MExpr *rk_c[1];
-		bool ranked = a && a->kind == PAT_VAR && guard_comparands(g, g->guard, "rank", a->name, false, rk_c, 0, 1);
+		const char *an = a && a->kind == MO_VAR ? opd_var(g, a) : NULL;
+		bool ranked = an && guard_comparands(g, g->guard, "rank", an, false, rk_c, 0, 1);
 		if ((ranked || g->idx_rank >= 0) && rng_chance(g->rng, 0.85)) {
 			/* indices of a rank the guard names (token ids [batch, seq]):
 			 * the base shape, or a variant, toward the guard; other
@@ -1379,7 +1404,7 @@ static EvValue *special_ints(Gen *g, NodeGen *ng, const char *formal, const Patt
 				memcpy(dims, g->dims, sizeof *dims * (size_t)rk);
 				if (rng_chance(g->rng, 0.3))
 					rk = variant_shape(g, g->rank, g->dims, dims);
-				rk = toward_guard_shape(g, a->name, rk, dims);
+				rk = toward_guard_shape(g, an, rk, dims);
 				g->idx_rank = rk;
 				memcpy(g->idx_dims, dims, sizeof *dims * (size_t)rk);
 			} else {
@@ -1425,17 +1450,18 @@ static bool is_index_formal(const char *name)
  * node a variable names. */
 static bool use_bound(Gen *g, Slot *sl)
 {
-	const Pattern *a = sl->pat;
-	GVar *var = var_find(g, a->name);
+	const MOperand *a = sl->pat;
+	const char *name = opd_var(g, a);
+	GVar *var = var_find(g, name);
 	if (var->kind == GV_NODE) {
 		IrNode *bn = ir_node(g->m, var->node);
 		if ((uint32_t)a->output >= bn->noutputs)
-			return fail(g, "%s#%d: the node has %u outputs", a->name, a->output, bn->noutputs);
+			return fail(g, "%s#%d: the node has %u outputs", name, a->output, bn->noutputs);
 		sl->v = bn->outputs[a->output];
 	} else if (var->kind == GV_VALUE) {
 		sl->v = var->v;
 	} else {
-		return fail(g, "%s is not a value", a->name);
+		return fail(g, "%s is not a value", name);
 	}
 	sl->done = true;
 	sl->absent = sl->v == 0;
@@ -1445,18 +1471,17 @@ static bool use_bound(Gen *g, Slot *sl)
 /* x:!Conv, _:!Conv: now and then the operand is made by one of the ops it
  * excludes (on fresh operands), so that the instances include graphs the
  * rule must not fire on. */
-static bool gen_excluded(Gen *g, const Pattern *a, ValueId *out)
+static bool gen_excluded(Gen *g, const MOperand *a, ValueId *out)
 {
-	const PatNot *x = &a->nots[rng_below(g->rng, a->nnots)];
-	const OpSchema *s = op_schema_lookup(x->domain, x->name, g->opset);
+	const MNot *x = &a->nots[rng_below(g->rng, a->nnots)];
+	const OpSchema *s = op_schema_lookup(x->domain, x->op, g->opset);
 	if (!s)
-		return fail(g, "%s does not exist at opset %d", x->name, g->opset);
-	Pattern any = {.kind = PAT_WILDCARD};
-	const Pattern *args[GEN_MAX_SLOTS];
+		return fail(g, "%s does not exist at opset %d", x->op, g->opset);
+	MOperand args[GEN_MAX_SLOTS];
 	int n = s->min_inputs < GEN_MAX_SLOTS ? s->min_inputs : GEN_MAX_SLOTS;
 	for (int i = 0; i < n; i++)
-		args[i] = &any;
-	Pattern op = {.kind = PAT_OP, .name = x->name, .domain = x->domain, .args = (Pattern **)args, .nargs = n};
+		args[i] = (MOperand){.kind = MO_ANY, .reg = -1};
+	MPatNode op = {.reg = -1, .op = x->op, .domain = x->domain, .operands = args, .noperands = n};
 	return gen_node(g, &op, out);
 }
 
@@ -1465,14 +1490,14 @@ static bool gen_excluded(Gen *g, const Pattern *a, ValueId *out)
  * along the pattern's axis for every index. */
 static void fit_gather_data(Gen *g, NodeGen *ng, int r, int64_t *dims)
 {
-	if (strcmp(ng->p->name, "Gather") != 0 || (ng->p->domain && *ng->p->domain) || ng->nslots < 2 ||
+	if (strcmp(ng->p->op, "Gather") != 0 || *ng->p->domain || ng->nslots < 2 ||
 	    !ng->slots[1].done || ng->slots[1].absent)
 		return;
 	const EvValue *idx = val_of(g, ng->slots[1].v);
 	int64_t axis = 0;
 	for (int i = 0; i < ng->p->nattrs; i++) {
-		double x, tol;
-		if (strcmp(ng->p->attrs[i].name, "axis") == 0 && dsl_literal_value(ng->p->attrs[i].value, &x, &tol))
+		double x;
+		if (strcmp(ng->p->attrs[i].name, "axis") == 0 && attr_number(ng->p->attrs[i].value, &x))
 			axis = (int64_t)x;
 	}
 	if (axis < 0)
@@ -1493,8 +1518,10 @@ static void fit_gather_data(Gen *g, NodeGen *ng, int r, int64_t *dims)
 static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 {
 	Slot *sl = &ng->slots[k];
-	const Pattern *a = sl->pat;
-	if (a && a->kind == PAT_VAR && var_find(g, a->name)) {
+	const MOperand *a = sl->pat;
+	/* the variable the operand binds */
+	const char *an = a && a->kind == MO_VAR ? opd_var(g, a) : NULL;
+	if (an && var_find(g, an)) {
 		/* bound since pass 1 looked, by a sub-pattern of a later operand */
 		if (!use_bound(g, sl))
 			return false;
@@ -1503,8 +1530,8 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	sl->done = true;
 	if (a && a->optional && rng_chance(g->rng, 0.4)) {
 		sl->absent = true;
-		if (a->kind == PAT_VAR) {
-			GVar *var = var_new(g, a->name, GV_VALUE);
+		if (an) {
+			GVar *var = var_new(g, an, GV_VALUE);
 			if (!var)
 				return fail(g, "too many variables");
 		}
@@ -1515,7 +1542,7 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	const MExpr *lit;
 	int64_t list[64];
 	int nlist;
-	bool constant = sl->attr_form || (a && (a->kind == PAT_LITERAL || a->is_const));
+	bool constant = sl->attr_form || (a && (a->kind == MO_LITERAL || a->is_const));
 	EvValue *t = NULL;
 	/* the element type */
 	int dt;
@@ -1525,15 +1552,15 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 		const OpAttrDef *def = op_schema_attr(ng->s, sl->attr_form->attr);
 		dt = def && def->type == ATTR_FLOAT ? DT_FLOAT : DT_INT64;
 	} else if (!fs) {
-		return fail(g, "%s has no input %d at opset %d", ng->p->name, k, g->opset);
+		return fail(g, "%s has no input %d at opset %d", ng->p->op, k, g->opset);
 	} else if (strncmp(fs->type_str, "tensor(", 7) == 0) {
 		dt = __builtin_ctz(allowed_types(ng->s, fs));
 	} else {
 		dt = tp_get(ng, fs->type_str);
 		uint32_t allowed = allowed_types(ng->s, fs);
 		const MExpr *c1[1];
-		bool ints_guard = a && a->kind == PAT_VAR && guard_comparands(g, g->guard, "ints", a->name, false, c1, 0, 1);
-		int want = a && a->kind == PAT_VAR ? guard_dtype(g, a->name) : 0;
+		bool ints_guard = an && guard_comparands(g, g->guard, "ints", an, false, c1, 0, 1);
+		int want = an ? guard_dtype(g, an) : 0;
 		if (!dt && want && (allowed & (1u << want)) && rng_chance(g->rng, 0.9))
 			dt = want;          /* dtype(as) == float32 */
 		if (!dt && (allowed & (1u << DT_INT64)) && (is_index_formal(fname) || ints_guard) && rng_chance(g->rng, 0.85))
@@ -1542,20 +1569,16 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 			dt = draw_type(g, allowed);
 	}
 	if (!dt)
-		return fail(g, "%s input %d: no element type to draw", ng->p->name, k);
-	if (a && a->kind == PAT_LITERAL) {
-		const Expr *lit = a->lit;
-		if (lit->kind == EXPR_LIST) {
-			int64_t dims[1] = {lit->n};
+		return fail(g, "%s input %d: no element type to draw", ng->p->op, k);
+	if (a && a->kind == MO_LITERAL) {
+		const MExpr *lit = a->lit;      /* the program's check of it */
+		if (lit->kind == ME_EQUALS_LIST) {
+			int64_t dims[1] = {lit->nnums};
 			t = ev_tensor_new(dt, 1, dims);
-			for (int i = 0; t && i < lit->n; i++) {
-				double x, tol;
-				dsl_literal_value(lit->items[i], &x, &tol);
-				ev_set_f(t, i, x);
-			}
+			for (int i = 0; t && i < lit->nnums; i++)
+				ev_set_f(t, i, lit->nums[i]);
 		} else {
-			double x, tol;
-			dsl_literal_value(lit, &x, &tol);
+			double x = lit->f, tol = lit->tol;
 			if (tol > 0 && rng_chance(g->rng, 0.5))
 				x += (rng_unit(g->rng) * 2 - 1) * tol;
 			int64_t dims[EV_MAX_RANK];
@@ -1575,14 +1598,14 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 			for (int64_t i = 0; t && i < t->numel; i++)
 				ev_set_f(t, i, x);
 		}
-	} else if (dt == DT_INT64 && a && a->kind == PAT_VAR && (lit = guard_pick(g, "ints", a->name, a->is_const ? 0.7 : 0.4)) != NULL &&
+	} else if (dt == DT_INT64 && an && (lit = guard_pick(g, "ints", an, a->is_const ? 0.7 : 0.4)) != NULL &&
 	           (nlist = guard_ints(g, lit, list, 64)) >= 0) {
 		/* ints(a) == [2, 3], ints(e) == [dim(x, a)], ints(r) == range(n): the
 		 * guard's list; one number a scalar where it says rank(a) == 0 */
 		t = ints_tensor(list, nlist);
-		if (t && nlist == 1 && guard_wants_rank(g, a->name, 0) && rng_chance(g->rng, 0.8))
+		if (t && nlist == 1 && guard_wants_rank(g, an, 0) && rng_chance(g->rng, 0.8))
 			t->rank = 0;
-		else if (t && guard_wants_rank(g, a->name, 2)) {
+		else if (t && guard_wants_rank(g, an, 2)) {
 			t->rank = 2;        /* one row: [[0, 1, .., n - 1]] */
 			t->dims[1] = t->dims[0];
 			t->dims[0] = 1;
@@ -1592,9 +1615,9 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	           (t = special_ints(g, ng, fname, a)) != NULL) {
 		/* a value whose shape the pattern reads stays a graph input, so
 		 * that Shape(x) is a node, not a constant the folder makes */
-		bool shape_read = a && a->kind == PAT_VAR && reads_shape_of(g->mr, a->name);
+		bool shape_read = an && reads_shape_of(g->mr, an);
 		const MExpr *rk_c[1];
-		bool ranked = a && a->kind == PAT_VAR && (g->idx_rank >= 0 || guard_comparands(g, g->guard, "rank", a->name, false, rk_c, 0, 1));
+		bool ranked = an && (g->idx_rank >= 0 || guard_comparands(g, g->guard, "rank", an, false, rk_c, 0, 1));
 		constant = constant || (!shape_read && rng_chance(g->rng, ranked ? 0.4 : 0.8));
 		if (!constant && g->nonneg_indices && strcmp(fname, "indices") == 0)
 			for (int64_t i = 0; i < t->numel; i++)
@@ -1610,36 +1633,36 @@ static bool gen_fresh(Gen *g, NodeGen *ng, int k)
 	} else {
 		int64_t dims[EV_MAX_RANK];
 		int r = fresh_shape(g, ng, k, dims);
-		if (a && a->kind == PAT_VAR)
-			r = toward_guard_shape(g, a->name, r, dims);
+		if (an)
+			r = toward_guard_shape(g, an, r, dims);
 		if (k == 0)
 			fit_gather_data(g, ng, r, dims);
 		t = ev_tensor_new(dt, r, dims);
-		bool clean = a && a->kind == PAT_VAR && wants_clean(g, a->name);
+		bool clean = an && wants_clean(g, an);
 		if (t)
 			fill(g, t, constant, clean);
-		if (t && clean && ev_is_float(dt) && guard_calls(g, g->guard, "all_greater", a->name))
+		if (t && clean && ev_is_float(dt) && guard_calls(g, g->guard, "all_greater", an))
 			for (int64_t i = 0; i < t->numel; i++)
 				ev_set_f(t, i, fabs(ev_get_f(t, i)));   /* a variance */
 		double x;
-		if (t && a && a->kind == PAT_VAR && dt != DT_BOOL && (lit = guard_pick(g, "scalar", a->name, 0.3)) != NULL &&
+		if (t && an && dt != DT_BOOL && (lit = guard_pick(g, "scalar", an, 0.3)) != NULL &&
 		    literal_value(lit, &x))
 			for (int64_t i = 0; i < t->numel; i++)
 				ev_set_f(t, i, x);      /* scalar(c) >= 1e-5: at the guard's boundary */
 	}
 	if (!t && ev_memory_refused())
-		return fail(g, "%s input %d: a %s tensor over the memory limit (--max-memory)", ng->p->name, k,
+		return fail(g, "%s input %d: a %s tensor over the memory limit (--max-memory)", ng->p->op, k,
 		            dtype_name(dt));
 	if (!t)
-		return fail(g, "%s input %d: cannot make a %s tensor", ng->p->name, k, dtype_name(dt));
+		return fail(g, "%s input %d: cannot make a %s tensor", ng->p->op, k, dtype_name(dt));
 	if (!sl->attr_form && !tp_bind(g, ng, k, t->dtype)) {
 		ev_unref(t);
 		return false;
 	}
-	const char *hint = a && (a->kind == PAT_VAR || a->kind == PAT_REST) ? a->name : a && a->kind == PAT_LITERAL ? "c" : "u";
+	const char *hint = opd_var(g, a) ? opd_var(g, a) : a && a->kind == MO_LITERAL ? "c" : "u";
 	sl->v = add_value(g, hint, t, constant);
-	if (a && a->kind == PAT_VAR) {
-		GVar *var = var_new(g, a->name, GV_VALUE);
+	if (an) {
+		GVar *var = var_new(g, an, GV_VALUE);
 		if (!var)
 			return fail(g, "too many variables");
 		var->v = sl->v;
@@ -1658,7 +1681,7 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 {
 	const EvValue *x = first_input(g, ng);
 	int r = x ? x->rank : g->rank;
-	const char *name = def->name, *op = ng->p->name;
+	const char *name = def->name, *op = ng->p->op;
 	IrModel *m = g->m;
 	int64_t v[2 * EV_MAX_RANK + 2];
 	if (strcmp(name, "perm") == 0) {
@@ -1740,15 +1763,15 @@ static bool draw_attr(Gen *g, NodeGen *ng, const OpAttrDef *def, NodeId n)
 	return true;
 }
 
-/* The literal value of a pattern attribute [name = literal]. */
-static bool set_literal_attr(Gen *g, NodeId n, const char *name, AttrType type, const Expr *e)
+/* The literal value of a pattern attribute [name = literal] (e NULL: not a literal). */
+static bool set_literal_attr(Gen *g, NodeId n, const char *name, AttrType type, const MExpr *e)
 {
 	IrModel *m = g->m;
-	double x, tol;
+	double x;
 	switch (type) {
 	case ATTR_INT:
 	case ATTR_FLOAT:
-		if (!dsl_literal_value(e, &x, &tol))
+		if (!attr_number(e, &x))
 			return fail(g, "attribute %s: not a literal", name);
 		if (type == ATTR_INT)
 			ir_attr_set_int(m, n, name, (int64_t)x);
@@ -1756,19 +1779,19 @@ static bool set_literal_attr(Gen *g, NodeId n, const char *name, AttrType type, 
 			ir_attr_set_float(m, n, name, (float)x);
 		return true;
 	case ATTR_STRING:
-		if (e->kind != EXPR_STRING)
+		if (!e || e->kind != ME_STR)
 			return fail(g, "attribute %s: not a string", name);
-		ir_attr_set_string(m, n, name, e->s, strlen(e->s));
+		ir_attr_set_string(m, n, name, e->s, e->slen);
 		return true;
 	case ATTR_INTS:
 	case ATTR_FLOATS: {
-		if (e->kind != EXPR_LIST)
+		if (!e || e->kind != ME_LIST)
 			return fail(g, "attribute %s: not a list", name);
 		int64_t iv[64];
 		float fv[64];
-		int k = e->n < 64 ? e->n : 64;
+		int k = e->nkids < 64 ? e->nkids : 64;
 		for (int i = 0; i < k; i++) {
-			if (!dsl_literal_value(e->items[i], &x, &tol))
+			if (!attr_number(e->kids[i], &x))
 				return fail(g, "attribute %s: not a literal list", name);
 			iv[i] = (int64_t)x;
 			fv[i] = (float)x;
@@ -1797,16 +1820,16 @@ static void copy_attr(IrModel *m, NodeId to, const char *name, const IrAttr *a)
 }
 
 /* Is the pattern attribute's literal the attribute's default? */
-static bool is_default(const OpAttrDef *def, const Expr *e)
+static bool is_default(const OpAttrDef *def, const MExpr *e)
 {
-	double x, tol;
+	double x;
 	if (!def || !def->has_default)
 		return false;
-	if (def->type == ATTR_INT && dsl_literal_value(e, &x, &tol))
+	if (def->type == ATTR_INT && attr_number(e, &x))
 		return def->i == (int64_t)x;
-	if (def->type == ATTR_FLOAT && dsl_literal_value(e, &x, &tol))
+	if (def->type == ATTR_FLOAT && attr_number(e, &x))
 		return (float)def->f == (float)x;
-	if (def->type == ATTR_STRING && e->kind == EXPR_STRING && def->s)
+	if (def->type == ATTR_STRING && e && e->kind == ME_STR && def->s)
 		return strcmp(def->s, e->s) == 0;
 	return false;
 }
@@ -1814,7 +1837,7 @@ static bool is_default(const OpAttrDef *def, const Expr *e)
 /* ---- boundaries ------------------------------------------------------------------------ */
 
 /* Did the pattern name attribute `name` of its op p? */
-static bool pattern_names_attr(const Pattern *p, const char *name)
+static bool pattern_names_attr(const MPatNode *p, const char *name)
 {
 	for (int i = 0; i < p->nattrs; i++)
 		if (strcmp(p->attrs[i].name, name) == 0)
@@ -1831,7 +1854,7 @@ static bool pattern_names_attr(const Pattern *p, const char *name)
  * leaves open change, and not under auto_pad. */
 static void window_attrs(Gen *g, NodeGen *ng, NodeId n)
 {
-	const char *op = ng->p->name;
+	const char *op = ng->p->op;
 	const EvValue *x = first_input(g, ng);
 	bool conv = strcmp(op, "Conv") == 0;
 	if (!x || x->rank < 3 || !(conv || strstr(op, "Pool")) || strstr(op, "Global") || strstr(op, "Lp"))
@@ -1955,20 +1978,20 @@ static void toward_guard(Gen *g, NodeId n, const char *attr, const char *name)
 
 /* ---- nodes ----------------------------------------------------------------------------- */
 
-/* The node of pattern p (an op) and its operands; *out is output p->output. */
-static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
+/* The node of pattern node p and its operands; *out is output p->output. */
+static bool gen_node(Gen *g, const MPatNode *p, ValueId *out)
 {
 	NodeGen ng = {.p = p};
-	const char *domain = p->domain ? p->domain : "";
-	ng.s = op_schema_lookup(domain, p->name, g->opset);
+	const char *domain = p->domain;
+	ng.s = op_schema_lookup(domain, p->op, g->opset);
 	ng.newest = p->schema ? p->schema : ng.s;
 	if (!ng.s)
-		return fail(g, "%s does not exist at opset %d", p->name, g->opset);
+		return fail(g, "%s does not exist at opset %d", p->op, g->opset);
 	/* the operands: a rest list draws 0-3 items (at least what the op needs) */
-	for (int i = 0; i < p->nargs; i++) {
-		const Pattern *a = p->args[i];
-		if (a->kind == PAT_REST) {
-			GVar *bound = var_find(g, a->name);
+	for (int i = 0; i < p->noperands; i++) {
+		const MOperand *a = &p->operands[i];
+		if (a->kind == MO_REST) {
+			GVar *bound = var_find(g, opd_var(g, a));
 			int want = bound ? bound->nrest : rng_range(g->rng, 0, 3);
 			while (ng.nslots + want < ng.s->min_inputs)
 				want++;
@@ -1989,16 +2012,16 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	/* operands an older opset spells as attributes, or does not have */
 	if (!*domain) {
 		for (int k = 0; k < ng.nslots; k++) {
-			ng.slots[k].attr_form = opset_form_input_attr(p->name, g->opset, k);
+			ng.slots[k].attr_form = opset_form_input_attr(p->op, g->opset, k);
 			const OpsetForm *forms[8];
-			int nf = opset_forms_at(p->name, g->opset, forms, 8);
+			int nf = opset_forms_at(p->op, g->opset, forms, 8);
 			for (int i = 0; i < nf; i++) {
 				if (forms[i]->kind == FORM_MOVED && forms[i]->input == k)
-					return fail(g, "%s input %d is at another position at opset %d", p->name, k, g->opset);
+					return fail(g, "%s input %d is at another position at opset %d", p->op, k, g->opset);
 				if (forms[i]->kind == FORM_NO_INPUT && forms[i]->input == k) {
-					const Pattern *a = ng.slots[k].pat;
+					const MOperand *a = ng.slots[k].pat;
 					if (a && !a->optional)
-						return fail(g, "%s has no input %d at opset %d", p->name, k, g->opset);
+						return fail(g, "%s has no input %d at opset %d", p->op, k, g->opset);
 					ng.slots[k].absent = ng.slots[k].done = true;
 				}
 			}
@@ -2007,25 +2030,26 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	/* 1. sub-patterns and bound variables: their types come first */
 	for (int k = 0; k < ng.nslots; k++) {
 		Slot *sl = &ng.slots[k];
-		const Pattern *a = sl->pat;
+		const MOperand *a = sl->pat;
+		const char *an = a && a->kind == MO_VAR ? opd_var(g, a) : NULL;
 		if (sl->done) {
 			if (!sl->absent && sl->v && !sl->attr_form && !tp_bind(g, &ng, k, val_of(g, sl->v)->dtype))
 				return false;
 			continue;
 		}
-		if (a->kind == PAT_OP) {
-			if (!gen_node(g, a, &sl->v))
+		if (a->kind == MO_NODE) {
+			if (!gen_node(g, &g->prog->pats[a->node], &sl->v))
 				return false;
 			sl->done = true;
-		} else if (a->kind == PAT_VAR && var_find(g, a->name)) {
+		} else if (an && var_find(g, an)) {
 			if (!use_bound(g, sl))
 				return false;
 		} else if (a->nnots && !sl->attr_form && rng_chance(g->rng, 0.3)) {
 			if (!gen_excluded(g, a, &sl->v))
 				return false;
 			sl->done = true;
-			GVar *var = a->kind == PAT_VAR ? var_new(g, a->name, GV_VALUE) : NULL;
-			if (a->kind == PAT_VAR && !var)
+			GVar *var = an ? var_new(g, an, GV_VALUE) : NULL;
+			if (an && !var)
 				return fail(g, "too many variables");
 			if (var)
 				var->v = sl->v;
@@ -2042,7 +2066,7 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	int nout = ng.s->min_outputs > p->output + 1 ? ng.s->min_outputs : p->output + 1;
 	bool variadic_out = ng.s->noutputs && ng.s->outputs[ng.s->noutputs - 1].option == OPT_VARIADIC;
 	if (nout > GEN_MAX_OUTS)
-		return fail(g, "%s: output %d is beyond what instances draw", p->name, p->output);
+		return fail(g, "%s: output %d is beyond what instances draw", p->op, p->output);
 	if (variadic_out)
 		nout = rng_range(g->rng, nout > 1 ? nout : 1, nout > 3 ? nout : 3);
 	else if (nout < ng.s->max_outputs && nout < GEN_MAX_OUTS && rng_chance(g->rng, 0.25))
@@ -2052,30 +2076,30 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	const char *onames[GEN_MAX_OUTS];
 	for (int i = 0; i < nout && i < GEN_MAX_OUTS; i++)
 		onames[i] = fresh_name(g);
-	NodeId n = ir_node_new(g->m, IR_MAIN_GRAPH, 0, domain, p->name, name, NULL, 0, onames, (uint32_t)nout);
+	NodeId n = ir_node_new(g->m, IR_MAIN_GRAPH, 0, domain, p->op, name, NULL, 0, onames, (uint32_t)nout);
 	if (!n)
-		return fail(g, "cannot create %s", p->name);
+		return fail(g, "cannot create %s", p->op);
 	ng.node = n;
-	if (p->bind) {
-		GVar *var = var_new(g, p->bind, GV_NODE);
+	if (reg_var(g, p->reg)) {
+		GVar *var = var_new(g, reg_var(g, p->reg), GV_NODE);
 		if (!var)
 			return fail(g, "too many variables");
 		var->node = n;
 	}
 	/* 3. attributes: the pattern's, then (sometimes) others the schema has */
 	for (int i = 0; i < p->nattrs; i++) {
-		const AttrArg *aa = &p->attrs[i];
+		const MPatAttr *aa = &p->attrs[i];
 		const OpAttrDef *def = op_schema_attr(ng.s, aa->name);
 		int as_input = opset_form_attr_input(ng.newest, aa->name);
 		if (!def && as_input >= 0) {
 			/* ReduceMean[axes = [-1]] where axes is an input at this opset */
-			if (aa->value->kind != EXPR_LIST)
+			if (!aa->value || aa->value->kind != ME_LIST)
 				return fail(g, "attribute %s: not a list", aa->name);
 			int64_t v[64];
-			int k = aa->value->n < 64 ? aa->value->n : 64;
+			int k = aa->value->nkids < 64 ? aa->value->nkids : 64;
 			for (int j = 0; j < k; j++) {
-				double x, tol;
-				dsl_literal_value(aa->value->items[j], &x, &tol);
+				double x = 0;
+				attr_number(aa->value->kids[j], &x);
 				v[j] = (int64_t)x;
 			}
 			while (ng.nslots <= as_input)
@@ -2084,9 +2108,10 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 			continue;
 		}
 		if (!def)
-			return fail(g, "%s has no attribute %s at opset %d", p->name, aa->name, g->opset);
-		if (aa->value->kind == EXPR_VAR) {
-			GVar *var = var_find(g, aa->value->s);
+			return fail(g, "%s has no attribute %s at opset %d", p->op, aa->name, g->opset);
+		const char *av = reg_var(g, aa->reg);
+		if (av) {
+			GVar *var = var_find(g, av);
 			if (var && var->kind == GV_ATTR) {
 				const IrAttr *src = ir_attr(g->m, var->node, var->attr);
 				if (src)
@@ -2094,9 +2119,9 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 				continue;
 			}
 			if (!draw_attr(g, &ng, def, n))
-				return fail(g, "cannot draw a value for %s's attribute %s", p->name, aa->name);
-			toward_guard(g, n, def->name, aa->value->s);
-			var = var_new(g, aa->value->s, GV_ATTR);
+				return fail(g, "cannot draw a value for %s's attribute %s", p->op, aa->name);
+			toward_guard(g, n, def->name, av);
+			var = var_new(g, av, GV_ATTR);
 			if (!var)
 				return fail(g, "too many variables");
 			var->node = n;
@@ -2125,7 +2150,7 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 		bool needed = x0 && x0->rank == 3 && strstr(def->name, "num_heads");
 		if (def->required || needed) {
 			if (!draw_attr(g, &ng, def, n))
-				return fail(g, "cannot draw a value for %s's attribute %s", p->name, def->name);
+				return fail(g, "cannot draw a value for %s's attribute %s", p->op, def->name);
 		} else if (rng_chance(g->rng, 0.25)) {
 			draw_attr(g, &ng, def, n);
 		}
@@ -2137,11 +2162,11 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	window_attrs(g, &ng, n);
 	/* rest lists bind their items */
 	for (int k = 0; k < ng.nslots; k++) {
-		const Pattern *a = ng.slots[k].pat;
-		if (a && a->kind == PAT_REST) {
-			GVar *var = var_find(g, a->name);
+		const MOperand *a = ng.slots[k].pat;
+		if (a && a->kind == MO_REST) {
+			GVar *var = var_find(g, opd_var(g, a));
 			if (!var) {
-				var = var_new(g, a->name, GV_REST);
+				var = var_new(g, opd_var(g, a), GV_REST);
 				if (!var)
 					return fail(g, "too many variables");
 				for (int j = k; j < ng.nslots && ng.slots[j].pat == a; j++)
@@ -2166,13 +2191,13 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 				continue;
 			}
 			if (!def || t->dtype != DT_INT64 || t->rank > 1)
-				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
+				return fail(g, "%s input %d cannot be the attribute %s", p->op, k, sl->attr_form->attr);
 			if (def->type == ATTR_INTS)
 				ir_attr_set_ints(g->m, n, def->name, (const int64_t *)t->data, (size_t)t->numel);
 			else if (def->type == ATTR_INT && t->numel == 1)
 				ir_attr_set_int(g->m, n, def->name, ((const int64_t *)t->data)[0]);
 			else
-				return fail(g, "%s input %d cannot be the attribute %s", p->name, k, sl->attr_form->attr);
+				return fail(g, "%s input %d cannot be the attribute %s", p->op, k, sl->attr_form->attr);
 			continue;
 		}
 		ins[nin] = sl->absent ? 0 : sl->v;
@@ -2183,7 +2208,7 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 	for (int k = 0; k < nin; k++)
 		ir_set_input(g->m, n, (uint32_t)k, ins[k]);
 	if (ir_node(g->m, n)->ninputs != (uint32_t)nin)
-		return fail(g, "cannot set the inputs of %s", p->name);
+		return fail(g, "cannot set the inputs of %s", p->op);
 	/* 5. run it */
 	EvValue *outs[GEN_MAX_OUTS] = {NULL};
 	Diag d;
@@ -2200,10 +2225,10 @@ static bool gen_node(Gen *g, const Pattern *p, ValueId *out)
 			set_val(g, node->outputs[i], outs[i]);
 		} else {
 			ev_unref(outs[i]);
-			return fail(g, "%s output %u is not a tensor", p->name, i);
+			return fail(g, "%s output %u is not a tensor", p->op, i);
 		}
 	if ((uint32_t)p->output >= node->noutputs)
-		return fail(g, "%s has no output %d", p->name, p->output);
+		return fail(g, "%s has no output %d", p->op, p->output);
 	*out = node->outputs[p->output];
 	return true;
 }
@@ -2326,7 +2351,7 @@ bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng 
 		            : rng_chance(rng, 0.85) ? rng_range(rng, 1, 3)
 		                                    : rng_range(rng, 4, 5);
 	ValueId y = 0;
-	bool ok = r->lhs->kind == PAT_OP && gen_node(&g, r->lhs, &y);
+	bool ok = mr->prog.nnodes > 0 && gen_node(&g, &mr->prog.pats[0], &y);
 	if (!ok && !out->why[0])
 		snprintf(out->why, sizeof out->why, "the pattern's root is not an op");
 	if (ok) {
