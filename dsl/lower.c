@@ -2159,6 +2159,10 @@ static MRuleSet *lower_set(RuleFile **files, int nfiles, Diag *d, bool each)
 			m->opset_min = dsl_rule_opset_lo(r);
 			m->opset_max = r->opset_max > 0 && r->opset_max < INT32_MAX ? r->opset_max : 0;
 			m->vendor = dsl_expr_emits_vendor(r->rhs);
+			m->tolerance = r->tolerance;
+			m->finite_data = r->finite_data;
+			m->moderate_data = r->moderate_data;
+			m->nonneg_indices = r->nonneg_indices;
 			m->root_domain = r->lhs->domain ? r->lhs->domain : "";
 			m->root_op = r->lhs->name;
 			m->root_kind = *m->root_domain ? OP_UNKNOWN : op_kind_lookup(m->root_op);

@@ -359,6 +359,9 @@ typedef struct MRule {
 	int line;
 	int opset_min, opset_max;   /* opset_max 0: open */
 	bool vendor;                /* emits com.microsoft ops */
+	double tolerance;           /* [tolerance X] (0: exact) */
+	bool finite_data, moderate_data, nonneg_indices;  /* the data graft verify spares the rule
+	                               ([finite_data], [moderate_data], [nonnegative_indices]) */
 	const char *root_domain, *root_op;
 	int root_kind;              /* OpKind of a default-domain root */
 	int nsites;                 /* its commute steps */

@@ -49,7 +49,8 @@
  * need): each node's operands and attributes in written order, an optional
  * _? too, the flags of a variable used again, the attributes an older opset
  * spells as inputs ([axes = [1]]) among the attributes, a literal operand
- * as its check step's constant. */
+ * as its check step's constant.  The data a rule is spared ([finite_data],
+ * [moderate_data], [nonnegative_indices]) and its tolerance are MRule's. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -2302,13 +2303,12 @@ static int ir_version_for(int opset)
 
 bool gen_instance(const MRuleSet *set, const MRule *mr, const GenTarget *t, Rng *rng, GenInstance *out)
 {
-	const Rule *r = mr->rule;
 	memset(out, 0, sizeof *out);
-	Gen g = {.rng = rng, .moderate_data = r->moderate_data, .finite_data = r->finite_data, .why = out->why,
+	Gen g = {.rng = rng, .moderate_data = mr->moderate_data, .finite_data = mr->finite_data, .why = out->why,
 	         .sweep = t->sweep, .sweep_div = 1, .set = set, .mr = mr, .prog = &mr->prog, .guard = gen_guard(&mr->prog)};
 	g.symbolic = pattern_has_op(mr, "Shape") && rng_chance(rng, 0.75);
 	g.idx_rank = -1;
-	g.nonneg_indices = r->nonneg_indices;
+	g.nonneg_indices = mr->nonneg_indices;
 	g.opset = rng_range(rng, t->opset_lo, t->opset_hi);
 	g.m = ir_model_new();
 	ir_graph_new(g.m, 0, "instance");

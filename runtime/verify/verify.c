@@ -822,8 +822,7 @@ static bool probe_dtypes(const RwRuleSet *set, const VerifyOptions *o, RuleRun *
  * counterexample, or no tries left. */
 static bool verify_rule(const RwRuleSet *set, const VerifyOptions *o, RuleRun *rr, Diag *d)
 {
-	const Rule *r = rr->mr->rule;
-	int lo = dsl_rule_opset_lo(r), hi = dsl_rule_opset_hi(r);
+	int lo = rr->mr->opset_min, hi = rr->mr->opset_max ? rr->mr->opset_max : 23;
 	if (hi > 23)
 		hi = 23;
 	if (lo < 1)
@@ -1006,7 +1005,7 @@ bool verify_rules(const RwRuleSet *set, const VerifyOptions *o, VerifyCounts *c,
 			chosen |= strcmp(mr->name, o->only[k]) == 0;
 		if (!chosen)
 			continue;
-		RuleRun rr = {.set = prog, .mr = mr, .index = i, .tol = mr->rule->tolerance};
+		RuleRun rr = {.set = prog, .mr = mr, .index = i, .tol = mr->tolerance};
 		ok = verify_rule(set, o, &rr, d);
 		if (ok)
 			report(o, &rr, c);
