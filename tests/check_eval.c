@@ -1022,6 +1022,28 @@ static EvValue *run_consts(const char *text)
 	return out[0];
 }
 
+/* ReduceLogSumExp of integers as ONNX Runtime 1.30 computes it (checked
+ * there): log(how many maxima) + max, saturated.  graft computed
+ * INT64_MAX's row in double and gave INT64_MIN (make difftest). */
+START_TEST(test_reduce_log_sum_exp_int)
+{
+	EvValue *y = run_consts("<ir_version: 8, opset_import: [\"\" : 13]>\ng () => (int64[4] y)"
+	                        " <int64[4,2] x = {9223372036854775807, 5, -3, 4, -9223372036854775807,"
+	                        " 9223372036854775807, 7, 7}> {\n"
+	                        "  y = ReduceLogSumExp <axes = [1], keepdims = 0> (x)\n}\n");
+	const int64_t *v = y->data;
+	ck_assert(v[0] == INT64_MAX && v[1] == 4 && v[2] == INT64_MAX && v[3] == 7);
+	ev_unref(y);
+	y = run_consts("<ir_version: 8, opset_import: [\"\" : 13]>\ng () => (int32[2] y)"
+	               " <int32[2,2] x = {2147483647, 2147483647, -2147483648, -2147483648}> {\n"
+	               "  y = ReduceLogSumExp <axes = [1], keepdims = 0> (x)\n}\n");
+	const int32_t *w = y->data;
+	ck_assert_int_eq(w[0], INT32_MAX);
+	ck_assert_int_eq(w[1], -2147483647); /* log 2 + INT32_MIN, truncated toward 0 */
+	ev_unref(y);
+}
+END_TEST
+
 /* The sign of each element's zero as "+" / "-", other values as "x". */
 static void zero_signs(const EvValue *y, char *buf)
 {
@@ -1408,6 +1430,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_compare_sequences);
 	tcase_add_test(tc, test_compare_symbolic_dims);
 	tcase_add_test(tc, test_max_min_zero_ties);
+	tcase_add_test(tc, test_reduce_log_sum_exp_int);
 	tcase_add_test(tc, test_clip_bounds);
 	tcase_add_test(tc, test_slice_empty_backwards);
 	tcase_add_test(tc, test_pad_hostile_pads);

@@ -93,7 +93,33 @@ static void reduce_int(RedOp op, const RedPlan *p, const EvValue *x, EvValue *y)
 		acc[o] = op == R_PROD ? 1 : op == R_MAX ? (uint64_t)lo : op == R_MIN ? hi : 0;
 		facc[o] = op == R_LOGSUMEXP ? -INFINITY : 0;
 	}
-	if (op == R_LOGSUMEXP) {
+	if (op == R_LOGSUMEXP && !uns) {
+		/* as ONNX Runtime computes it for int32 and int64 (its only
+		 * integer kernels): exp(x - max) of an integer is 1 where x is the
+		 * maximum and truncates to 0 elsewhere, so log(how many maxima) +
+		 * max, in double, saturated to the type (an empty group: its
+		 * minimum).  The double path below put 2^63 (INT64_MAX rounded)
+		 * out of range, where ORT saturates (make difftest) */
+		int64_t *mx = nn_alloc(sizeof(int64_t) * (size_t)(p->nout + 1));
+		for (int64_t o = 0; o < p->nout; o++) {
+			mx[o] = lo;
+			acc[o] = 0;
+		}
+		RED_FOREACH(p, i, o, {
+			int64_t v = ev_get_i(x, i);
+			if (v > mx[o])
+				mx[o] = v;
+		});
+		RED_FOREACH(p, i, o, {
+			if (ev_get_i(x, i) == mx[o])
+				acc[o]++;
+		});
+		for (int64_t o = 0; o < p->nout; o++) {
+			double r = log((double)acc[o]) + (double)mx[o];
+			ev_set_i(y, o, !p->count || r <= (double)lo ? lo : r >= (double)hi ? (int64_t)hi : (int64_t)r);
+		}
+		free(mx);
+	} else if (op == R_LOGSUMEXP) {
 		/* max first, then log(sum(exp(x - max))) + max, in double */
 		RED_FOREACH(p, i, o, {
 			double v = uns ? (double)ev_get_u(x, i) : (double)ev_get_i(x, i);
