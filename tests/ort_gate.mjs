@@ -15,7 +15,9 @@
 //   agree), models not feedable by onnxruntime-node (sequence, optional or
 //   map inputs/outputs: tests/ort_gate.sh checks those on graft's evaluator,
 //   listed with NOFEED lines), originals ORT refuses (listed with REFUSED
-//   lines, checked on graft's evaluator too) or cannot run.
+//   lines, checked on graft's evaluator too) or cannot run (crashes on,
+//   hangs on, or computes in a shape the model does not declare: CRASH,
+//   HANG and ORTWRONG lines).
 // --no-kernel-ok (tests/convert_gate.sh): an output ORT refuses only because
 // it has no kernel for an op at the version graft converted to ("Could not
 // find an implementation for RoiAlign(22)") is counted, not failed: the model
