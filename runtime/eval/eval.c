@@ -60,6 +60,9 @@ typedef struct EvEnv {
 	EvPlaceStats stats;
 } EvEnv;
 
+/* The most iterations a Loop may run (EvOptions.max_loop_trips) */
+static int64_t loop_trips(const EvEnv *e) { return e->opt.max_loop_trips > 0 ? e->opt.max_loop_trips : 100000000; }
+
 static bool plan_graph(EvEnv *e, GraphId g)
 {
 	GraphPlan *p = &e->plans[g];
@@ -267,7 +270,7 @@ static bool call_kernel(EvEnv *e, NodeId n, EvValue **in, EvValue **out, bool pl
 {
 	IrModel *m = e->m;
 	IrNode *node = ir_node(m, n);
-	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body};
+	EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body, loop_trips(e)};
 	memset(out, 0, sizeof *out * (node->noutputs + 1));   /* callers unref them on failure */
 	const EvKernel *k = ev_kernel_find(node->domain, node->op_type);
 	if (!k) {
@@ -364,7 +367,7 @@ static bool run_node(EvEnv *e, NodeId n, GraphPlan *p)
 		ValueId v = node->inputs[i];
 		if (v && ir_value(m, v)->graph == node->graph && !p->pinned[v] && p->uses[v] && --p->uses[v] == 0) {
 			if (placed && e->pl->how[v] != EV_PLACE_NONE && e->vals[v] && e->vals[v]->refs > 1) {
-				EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body};
+				EvCtx c = {m, n, e->opset, e->d, m->path ? m->path : "model", e->opt.seed, e, run_body, loop_trips(e)};
 				return ev_fail(&c, "plan: value '%s' is still referenced after its last use", ir_value(m, v)->name);
 			}
 			set_val(e, v, NULL);

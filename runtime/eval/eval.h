@@ -167,6 +167,7 @@ typedef struct EvCtx {
 	 * through the context rather than by name, as they sit below it. */
 	bool (*run_body)(struct EvCtx *c, GraphId body, EvValue **inputs, uint32_t ninputs, EvValue **outputs,
 	                 uint32_t noutputs);
+	int64_t max_loop_trips; /* EvOptions.max_loop_trips, or its default */
 } EvCtx;
 
 typedef bool (*EvKernelFn)(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout);
@@ -257,6 +258,8 @@ typedef struct EvOptions {
 	uint64_t seed;
 	const EvPlacement *placement;  /* run inside this plan (NULL: malloc per value) */
 	EvPlaceStats *stats;           /* with placement: filled in */
+	int64_t max_loop_trips;        /* a Loop that would run more iterations fails (0: 100,000,000;
+	                                  the fuzzers run models with fewer) */
 } EvOptions;
 
 /* Run graph g of m on values for its inputs (in graph-input order; an

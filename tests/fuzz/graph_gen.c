@@ -1016,6 +1016,11 @@ static void differ(const char *what, const char *name)
 	}
 }
 
+/* How the fuzzer runs models: a Loop of up to 100 iterations (a drawn
+ * trip count near the evaluator's default of 100,000,000 ran for minutes,
+ * a libFuzzer timeout). */
+static const EvOptions fuzz_run = {.max_loop_trips = 100};
+
 /* Run a and b on the same generated inputs; compare where both ran. */
 static void run_both(IrModel *a, IrModel *b, uint32_t seed)
 {
@@ -1043,8 +1048,8 @@ static void run_both(IrModel *a, IrModel *b, uint32_t seed)
 		for (uint32_t k = 0; k < ga->ninputs; k++)
 			if (ia[k] && strcmp(ir_value(a, ga->inputs[k])->name, ir_value(b, gb->inputs[i])->name) == 0)
 				ib[i] = ev_ref(ia[k]);
-	bool ok_a = ok && ev_run(a, (const EvValue *const *)ia, ga->ninputs, oa, NULL, &d);
-	bool ok_b = ok_a && ev_run(b, (const EvValue *const *)ib, gb->ninputs, ob, NULL, &d);
+	bool ok_a = ok && ev_run(a, (const EvValue *const *)ia, ga->ninputs, oa, &fuzz_run, &d);
+	bool ok_b = ok_a && ev_run(b, (const EvValue *const *)ib, gb->ninputs, ob, &fuzz_run, &d);
 	stats.ran += ok_a;
 	stats.ran_both += ok_a && ok_b;
 	if (ok_a && !ok_b)
@@ -1152,7 +1157,7 @@ static void check_inferred_dims(Gen *g, const uint8_t *buf, size_t len, uint32_t
 	RunOptions ro = {.seed = seed, .int_lo = -1, .int_hi = 4};
 	EvValue **in = calloc(gr->ninputs + 1, sizeof *in), **out = calloc(gr->noutputs + 1, sizeof *out);
 	if (inferred && run_prepare_inputs(m, &ro, in, &d) &&
-	    ev_run(m, (const EvValue *const *)in, gr->ninputs, out, NULL, &d)) {
+	    ev_run(m, (const EvValue *const *)in, gr->ninputs, out, &fuzz_run, &d)) {
 		for (uint32_t i = 0; i < gr->noutputs; i++) {
 			const IrValue *v = ir_value(m, gr->outputs[i]);
 			const EvValue *x = out[i];

@@ -122,8 +122,8 @@ static bool k_loop(EvCtx *c, EvValue **in, int nin, EvValue **out, int nout)
 	EvValue **bin = calloc((size_t)body->ninputs + 1, sizeof *bin);
 	EvValue **bout = calloc((size_t)body->noutputs + 1, sizeof *bout);
 	for (int64_t it = 0; ok && it < max_trip && cond; it++) {
-		if (it >= 100000000) {
-			ok = ev_fail(c, "Loop ran over 100,000,000 iterations");
+		if (it >= c->max_loop_trips) {
+			ok = ev_fail(c, "Loop ran over %lld iterations", (long long)c->max_loop_trips);
 			break;
 		}
 		bin[0] = ev_tensor_new(DT_INT64, 0, NULL);
