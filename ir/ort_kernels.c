@@ -49,7 +49,6 @@ bool ir_ort_cpu_has_kernel(const char *domain, const char *op, int opset, int dt
  * empty dim; seed 461513), so an unknown dim may be 0 at run time.  The part
  * starts at the node's axis attribute (default -1), or at a fixed axis. */
 enum { NOT_EMPTY, EMPTY, MAYBE_EMPTY };
-static int empty_fused(IrModel *m, NodeId n);
 static int empty_normalized(IrModel *m, NodeId n)
 {
 	static const struct {
@@ -69,9 +68,7 @@ static int empty_normalized(IrModel *m, NodeId n)
 	for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
 		if (strcmp(node->op_type, ops[i].op) == 0)
 			k = i;
-	if (k < 0)
-		return empty_fused(m, n);
-	if (node->ninputs < 1 || !node->inputs[0])
+	if (k < 0 || node->ninputs < 1 || !node->inputs[0])
 		return NOT_EMPTY;
 	const Shape *s = &ir_value(m, node->inputs[0])->shape;
 	const IrAttr *a = ops[k].has_axis ? ir_attr(m, n, "axis") : NULL;
@@ -133,6 +130,8 @@ static const char *empty_gap(IrModel *m, NodeId n, bool created, char *buf, size
 	const IrNode *node = ir_node(m, n);
 	const char *domain = norm_domain(node->domain);
 	int empty = empty_normalized(m, n);
+	if (empty == NOT_EMPTY)
+		empty = empty_fused(m, n);
 	if (empty == EMPTY || (created && empty == MAYBE_EMPTY)) {
 		snprintf(buf, size, "ONNX Runtime refuses %s%s%s over an empty axis%s", domain, *domain ? "." : "",
 		         node->op_type, empty == MAYBE_EMPTY ? " (one of its dims is not known)" : "");

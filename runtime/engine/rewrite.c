@@ -1426,24 +1426,21 @@ bool rw_commit(Rewriter *rw)
 		 * through transpose_div_transpose); unless a Reshape of the model
 		 * reads that target over an input of x's shape (reshape_as_before). */
 		const IrAttr *shape_attr = ir_node(m, n)->kind == OP_Reshape ? ir_attr(m, n, "shape") : NULL;
+		bool zero = false, input_form = false;
 		if (!why && shape_attr) { /* Reshape-1's target (opsets 1 to 4) */
-			bool zero = false;
 			for (size_t k = 0; k < shape_attr->n; k++)
 				zero |= shape_attr->ints[k] == 0;
-			if (zero)
-				why = "its target has a 0, which copies a dim of its input";
-		}
-		if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
-		    ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
+		} else if (!why && rw->infer && ir_node(m, n)->kind == OP_Reshape && ir_node(m, n)->ninputs >= 2 &&
+		           ir_node(m, n)->inputs[1] && !(ir_attr(m, n, "allowzero") && ir_attr(m, n, "allowzero")->i)) {
 			int64_t vals[IR_MAX_RANK];
 			const char *syms[IR_MAX_RANK];
 			int len = infer_known_ints(rw->infer, ir_node(m, n)->inputs[1], vals, syms, IR_MAX_RANK);
-			bool zero = false;
 			for (int k = 0; k < len; k++)
 				zero |= !syms[k] && vals[k] == 0;
-			if (zero && !reshape_as_before(rw, n))
-				why = "its target has a 0, which copies a dim of its input";
+			input_form = true;
 		}
+		if (zero && !(input_form && reshape_as_before(rw, n)))
+			why = "its target has a 0, which copies a dim of its input";
 		if (why) {
 			if (rw->why_active)
 				rw_why_fail(rw, INT_MAX - 1, RW_WHY_SCHEMA, "the result's Reshape: %s", why);

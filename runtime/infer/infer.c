@@ -645,22 +645,31 @@ static int sum_terms(const char *s, char *buf, size_t cap, const char **terms, i
 
 static int cmp_term(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-const char *sym_sum_name(IrModel *m, const char *a, const char *b)
+/* The name a sum's terms or a product's factors make: `lead` (a product's
+ * number, or "") then the n parts sorted and joined with sep, in m's arena;
+ * NULL when it would be too long. */
+static const char *sorted_name(IrModel *m, const char *lead, const char **parts, int n, const char *sep)
 {
-	char ba[256], bb[256], out[520];
-	const char *terms[SYM_SUM_MAX_TERMS];
-	int n = sum_terms(a, ba, sizeof ba, terms, 0);
-	if (n < 0 || (n = sum_terms(b, bb, sizeof bb, terms, n)) < 0)
-		return NULL;
-	qsort(terms, (size_t)n, sizeof *terms, cmp_term);
-	size_t len = 0;
+	char out[520];
+	qsort(parts, (size_t)n, sizeof *parts, cmp_term);
+	size_t len = (size_t)snprintf(out, sizeof out, "%s", lead);
 	for (int i = 0; i < n; i++) {
-		int k = snprintf(out + len, sizeof out - len, "%s%s", i ? " + " : "", terms[i]);
+		int k = snprintf(out + len, sizeof out - len, "%s%s", len ? sep : "", parts[i]);
 		if (k < 0 || (size_t)k >= sizeof out - len)
 			return NULL;
 		len += (size_t)k;
 	}
 	return arena_strdup(m->arena, out);
+}
+
+const char *sym_sum_name(IrModel *m, const char *a, const char *b)
+{
+	char ba[256], bb[256];
+	const char *terms[SYM_SUM_MAX_TERMS];
+	int n = sum_terms(a, ba, sizeof ba, terms, 0);
+	if (n < 0 || (n = sum_terms(b, bb, sizeof bb, terms, n)) < 0)
+		return NULL;
+	return sorted_name(m, "", terms, n, " + ");
 }
 
 #define SYM_PROD_MAX_FACTORS 8
@@ -699,23 +708,15 @@ static int prod_factors(const char *s, char *buf, size_t cap, int64_t *coef, con
  * for a sum or a product too long; in m's arena. */
 static const char *sym_prod_name(IrModel *m, const char *a, const char *b, int64_t k)
 {
-	char ba[256], bb[256], out[520];
+	char ba[256], bb[256], lead[24] = "";
 	const char *f[SYM_PROD_MAX_FACTORS];
 	int64_t coef = k;
 	int n = a ? prod_factors(a, ba, sizeof ba, &coef, f, 0) : 0;
 	if (n < 0 || (b && (n = prod_factors(b, bb, sizeof bb, &coef, f, n)) < 0) || n == 0 || coef < 1)
 		return NULL;
-	qsort(f, (size_t)n, sizeof *f, cmp_term);
-	size_t len = 0;
 	if (coef != 1)
-		len = (size_t)snprintf(out, sizeof out, "%lld", (long long)coef);
-	for (int i = 0; i < n; i++) {
-		int w = snprintf(out + len, sizeof out - len, "%s%s", len ? "*" : "", f[i]);
-		if (w < 0 || (size_t)w >= sizeof out - len)
-			return NULL;
-		len += (size_t)w;
-	}
-	return arena_strdup(m->arena, out);
+		snprintf(lead, sizeof lead, "%lld", (long long)coef);
+	return sorted_name(m, lead, f, n, "*");
 }
 
 static SymInt sym_known(int64_t v) { SymInt e = {true, v, NULL}; return e; }
