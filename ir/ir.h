@@ -489,6 +489,8 @@ typedef struct SaveOptions {
 	size_t inline_limit;    /* inline tensor bytes above which EXT_KEEP acts as EXT_ALL
 	                           (0: 2 GB less 64 MB of headroom for the graph itself) */
 	bool *wrote_data;       /* out (may be NULL): set to whether the save wrote a data file */
+	size_t direct_min;      /* files of this many bytes or more are written by a thread,
+	                           past the page cache (outfile.h, out_direct); 0: 64 MiB */
 } SaveOptions;
 bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d);
 /* Why a save of m with opt writes its large tensors to external data (each

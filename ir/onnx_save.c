@@ -634,18 +634,40 @@ static void fd_flush(FdBuffer *b)
  * transposed weight's piece must hold enough rows (16 or more of a
  * 50,000-column LM head) for the tiled copy to use each line of the source
  * it reads whole; at 1 MiB GPT-2's tied head took 0.5 s. */
-#define DEFER_PIECE (8 << 20)
+#define DEFER_PIECE DIRECT_BUF
+
+/* Files of DIRECT_MIN bytes or more are written by a thread past the page
+ * cache (out_direct, SaveOptions.direct_min): 2-4x faster on this machine
+ * for files of hundreds of MB (BENCHMARKS.md); a small file is written
+ * through the cache, where a reader finds it. */
+#define DIRECT_MIN ((size_t)64 << 20)
 static void write_deferred(IrModel *m, TensorId id, size_t len, OutFile *out, int64_t at, uint8_t **piece)
 {
-	if (!*piece && !(*piece = malloc(DEFER_PIECE)))
-		abort();
-	for (size_t off = 0; off < len && !out->failed; off += DEFER_PIECE) {
-		size_t n = len - off < DEFER_PIECE ? len - off : DEFER_PIECE;
-		ir_tensor_read(m, id, off, n, *piece);
-		if (at < 0)
-			out_write(out, *piece, n);
-		else
-			out_pwrite(out, *piece, n, (off_t)(at + (int64_t)off));
+	for (size_t off = 0, n; off < len && !out->failed; off += n) {
+		uint8_t *p;
+		n = len - off < DEFER_PIECE ? len - off : DEFER_PIECE;
+		if (out->direct && at < 0) {
+			/* computed into the writer's buffer, at the end of what it holds */
+			size_t room;
+			if (!(p = out_space(out, &room)))
+				break;
+			n = n < room ? n : room;
+			ir_tensor_read(m, id, off, n, p);
+			out_advance(out, n);
+		} else if (out->direct) {
+			if (!(p = out_buffer(out)))
+				break;
+			ir_tensor_read(m, id, off, n, p);
+			out_submit(out, n, (off_t)(at + (int64_t)off));
+		} else {
+			if (!*piece && !(*piece = malloc(DEFER_PIECE)))
+				abort();
+			ir_tensor_read(m, id, off, n, *piece);
+			if (at < 0)
+				out_write(out, *piece, n);
+			else
+				out_pwrite(out, *piece, n, (off_t)(at + (int64_t)off));
+		}
 	}
 	ir_tensor_evict(m, id);
 }
@@ -672,9 +694,24 @@ static bool copy_append(const IrModel *m, const uint8_t *data, size_t len, OutFi
 	int64_t src;
 	if (out->failed || !ir_mapped_range(m, data, len, &fd, &src))
 		return false;
-	loff_t in = src;
 	size_t left = len;
-	while (left) {
+	while (left && out->direct) {
+		/* read into the writer's buffer: no page of the input is mapped */
+		size_t room;
+		uint8_t *p = out_space(out, &room);
+		if (!p)
+			return true;
+		ssize_t n = pread(fd, p, left < room ? left : room, (off_t)src);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		out_advance(out, (size_t)n);
+		src += n;
+		left -= (size_t)n;
+	}
+	loff_t in = src;
+	while (left && !out->direct) {
 		ssize_t n = copy_file_range(fd, &in, out->fd, NULL, left, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -745,10 +782,12 @@ static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
 	return true;
 }
 
-static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *final, Diag *d)
+static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *final, size_t direct_min, Diag *d)
 {
 	if (!out_open(out, final, d))
 		return false;
+	if ((size_t)f->end >= direct_min)
+		out_direct(out);
 	uint8_t *buf = NULL;
 	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
 		const ExtWrite *w = &f->writes[i];
@@ -770,7 +809,7 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 		write_deferred(m, w->tensor, w->len, out, w->offset, &buf);
 	}
 	free(buf);
-	if (!out->failed && ftruncate(out->fd, f->end) != 0) {
+	if (out_wait(out) && ftruncate(out->fd, f->end) != 0) {
 		out->failed = true;
 		out->err = errno;
 	}
@@ -899,6 +938,7 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 		*opt->wrote_data = false;
 
 	OutFile data = {.fd = -1}, model = {.fd = -1};
+	size_t direct_min = opt->direct_min ? opt->direct_min : DIRECT_MIN;
 	bool have_data = false;
 	Onnx__ModelProto *mp = ok ? emit_model(&e) : NULL;
 	ok = false;
@@ -923,12 +963,14 @@ bool ir_save_file(IrModel *m, const char *path, const SaveOptions *opt, Diag *d)
 			           "(remove it or choose another output name)", path);
 			goto done;
 		}
-		if (!write_ext_file(m, &e.files[0], &data, data_path, d))
+		if (!write_ext_file(m, &e.files[0], &data, data_path, direct_min, d))
 			goto done;
 		have_data = true;
 	}
 	if (!out_open(&model, path, d))
 		goto done;
+	if (onnx__model_proto__get_packed_size(mp) >= direct_min)
+		out_direct(&model);
 	FdBuffer *fb = malloc(sizeof *fb);
 	if (!fb)
 		abort();

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -173,8 +174,284 @@ bool out_open(OutFile *o, const char *path, Diag *d)
 	return true;
 }
 
+/* n bytes at off through descriptor fd (o->fd, or o->dfd when direct). */
+static bool pwrite_all(OutFile *o, int fd, const uint8_t *p, size_t n, off_t off)
+{
+	while (!o->failed && n) {
+		ssize_t w = pwrite(fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->failed = true;
+			o->err = w < 0 ? errno : ENOSPC;
+			break;
+		}
+		p += w;
+		off += w;
+		n -= (size_t)w;
+		written += (unsigned long long)w;
+	}
+	return !o->failed;
+}
+
+/* ---- direct writes -------------------------------------------------------- */
+
+/* Direct writes must start, end and sit in memory on a multiple of the
+ * device's block: 4096 covers them all.  A writer thread writes the
+ * buffers in the order they were handed over, NBUF of DIRECT_BUF bytes, so
+ * the caller fills (computes, copies) one while the disk takes another. */
+enum { DIRECT_ALIGN = 4096, NBUF = 2 };
+
+struct OutDirect {
+	int dfd;                /* O_DIRECT on the file; -1 once refused (the thread's) */
+	int fd;                 /* the page-cache descriptor: the unaligned tails */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *buf[NBUF];
+	size_t len[NBUF];
+	off_t off[NBUF];
+	bool queued[NBUF];      /* handed over, not yet written */
+	unsigned fill, drain;   /* the next buffer to fill (caller), to write (thread) */
+	bool quit;
+	int err;                /* the thread's first failure (errno) */
+	size_t staged;          /* out_write's appends in buf[fill % NBUF] */
+	off_t pos;              /* the file offset of the next append */
+};
+
+static bool aligned(const void *p, off_t off)
+{
+	return (uintptr_t)p % DIRECT_ALIGN == 0 && off % DIRECT_ALIGN == 0;
+}
+
+/* n bytes at off, by the writer thread: whole blocks straight to the disk,
+ * the rest through the page cache.  A file system that refuses a direct
+ * write (EINVAL) gets it, and every later one, through the cache.  0 or
+ * an errno. */
+static int direct_put(OutDirect *x, const uint8_t *p, size_t n, off_t off)
+{
+	while (n) {
+		bool direct = x->dfd >= 0 && aligned(p, off) && n >= DIRECT_ALIGN;
+		size_t k = direct ? n / DIRECT_ALIGN * DIRECT_ALIGN : n;
+		ssize_t w = pwrite(direct ? x->dfd : x->fd, p, k, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EINVAL && direct) {
+			close(x->dfd);
+			x->dfd = -1;
+			continue;
+		}
+		if (w <= 0)
+			return w < 0 ? errno : ENOSPC;
+		p += w;
+		off += w;
+		n -= (size_t)w;
+		written += (unsigned long long)w;
+	}
+	return 0;
+}
+
+static void *direct_run(void *arg)
+{
+	OutDirect *x = arg;
+	pthread_mutex_lock(&x->mu);
+	for (;;) {
+		unsigned i = x->drain % NBUF;
+		while (!x->queued[i] && !x->quit)
+			pthread_cond_wait(&x->cv, &x->mu);
+		if (!x->queued[i])
+			break;
+		pthread_mutex_unlock(&x->mu);
+		int err = x->err ? 0 : direct_put(x, x->buf[i], x->len[i], x->off[i]);
+		pthread_mutex_lock(&x->mu);
+		if (err && !x->err)
+			x->err = err;
+		x->queued[i] = false;
+		x->drain++;
+		pthread_cond_broadcast(&x->cv);
+	}
+	pthread_mutex_unlock(&x->mu);
+	return NULL;
+}
+
+void out_direct(OutFile *o)
+{
+	if (o->direct || o->fd < 0 || o->fp || o->failed || lseek(o->fd, 0, SEEK_CUR) != 0)
+		return;
+	/* the temporary file itself, reopened through its descriptor (not by
+	 * name: the folder may be someone else's to change) */
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", o->fd);
+	int fd = open(self, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	struct stat a, b;
+	if (fd >= 0 && (fstat(fd, &a) != 0 || fstat(o->fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	OutDirect *x = fd >= 0 ? calloc(1, sizeof *x) : NULL;
+	bool ok = x != NULL;
+	for (int i = 0; ok && i < NBUF; i++)
+		ok = posix_memalign((void **)&x->buf[i], DIRECT_ALIGN, DIRECT_BUF) == 0;
+	if (ok) {
+		x->dfd = fd;
+		x->fd = o->fd;
+		pthread_mutex_init(&x->mu, NULL);
+		pthread_cond_init(&x->cv, NULL);
+		ok = pthread_create(&x->thread, NULL, direct_run, x) == 0;
+		if (!ok) {
+			pthread_mutex_destroy(&x->mu);
+			pthread_cond_destroy(&x->cv);
+		}
+	}
+	if (!ok) {
+		for (int i = 0; x && i < NBUF; i++)
+			free(x->buf[i]);
+		free(x);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	o->direct = x;
+}
+
+/* The thread's failure, as o's. */
+static bool direct_check(OutFile *o, OutDirect *x)
+{
+	if (x->err && !o->failed) {
+		o->failed = true;
+		o->err = x->err;
+	}
+	return !o->failed;
+}
+
+uint8_t *out_buffer(OutFile *o)
+{
+	OutDirect *x = o->direct;
+	unsigned i = x->fill % NBUF;
+	pthread_mutex_lock(&x->mu);
+	while (x->queued[i])
+		pthread_cond_wait(&x->cv, &x->mu);
+	direct_check(o, x);
+	pthread_mutex_unlock(&x->mu);
+	return o->failed ? NULL : x->buf[i];
+}
+
+void out_submit(OutFile *o, size_t n, off_t off)
+{
+	OutDirect *x = o->direct;
+	unsigned i = x->fill % NBUF;
+	pthread_mutex_lock(&x->mu);
+	x->len[i] = n;
+	x->off[i] = off;
+	x->queued[i] = true;
+	x->fill++;
+	pthread_cond_broadcast(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+}
+
+/* The staged appends handed over. */
+static void stage_flush(OutFile *o, OutDirect *x)
+{
+	if (!x->staged)
+		return;
+	out_submit(o, x->staged, x->pos);
+	x->pos += (off_t)x->staged;
+	x->staged = 0;
+}
+
+static bool stage_append(OutFile *o, OutDirect *x, const uint8_t *p, size_t n)
+{
+	while (n) {
+		uint8_t *b = out_buffer(o);
+		if (!b)
+			return false;
+		size_t k = DIRECT_BUF - x->staged < n ? DIRECT_BUF - x->staged : n;
+		memcpy(b + x->staged, p, k);
+		x->staged += k;
+		p += k;
+		n -= k;
+		if (x->staged == DIRECT_BUF)
+			stage_flush(o, x);
+	}
+	return !o->failed;
+}
+
+uint8_t *out_space(OutFile *o, size_t *avail)
+{
+	OutDirect *x = o->direct;
+	uint8_t *b = out_buffer(o);
+	*avail = DIRECT_BUF - x->staged;
+	return b ? b + x->staged : NULL;
+}
+
+void out_advance(OutFile *o, size_t n)
+{
+	OutDirect *x = o->direct;
+	x->staged += n;
+	if (x->staged == DIRECT_BUF)
+		stage_flush(o, x);
+}
+
+/* n bytes at off, through the buffers (pieces of DIRECT_BUF). */
+static bool direct_pwrite(OutFile *o, const uint8_t *p, size_t n, off_t off)
+{
+	stage_flush(o, o->direct);
+	while (n) {
+		uint8_t *b = out_buffer(o);
+		if (!b)
+			return false;
+		size_t k = n < DIRECT_BUF ? n : DIRECT_BUF;
+		memcpy(b, p, k);
+		out_submit(o, k, off);
+		p += k;
+		off += (off_t)k;
+		n -= k;
+	}
+	return !o->failed;
+}
+
+bool out_wait(OutFile *o)
+{
+	OutDirect *x = o->direct;
+	if (!x)
+		return !o->failed;
+	stage_flush(o, x);
+	pthread_mutex_lock(&x->mu);
+	while (x->drain != x->fill)
+		pthread_cond_wait(&x->cv, &x->mu);
+	direct_check(o, x);
+	pthread_mutex_unlock(&x->mu);
+	return !o->failed;
+}
+
+/* Stop the thread (after what was handed over is written) and free. */
+static void direct_close(OutFile *o)
+{
+	OutDirect *x = o->direct;
+	if (!x)
+		return;
+	out_wait(o);
+	pthread_mutex_lock(&x->mu);
+	x->quit = true;
+	pthread_cond_broadcast(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+	pthread_join(x->thread, NULL);
+	if (x->dfd >= 0)
+		close(x->dfd);
+	for (int i = 0; i < NBUF; i++)
+		free(x->buf[i]);
+	pthread_mutex_destroy(&x->mu);
+	pthread_cond_destroy(&x->cv);
+	free(x);
+	o->direct = NULL;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
 bool out_write(OutFile *o, const void *buf, size_t n)
 {
+	if (o->direct)
+		return stage_append(o, o->direct, buf, n);
 	const char *p = buf;
 	while (!o->failed && n) {
 		ssize_t w = write(o->fd, p, n);
@@ -194,22 +471,9 @@ bool out_write(OutFile *o, const void *buf, size_t n)
 
 bool out_pwrite(OutFile *o, const void *buf, size_t n, off_t off)
 {
-	const char *p = buf;
-	while (!o->failed && n) {
-		ssize_t w = pwrite(o->fd, p, n, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			o->failed = true;
-			o->err = w < 0 ? errno : ENOSPC;
-			break;
-		}
-		p += w;
-		off += w;
-		n -= (size_t)w;
-		written += (unsigned long long)w;
-	}
-	return !o->failed;
+	if (o->direct)
+		return direct_pwrite(o, buf, n, off);
+	return pwrite_all(o, o->fd, buf, n, off);
 }
 
 FILE *out_stdio(OutFile *o)
@@ -226,6 +490,7 @@ FILE *out_stdio(OutFile *o)
 
 bool out_finish(OutFile *o, Diag *d)
 {
+	direct_close(o);
 	if (o->fp) {
 		if (fflush(o->fp) != 0 || ferror(o->fp)) {
 			if (!o->failed)
@@ -308,6 +573,7 @@ bool out_commit(OutFile *o, Diag *d)
 
 void out_abandon(OutFile *o)
 {
+	direct_close(o);
 	if (o->fp)
 		fclose(o->fp);
 	else if (o->fd >= 0)

@@ -31,12 +31,38 @@ typedef struct OutFile {
 	mode_t mode;    /* the mode the committed file gets */
 	bool failed;    /* a write failed (errno in err) */
 	int err;
+	struct OutDirect *direct;  /* after out_direct: the writer thread */
 } OutFile;
+typedef struct OutDirect OutDirect;
 
 /* Check the target and create the temporary file.  False (with a message
  * naming path) if the target exists and is not a regular file, or the
  * temporary file cannot be made. */
 bool out_open(OutFile *o, const char *path, Diag *d);
+/* Large outputs (hundreds of MB): from now on o's writes are done by a
+ * thread, in the order given, while the caller goes on (computing the next
+ * piece), and whole aligned blocks go straight to the disk (O_DIRECT)
+ * instead of through the page cache, which here costs 2-3x the disk's own
+ * time (BENCHMARKS.md).  The file's bytes are the same either way; where
+ * the file system refuses direct writes they go through the cache.  Call
+ * it before the first write (nothing changes if it cannot be done: o->direct
+ * stays NULL); then o->fd's position is not kept (copy_file_range only at
+ * explicit offsets), and out_wait comes before anything that needs the
+ * writes done (ftruncate). */
+void out_direct(OutFile *o);
+/* Direct mode: a free buffer of DIRECT_BUF bytes, 4096-aligned, to fill and
+ * hand over with out_submit (NULL once a write failed: o->failed). */
+#define DIRECT_BUF ((size_t)8 << 20)
+uint8_t *out_buffer(OutFile *o);
+/* Write n bytes of the buffer out_buffer gave at offset off. */
+void out_submit(OutFile *o, size_t n, off_t off);
+/* Direct mode, appending: room for *avail bytes (1 or more) at the end of
+ * what was appended, to fill and count with out_advance (NULL once a write
+ * failed). */
+uint8_t *out_space(OutFile *o, size_t *avail);
+void out_advance(OutFile *o, size_t n);
+/* Every write handed over done; false if one failed. */
+bool out_wait(OutFile *o);
 /* Append n bytes; failures are remembered and reported by out_commit. */
 bool out_write(OutFile *o, const void *buf, size_t n);
 /* Write n bytes at offset off (external data), failures as out_write. */

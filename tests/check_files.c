@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -1065,6 +1066,101 @@ START_TEST(test_rename_pair_both_or_neither)
 }
 END_TEST
 
+/* ---- writing past the page cache (out_direct) -------------------------------- */
+
+/* Files a and b hold the same bytes. */
+static void same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *x = read_file(a, &na), *y = read_file(b, &nb);
+	ck_assert_msg(x && y, "%s or %s unreadable", a, b);
+	ck_assert_msg(na == nb && !memcmp(x, y, na), "%s (%zu bytes) and %s (%zu) differ", a, na, b, nb);
+	free(x);
+	free(y);
+}
+
+START_TEST(test_direct_save_same_bytes)
+{
+	/* Saved by the writer thread past the page cache (direct_min 1: every
+	 * file) or through the cache: the same bytes, inline (tensors copied
+	 * from the mapped input by pread) and as external data (copied from
+	 * the mapped data file at offsets), and loaded back from each. */
+	char *dir = temp_dir();
+	char a[600], b[600], c[600];
+	Diag d;
+	diag_init(&d, NULL);
+	IrModel *m = ir_load_file("tests/gpt2/gpt2_static.onnx", NULL, &d);
+	ck_assert_msg(m, "%s", d.first);
+	snprintf(a, sizeof a, "%s/cache.onnx", dir);
+	snprintf(b, sizeof b, "%s/direct.onnx", dir);
+	ck_assert(ir_save_file(m, a, NULL, &d));
+	ck_assert(ir_save_file(m, b, &(SaveOptions){.direct_min = 1}, &d));
+	same_file(a, b);
+	same_file(a, "tests/gpt2/gpt2_static.onnx"); /* unchanged: the input's bytes */
+	/* the same file names (the model names its data file) in two folders */
+	snprintf(a, sizeof a, "%s/cache", dir);
+	snprintf(b, sizeof b, "%s/direct", dir);
+	ck_assert(mkdir(a, 0777) == 0 && mkdir(b, 0777) == 0);
+	snprintf(a, sizeof a, "%s/cache/ext.onnx", dir);
+	snprintf(b, sizeof b, "%s/direct/ext.onnx", dir);
+	ck_assert(ir_save_file(m, a, &(SaveOptions){.external = EXT_ALL}, &d));
+	ck_assert(ir_save_file(m, b, &(SaveOptions){.external = EXT_ALL, .direct_min = 1}, &d));
+	same_file(a, b);
+	snprintf(a, sizeof a, "%s/cache/ext.onnx.data", dir);
+	snprintf(b, sizeof b, "%s/direct/ext.onnx.data", dir);
+	same_file(a, b);
+	ir_model_free(m);
+	/* from external data, written again both ways */
+	snprintf(a, sizeof a, "%s/direct/ext.onnx", dir);
+	m = ir_load_file(a, NULL, &d);
+	ck_assert_msg(m, "%s", d.first);
+	snprintf(b, sizeof b, "%s/cache/again.onnx", dir);
+	snprintf(c, sizeof c, "%s/direct/again.onnx", dir);
+	ck_assert(ir_save_file(m, b, NULL, &d));
+	ck_assert(ir_save_file(m, c, &(SaveOptions){.direct_min = 1}, &d));
+	same_file(b, c);
+	snprintf(b, sizeof b, "%s/cache/again.onnx.data", dir);
+	snprintf(c, sizeof c, "%s/direct/again.onnx.data", dir);
+	same_file(b, c);
+	ir_model_free(m);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_direct_save_failure)
+{
+	/* A write the writer thread fails (the file size limit: EFBIG) is the
+	 * save's error, named as any other, and leaves no file behind. */
+	char *dir = temp_dir();
+	char path[600];
+	snprintf(path, sizeof path, "%s/o.onnx", dir);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		Diag d;
+		diag_init(&d, NULL);
+		IrModel *m = ir_load_file("tests/gpt2/gpt2_static.onnx", NULL, &d);
+		if (!m)
+			_exit(10);
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit r = {.rlim_cur = 128 << 10, .rlim_max = RLIM_INFINITY};
+		setrlimit(RLIMIT_FSIZE, &r);
+		bool ok = ir_save_file(m, path, &(SaveOptions){.direct_min = 1}, &d);
+		char expect[700];
+		snprintf(expect, sizeof expect, "%s: cannot write: File too large", path);
+		_exit(ok ? 11 : strcmp(d.first, expect) ? 12 : 0);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_str_eq(listing(dir), "");
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *suite_files(void)
 {
 	Suite *s = suite_create("files");
@@ -1075,6 +1171,8 @@ Suite *suite_files(void)
 	tcase_add_test(tc, test_input_misfit_written_as_is);
 	tcase_add_test(tc, test_unrelated_data_file_kept);
 	tcase_add_test(tc, test_crafted_locations_not_reused);
+	tcase_add_test(tc, test_direct_save_same_bytes);
+	tcase_add_test(tc, test_direct_save_failure);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("collisions");
 	tcase_set_timeout(tc, 60);
