@@ -203,6 +203,9 @@ typedef struct IrDeferred {
 	/* may be NULL: the result was written out, so what the recipe reads
 	 * from mapped files need not stay in memory (ir_tensor_evict on it) */
 	void (*evict)(IrModel *m, const struct IrDeferred *d);
+	/* may be NULL: true if b (a recipe of the same fill) computes the same
+	 * bytes as d, known without computing them (CSE's comparison) */
+	bool (*same)(IrModel *m, const struct IrDeferred *d, const struct IrDeferred *b);
 } IrDeferred;
 
 /* A tensor constant.  Bytes are shared, never copied: `data` points into the

@@ -644,30 +644,25 @@ static void fd_flush(FdBuffer *b)
 static void write_deferred(IrModel *m, TensorId id, size_t len, OutFile *out, int64_t at, uint8_t **piece)
 {
 	for (size_t off = 0, n; off < len && !out->failed; off += n) {
-		uint8_t *p;
 		n = len - off < DEFER_PIECE ? len - off : DEFER_PIECE;
-		if (out->direct && at < 0) {
-			/* computed into the writer's buffer, at the end of what it holds */
-			size_t room;
-			if (!(p = out_space(out, &room)))
-				break;
-			n = n < room ? n : room;
-			ir_tensor_read(m, id, off, n, p);
-			out_advance(out, n);
-		} else if (out->direct) {
-			if (!(p = out_buffer(out)))
+		if (out->direct && at >= 0) {
+			/* computed into the writer's buffer, handed over whole */
+			uint8_t *p = out_buffer(out);
+			if (!p)
 				break;
 			ir_tensor_read(m, id, off, n, p);
 			out_submit(out, n, (off_t)(at + (int64_t)off));
-		} else {
-			if (!*piece && !(*piece = malloc(DEFER_PIECE)))
-				abort();
-			ir_tensor_read(m, id, off, n, *piece);
-			if (at < 0)
-				out_write(out, *piece, n);
-			else
-				out_pwrite(out, *piece, n, (off_t)(at + (int64_t)off));
+			continue;
 		}
+		/* an aligned piece of our own (a recipe computes whole elements
+		 * into aligned memory, where an append may start at any byte) */
+		if (!*piece && posix_memalign((void **)piece, 4096, DEFER_PIECE) != 0)
+			abort();
+		ir_tensor_read(m, id, off, n, *piece);
+		if (at < 0)
+			out_write(out, *piece, n);
+		else
+			out_pwrite(out, *piece, n, (off_t)(at + (int64_t)off));
 	}
 	ir_tensor_evict(m, id);
 }

@@ -1152,6 +1152,48 @@ static void read_init(IrModel *m, const char *name, uint8_t *out, size_t len)
 
 static float mv_of(int64_t i) { return (float)((i * 7919) % 2003 - 1000) / 64.0f; }
 
+START_TEST(test_fold_deferred_same)
+{
+	/* Two Transposes of one weight are one recipe (CSE knows it without
+	 * reading 256 KB twice); another perm of the same dims, or a Cast, is not. */
+	const int64_t wd[] = {64, 64, 16};
+	char *w;
+	size_t wl;
+	float_init(&w, &wl, "w", wd, 3, mv_of);
+	char *text;
+	size_t tl;
+	FILE *fp = open_memstream(&text, &tl);
+	fprintf(fp,
+	         "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+	         "g () => (float[16,64,64] a, float[16,64,64] b, float[16,64,64] c, float16[16,64,64] h) <%s> {\n"
+	         "  a = Transpose <perm = [2, 0, 1]> (w)\n"
+	         "  b = Transpose <perm = [2, 0, 1]> (w)\n"
+	         "  c = Transpose <perm = [2, 1, 0]> (w)\n"
+	         "  h = Cast <to = 10> (a)\n"
+	         "}\n", w);
+	fclose(fp);
+	free(w);
+	Diag d;
+	diag_init(&d, stderr);
+	IrModel *m = parse(text);
+	free(text);
+	FoldOptions o = {.max_bytes = FOLD_DEFAULT_MAX_BYTES};
+	FoldStats st;
+	ck_assert(fold_model(m, &o, &st, &d));
+	const IrDeferred *r[4];
+	static const char *const names[] = {"a", "b", "c", "h"};
+	for (int i = 0; i < 4; i++) {
+		r[i] = ir_tensor(m, ir_value(m, ir_lookup(m, IR_MAIN_GRAPH, names[i]))->tensor)->deferred;
+		ck_assert_msg(r[i] && r[i]->same, "%s is not a view", names[i]);
+	}
+	ck_assert(r[0]->same(m, r[0], r[1]));
+	ck_assert(r[1]->same(m, r[1], r[0]));
+	ck_assert(!r[0]->same(m, r[0], r[2]));
+	ck_assert(!r[0]->same(m, r[0], r[3]));
+	ir_model_free(m);
+}
+END_TEST
+
 START_TEST(test_fold_deferred_moves)
 {
 	/* W [64,64,16] (256 KB) through Transposes, Reshapes, Slices, Gathers,
@@ -1469,6 +1511,7 @@ Suite *suite_eval(void)
 	tcase_add_test(tc, test_vendor_rotary_kernel);
 	tcase_add_test(tc, test_pow_square_any_exponent_type);
 	tcase_add_test(tc, test_fold_deferred_moves);
+	tcase_add_test(tc, test_fold_deferred_same);
 	tcase_add_test(tc, test_fold_deferred_moves_refused);
 	tcase_add_test(tc, test_loop_no_iteration_scan_shape);
 	tcase_add_test(tc, test_squeeze_empty_axes);

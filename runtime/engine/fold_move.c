@@ -171,6 +171,24 @@ static void view_evict(IrModel *m, const IrDeferred *d)
 	ir_tensor_evict(m, ((const View *)d)->src);
 }
 
+/* The same source read the same way (two Transposes of one weight). */
+static bool view_same(IrModel *m, const IrDeferred *a, const IrDeferred *b)
+{
+	const View *x = (const View *)a, *y = (const View *)b;
+	const Layout *p = &x->walk, *q = &y->walk;
+	if (x->src != y->src || x->sdtype != y->sdtype || x->dtype != y->dtype || x->woffset != y->woffset ||
+	    p->rank != q->rank)
+		return false;
+	for (int k = 0; k < p->rank; k++) {
+		if (p->dims[k] != q->dims[k] || !p->table[k] != !q->table[k])
+			return false;
+		if (p->table[k] ? memcmp(p->table[k], q->table[k], sizeof *p->table[k] * (size_t)p->dims[k]) != 0
+		                : p->stride[k] != q->stride[k])
+			return false;
+	}
+	return true;
+}
+
 static void layout_free(Layout *l)
 {
 	for (int k = 0; k < l->rank; k++) {
@@ -837,6 +855,7 @@ TensorId fold_defer_move(IrModel *m, NodeId n)
 	h->base.fill = view_fill;
 	h->base.release = view_release;
 	h->base.evict = view_evict;
+	h->base.same = view_same;
 	ir_tensor_hold(m, v.src);
 	return ir_tensor_deferred(m, v.dtype, v.shape.dims, v.shape.rank, (size_t)numel * v.es, &h->base);
 }

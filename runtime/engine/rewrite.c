@@ -469,6 +469,9 @@ static bool same_value(IrModel *m, ValueId a, ValueId b)
 		return false;
 	if (ta->nbytes != tb->nbytes)
 		return false;
+	const IrDeferred *da = ta->data ? NULL : ta->deferred, *db = tb->data ? NULL : tb->deferred;
+	if (da && db && da->fill == db->fill && da->same && da->same(m, da, db))
+		return true;  /* one recipe twice (two Transposes of one weight) */
 	if (ta->deferred || tb->deferred) {
 		/* compared a piece at a time: neither is computed whole */
 		_Alignas(16) uint8_t pa[4096], pb[4096];
