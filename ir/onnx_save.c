@@ -25,6 +25,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -749,11 +751,14 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	b->used += len;
 }
 
-/* Bytes still in an input's data file go file to file (copy_file_range):
- * the kernel copies them, or shares the blocks where the file system can,
- * and they never enter graft's memory.  False (nothing written) if they are
- * not in a mapped file: the caller writes them. */
-static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
+/* Bytes still in an input's data file go file to file: shared blocks where
+ * the file system can (btrfs, XFS: FICLONERANGE, whole 4 KiB blocks at
+ * aligned offsets), else, written past the page cache, read into the
+ * writer's buffers, else copied by the kernel (copy_file_range).  They are
+ * never mapped into graft's memory.  False (nothing written) if they are
+ * not in a mapped file: the caller writes them.  *no_clone: a clone failed
+ * (this file system has none): not tried again. */
+static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out, bool *no_clone)
 {
 	int fd;
 	int64_t src;
@@ -761,6 +766,34 @@ static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out)
 		return false;
 	loff_t in = src, to = w->offset;
 	size_t left = w->len;
+	size_t whole = left / 4096 * 4096;
+	if (!*no_clone && whole && in % 4096 == 0 && to % 4096 == 0) {
+		struct file_clone_range r = {.src_fd = fd, .src_offset = (uint64_t)in, .src_length = whole,
+		                             .dest_offset = (uint64_t)to};
+		if (ioctl(out->fd, FICLONERANGE, &r) == 0) {
+			out_count(out, whole);
+			in += (loff_t)whole;
+			to += (loff_t)whole;
+			left -= whole;
+		} else {
+			*no_clone = true;
+		}
+	}
+	while (left && out->direct) {
+		uint8_t *p = out_buffer(out);
+		if (!p)
+			return true;
+		size_t k = left < DIRECT_BUF ? left : DIRECT_BUF;
+		ssize_t n = pread(fd, p, k, in);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		out_submit(out, (size_t)n, to);
+		in += n;
+		to += n;
+		left -= (size_t)n;
+	}
 	while (left) {
 		ssize_t n = copy_file_range(fd, &in, out->fd, &to, left, 0);
 		if (n < 0 && errno == EINTR)
@@ -784,10 +817,11 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 	if ((size_t)f->end >= direct_min)
 		out_direct(out);
 	uint8_t *buf = NULL;
+	bool no_clone = false;
 	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
 		const ExtWrite *w = &f->writes[i];
 		if (!w->tensor) {
-			if (!copy_range(m, w, out))
+			if (!copy_range(m, w, out, &no_clone))
 				out_pwrite(out, w->data, w->len, (off_t)w->offset);
 			continue;
 		}
@@ -796,7 +830,7 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 		if (m->tensors[w->tensor].data) {
 			ExtWrite c = *w;
 			c.data = m->tensors[w->tensor].data;
-			if (!copy_range(m, &c, out))
+			if (!copy_range(m, &c, out, &no_clone))
 				out_pwrite(out, c.data, c.len, (off_t)c.offset);
 			ir_tensor_evict(m, w->tensor);
 			continue;
