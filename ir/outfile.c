@@ -200,7 +200,7 @@ static bool pwrite_all(OutFile *o, int fd, const uint8_t *p, size_t n, off_t off
  * device's block: 4096 covers them all.  A writer thread writes the
  * buffers in the order they were handed over, NBUF of DIRECT_BUF bytes, so
  * the caller fills (computes, copies) one while the disk takes another. */
-enum { DIRECT_ALIGN = 4096, NBUF = 2 };
+enum { DIRECT_ALIGN = 4096, NBUF = 4 };
 
 struct OutDirect {
 	int dfd;                /* O_DIRECT on the file; -1 once refused (the thread's) */
