@@ -8,6 +8,8 @@
 # corpus_speed.sh's (rounds outside, models inside, medians; graft and cp whole
 # processes less /bin/true; ORT's own in-process creation time), the floor
 # being cp then fsync of the copy (graft fsyncs what it saves), then:
+#  - the disk's own speed: what writing bert_base_ext's output takes when
+#    nothing is computed (dd from /dev/zero, O_DIRECT, fsync),
 #  - the Llama-style decoder again with --report (the audit costs memory),
 #  - bert_base_ext optimized with --external-data into another folder: the
 #    data file holds only the tensors the output references,
@@ -28,6 +30,14 @@ models=$(ls "$dir"/*/model.onnx)
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 MODELS="$models" CP_FSYNC=1 tests/bench/corpus_speed.sh "$graft" - "$ort" "$rounds"
+echo
+# the disk itself: bert_base_ext's 438 MB of output written from memory with
+# O_DIRECT and fsync'ed (no computation at all), median of 5
+for i in 1 2 3 4 5; do
+	/usr/bin/time -f "%e" -o "$tmp/t" dd if=/dev/zero of="$tmp/zeros" bs=8M count=53 oflag=direct conv=fsync 2> /dev/null || echo "dd failed (no O_DIRECT here?)" > "$tmp/t"
+	cat "$tmp/t"
+	rm -f "$tmp/zeros"
+done | sort -n | sed -n 3p | awk '{printf "disk: 438 MB of zeros written with O_DIRECT + fsync (dd bs=8M, median of 5): %.0f ms\n", $1 * 1000}'
 echo
 echo "with --report (peak RSS, wall s):"
 for m in "$dir"/llama_ext/model.onnx "$dir"/transposes_ext/model.onnx; do
