@@ -529,14 +529,19 @@ bool ir_mapped_range(const IrModel *m, const uint8_t *data, size_t len, int *fd,
 }
 
 /* The mapping of the external data file open as fd (st: its status, path
- * for messages), made on first use; NULL with errno if it cannot be mapped. */
-static const uint8_t *map_external(Loader *L, int fd, const struct stat *st, const char *path)
+ * for messages), made on first use, and its size in *mapped (the file's
+ * when first mapped: it may have grown since); NULL with errno if it cannot
+ * be mapped. */
+static const uint8_t *map_external(Loader *L, int fd, const struct stat *st, const char *path, size_t *mapped)
 {
 	IrModel *m = L->m;
 	for (uint32_t i = 0; i < m->next_maps; i++)
-		if (m->ext_maps[i].dev == (uint64_t)st->st_dev && m->ext_maps[i].ino == (uint64_t)st->st_ino)
+		if (m->ext_maps[i].dev == (uint64_t)st->st_dev && m->ext_maps[i].ino == (uint64_t)st->st_ino) {
+			*mapped = m->ext_maps[i].len;
 			return m->ext_maps[i].base;
+		}
 	size_t size = (size_t)st->st_size;
+	*mapped = size;
 	void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (base == MAP_FAILED)
 		return NULL;
@@ -627,11 +632,20 @@ static bool load_external(Loader *L, TensorId id)
 		 * reads are ever read, and a save copies them from the page cache
 		 * once; a file written over while mapped is a rename onto the
 		 * path (outfile.c), so these bytes stay the old file's */
-		const uint8_t *base = map_external(L, fd, &st, path);
+		size_t mapped;
+		const uint8_t *base = map_external(L, fd, &st, path, &mapped);
 		close(fd);
 		if (!base) {
 			diag_error(L->d, L->where, "tensor '%s': cannot read external data '%s': %s", tname, location,
 			           strerror(errno));
+			return false;
+		}
+		/* the file was mapped for an earlier tensor, and has grown since:
+		 * only the mapped bytes exist for us */
+		if ((uint64_t)offset + (uint64_t)length > mapped) {
+			diag_error(L->d, L->where, "tensor '%s': external data '%s' changed while the model was read "
+			           "(%zu bytes when first mapped, offset %lld + %lld needed)", tname, location, mapped,
+			           (long long)offset, (long long)length);
 			return false;
 		}
 		t->data = base + offset;
