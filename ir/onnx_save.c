@@ -25,8 +25,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -682,43 +680,21 @@ static TensorId placeholder(const IrModel *m, const uint8_t *data, size_t len)
 }
 
 /* Bytes of a file the model mapped (the input model, an external data
- * file) appended to out file to file, at out's position: the kernel copies
- * them (as cp does), they are never read into graft's memory.  False
- * (nothing written) if they lie in no such file. */
-static bool copy_append(const IrModel *m, const uint8_t *data, size_t len, OutFile *out)
+ * file) into out, at offset at (or appended, at < 0), file to file
+ * (out_copy: shared blocks where the file system can, never mapped into
+ * graft's memory).  False (nothing written) if they lie in no such file. */
+static bool copy_mapped(const IrModel *m, const uint8_t *data, size_t len, OutFile *out, int64_t at)
 {
 	int fd;
 	int64_t src;
 	if (out->failed || !ir_mapped_range(m, data, len, &fd, &src))
 		return false;
-	size_t left = len;
-	while (left && out->direct) {
-		/* read into the writer's buffer: no page of the input is mapped */
-		size_t room;
-		uint8_t *p = out_space(out, &room);
-		if (!p)
-			return true;
-		ssize_t n = pread(fd, p, left < room ? left : room, (off_t)src);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out_advance(out, (size_t)n);
-		src += n;
-		left -= (size_t)n;
-	}
-	loff_t in = src;
-	while (left && !out->direct) {
-		ssize_t n = copy_file_range(fd, &in, out->fd, NULL, left, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out_count(out, (size_t)n);
-		left -= (size_t)n;
-	}
-	if (left) /* what the kernel did not copy goes through memory */
-		out_write(out, data + (len - left), left);
+	size_t left = out_copy(out, fd, (off_t)src, len, (off_t)at);
+	size_t done = len - left; /* what the kernel did not copy goes through memory */
+	if (left && at < 0)
+		out_write(out, data + done, left);
+	else if (left)
+		out_pwrite(out, data + done, left, (off_t)(at + (int64_t)done));
 	return true;
 }
 
@@ -729,7 +705,7 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	if (id && b->m->tensors[id].data) {
 		/* a recipe's result sharing bytes that exist (a reshaped weight) */
 		fd_flush(b);
-		if (!copy_append(b->m, b->m->tensors[id].data, len, b->out))
+		if (!copy_mapped(b->m, b->m->tensors[id].data, len, b->out, -1))
 			out_write(b->out, b->m->tensors[id].data, len);
 		ir_tensor_evict(b->m, id);
 		return;
@@ -742,72 +718,13 @@ static void fd_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 	if (b->used + len > sizeof b->buf || len >= DIRECT_WRITE)
 		fd_flush(b);
 	if (len >= DIRECT_WRITE) {
-		if (!copy_append(b->m, data, len, b->out))
+		if (!copy_mapped(b->m, data, len, b->out, -1))
 			out_write(b->out, data, len);
 		return;
 	}
 	if (len)
 		memcpy(b->buf + b->used, data, len);
 	b->used += len;
-}
-
-/* Bytes still in an input's data file go file to file: shared blocks where
- * the file system can (btrfs, XFS: FICLONERANGE, whole 4 KiB blocks at
- * aligned offsets), else, written past the page cache, read into the
- * writer's buffers, else copied by the kernel (copy_file_range).  They are
- * never mapped into graft's memory.  False (nothing written) if they are
- * not in a mapped file: the caller writes them.  *no_clone: a clone failed
- * (this file system has none): not tried again. */
-static bool copy_range(IrModel *m, const ExtWrite *w, OutFile *out, bool *no_clone)
-{
-	int fd;
-	int64_t src;
-	if (!ir_mapped_range(m, w->data, w->len, &fd, &src))
-		return false;
-	loff_t in = src, to = w->offset;
-	size_t left = w->len;
-	size_t whole = left / 4096 * 4096;
-	if (!*no_clone && whole && in % 4096 == 0 && to % 4096 == 0) {
-		struct file_clone_range r = {.src_fd = fd, .src_offset = (uint64_t)in, .src_length = whole,
-		                             .dest_offset = (uint64_t)to};
-		if (ioctl(out->fd, FICLONERANGE, &r) == 0) {
-			out_count(out, whole);
-			in += (loff_t)whole;
-			to += (loff_t)whole;
-			left -= whole;
-		} else {
-			*no_clone = true;
-		}
-	}
-	while (left && out->direct) {
-		uint8_t *p = out_buffer(out);
-		if (!p)
-			return true;
-		size_t k = left < DIRECT_BUF ? left : DIRECT_BUF;
-		ssize_t n = pread(fd, p, k, in);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out_submit(out, (size_t)n, to);
-		in += n;
-		to += n;
-		left -= (size_t)n;
-	}
-	while (left) {
-		ssize_t n = copy_file_range(fd, &in, out->fd, &to, left, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out_count(out, (size_t)n);
-		left -= (size_t)n;
-	}
-	if (left) { /* what the kernel did not copy goes through memory */
-		size_t done = w->len - left;
-		out_pwrite(out, w->data + done, left, (off_t)(w->offset + (int64_t)done));
-	}
-	return true;
 }
 
 static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *final, size_t direct_min, Diag *d)
@@ -817,11 +734,10 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 	if ((size_t)f->end >= direct_min)
 		out_direct(out);
 	uint8_t *buf = NULL;
-	bool no_clone = false;
 	for (size_t i = 0; i < f->nwrites && !out->failed; i++) {
 		const ExtWrite *w = &f->writes[i];
 		if (!w->tensor) {
-			if (!copy_range(m, w, out, &no_clone))
+			if (!copy_mapped(m, w->data, w->len, out, w->offset))
 				out_pwrite(out, w->data, w->len, (off_t)w->offset);
 			continue;
 		}
@@ -830,7 +746,7 @@ static bool write_ext_file(IrModel *m, ExtFile *f, OutFile *out, const char *fin
 		if (m->tensors[w->tensor].data) {
 			ExtWrite c = *w;
 			c.data = m->tensors[w->tensor].data;
-			if (!copy_range(m, &c, out, &no_clone))
+			if (!copy_mapped(m, c.data, c.len, out, c.offset))
 				out_pwrite(out, c.data, c.len, (off_t)c.offset);
 			ir_tensor_evict(m, w->tensor);
 			continue;

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,12 +26,6 @@ static _Atomic unsigned long long written;
 uint64_t out_bytes_written(void)
 {
 	return written;
-}
-
-void out_count(OutFile *o, size_t n)
-{
-	(void)o;
-	written += n;
 }
 
 /* ---- pending temporary files -------------------------------------------- */
@@ -376,22 +372,6 @@ static bool stage_append(OutFile *o, OutDirect *x, const uint8_t *p, size_t n)
 	return !o->failed;
 }
 
-uint8_t *out_space(OutFile *o, size_t *avail)
-{
-	OutDirect *x = o->direct;
-	uint8_t *b = out_buffer(o);
-	*avail = DIRECT_BUF - x->staged;
-	return b ? b + x->staged : NULL;
-}
-
-void out_advance(OutFile *o, size_t n)
-{
-	OutDirect *x = o->direct;
-	x->staged += n;
-	if (x->staged == DIRECT_BUF)
-		stage_flush(o, x);
-}
-
 /* n bytes at off, through the buffers (pieces of DIRECT_BUF). */
 static bool direct_pwrite(OutFile *o, const uint8_t *p, size_t n, off_t off)
 {
@@ -408,6 +388,57 @@ static bool direct_pwrite(OutFile *o, const uint8_t *p, size_t n, off_t off)
 		n -= k;
 	}
 	return !o->failed;
+}
+
+size_t out_copy(OutFile *o, int fd, off_t src, size_t n, off_t at)
+{
+	size_t whole = n / DIRECT_ALIGN * DIRECT_ALIGN;
+	if (at >= 0 && !o->no_clone && whole && src % DIRECT_ALIGN == 0 && at % DIRECT_ALIGN == 0) {
+		struct file_clone_range r = {.src_fd = fd, .src_offset = (uint64_t)src, .src_length = whole,
+		                             .dest_offset = (uint64_t)at};
+		if (ioctl(o->fd, FICLONERANGE, &r) == 0) {
+			written += whole;
+			src += (off_t)whole;
+			at += (off_t)whole;
+			n -= whole;
+		} else {
+			o->no_clone = true;  /* this file system shares no blocks */
+		}
+	}
+	OutDirect *x = o->direct;
+	while (n && x && !o->failed) {
+		/* read into the writer's buffers: no page of the input is mapped */
+		uint8_t *b = out_buffer(o);
+		if (!b)
+			return 0;  /* o->failed: reported by the commit */
+		size_t room = at < 0 ? DIRECT_BUF - x->staged : DIRECT_BUF;
+		ssize_t k = pread(fd, b + (at < 0 ? x->staged : 0), n < room ? n : room, src);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (at < 0) {
+			x->staged += (size_t)k;
+			if (x->staged == DIRECT_BUF)
+				stage_flush(o, x);
+		} else {
+			out_submit(o, (size_t)k, at);
+			at += k;
+		}
+		src += k;
+		n -= (size_t)k;
+	}
+	loff_t in = src, to = at;
+	while (n && !x && !o->failed) {
+		ssize_t k = copy_file_range(fd, &in, o->fd, at < 0 ? NULL : &to, n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		written += (unsigned long long)k;
+		n -= (size_t)k;
+	}
+	return o->failed ? 0 : n;
 }
 
 bool out_wait(OutFile *o)

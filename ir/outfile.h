@@ -32,6 +32,7 @@ typedef struct OutFile {
 	bool failed;    /* a write failed (errno in err) */
 	int err;
 	struct OutDirect *direct;  /* after out_direct: the writer thread */
+	bool no_clone;  /* out_copy: this file system shares no blocks */
 } OutFile;
 typedef struct OutDirect OutDirect;
 
@@ -56,11 +57,13 @@ void out_direct(OutFile *o);
 uint8_t *out_buffer(OutFile *o);
 /* Write n bytes of the buffer out_buffer gave at offset off. */
 void out_submit(OutFile *o, size_t n, off_t off);
-/* Direct mode, appending: room for *avail bytes (1 or more) at the end of
- * what was appended, to fill and count with out_advance (NULL once a write
- * failed). */
-uint8_t *out_space(OutFile *o, size_t *avail);
-void out_advance(OutFile *o, size_t n);
+/* n bytes of the file open as fd, from offset src, into o at offset at
+ * (or appended, at < 0), file to file: blocks shared where the file system
+ * can (at an offset, whole aligned blocks; tried once per file), else read
+ * into the writer's buffers (direct mode), else copied by the kernel
+ * (copy_file_range).  Returns how many of the last bytes were not copied:
+ * the caller writes them from memory. */
+size_t out_copy(OutFile *o, int fd, off_t src, size_t n, off_t at);
 /* Every write handed over done; false if one failed. */
 bool out_wait(OutFile *o);
 /* Append n bytes; failures are remembered and reported by out_commit. */
@@ -81,9 +84,6 @@ bool out_commit(OutFile *o, Diag *d);
  * lands between the renames, so neither is replaced without the other but
  * for a failing rename() itself.  On failure both are abandoned. */
 bool out_rename_pair(OutFile *first, OutFile *second, Diag *d);
-/* n bytes written to o's file other than by out_write/out_pwrite (the
- * kernel's copy_file_range), for the count below. */
-void out_count(OutFile *o, size_t n);
 /* Bytes every OutFile of the process has written so far (any thread may
  * read it: the CLI's progress line). */
 uint64_t out_bytes_written(void);

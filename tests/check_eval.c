@@ -1298,11 +1298,7 @@ START_TEST(test_fold_deferred_moves)
 			char p1[4300], p2[4300];
 			snprintf(p1, sizeof p1, "%s%s", path, f ? ".data" : "");
 			snprintf(p2, sizeof p2, "%s%s", dpath, f ? ".data" : "");
-			size_t n1, n2;
-			uint8_t *b1 = read_file(p1, &n1), *b2 = read_file(p2, &n2);
-			ck_assert_msg(b1 && b2 && n1 == n2 && !memcmp(b1, b2, n1), "%s and %s differ", p1, p2);
-			free(b1);
-			free(b2);
+			assert_same_file(p1, p2);
 		}
 		IrModel *back = ir_load_file(path, NULL, &d);
 		ck_assert_ptr_nonnull(back);

@@ -76,6 +76,16 @@ void paths_free(char **paths)
 	free(paths);
 }
 
+void assert_same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *x = read_file(a, &na), *y = read_file(b, &nb);
+	ck_assert_msg(x && y, "%s or %s unreadable", a, b);
+	ck_assert_msg(na == nb && !memcmp(x, y, na), "%s (%zu bytes) and %s (%zu) differ", a, na, b, nb);
+	free(x);
+	free(y);
+}
+
 uint8_t *read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

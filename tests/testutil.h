@@ -21,6 +21,8 @@ void paths_free(char **paths);
  * caller frees), or NULL. */
 uint8_t *read_file(const char *path, size_t *len);
 bool write_file(const char *path, const void *data, size_t len);
+/* Fails the calling test unless files a and b hold the same bytes. */
+void assert_same_file(const char *a, const char *b);
 /* The graft binary the CLI tests run (env GRAFT, which make test sets), or
  * NULL after a note on stderr that the calling test is skipped. */
 const char *cli_graft(void);
